@@ -1,0 +1,117 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// CleanupPolicy says when the operator deletes the target and the workload
+// Jobs of a finished run. The results ConfigMap is kept in every case; it
+// goes with the run.
+// +kubebuilder:validation:Enum=Always;OnSuccess;Never
+type CleanupPolicy string
+
+const (
+	CleanupAlways    CleanupPolicy = "Always"
+	CleanupOnSuccess CleanupPolicy = "OnSuccess"
+	CleanupNever     CleanupPolicy = "Never"
+)
+
+// BenchmarkRunSpec describes one benchmark: the database under test, the load
+// tool, where each runs, and how often the measurement is repeated.
+type BenchmarkRunSpec struct {
+	// Target is the database under test.
+	Target TargetSpec `json:"target"`
+
+	// Workload is the load tool and its parameters.
+	Workload WorkloadSpec `json:"workload"`
+
+	// Repetitions is how many times each step is measured. Steps are run
+	// repetition-major (all steps once, then all steps again) so that slow
+	// drift of the platform spreads over every step instead of biasing one.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=1
+	// +optional
+	Repetitions int32 `json:"repetitions,omitempty"`
+
+	// Timeout bounds the whole run, from the first reconcile to the last
+	// result. A run past it fails with reason Timeout and keeps what it measured.
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be a positive duration such as 30m or 2h"
+	// +kubebuilder:default="2h"
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// Cleanup says when the target and the workload Jobs are deleted after
+	// the run ends.
+	// +kubebuilder:default=Always
+	// +optional
+	Cleanup CleanupPolicy `json:"cleanup,omitempty"`
+
+	// Validity holds the thresholds past which a measurement is not trusted.
+	// +optional
+	Validity ValiditySpec `json:"validity,omitempty"`
+}
+
+// ValiditySpec holds the thresholds that decide whether a measurement can be
+// trusted. A run that breaks one is marked Invalid, and keeps its numbers.
+type ValiditySpec struct {
+	// MaxLoadGeneratorCPUPercent is the highest CPU use of a load-generator
+	// container, as a percent of the CPU it may use, at which its numbers are
+	// still trusted. A saturated load generator measures itself, not the target.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=90
+	// +optional
+	MaxLoadGeneratorCPUPercent int32 `json:"maxLoadGeneratorCPUPercent,omitempty"`
+
+	// MaxErrorPercent is the highest share of failed requests or
+	// transactions, in percent, that a trusted measurement may have. The
+	// default 0 makes any error response invalidate the repetition.
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+([.][0-9]+)?$') && double(self) <= 100.0",message="must be a decimal number of percent between 0 and 100"
+	// +kubebuilder:default="0"
+	// +optional
+	MaxErrorPercent string `json:"maxErrorPercent,omitempty"`
+
+	// MaxCoefficientOfVariationPercent marks a step unstable when the
+	// run-to-run variation of its primary metric is above it (needs at
+	// least two repetitions). Zero disables the check.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	MaxCoefficientOfVariationPercent int32 `json:"maxCoefficientOfVariationPercent,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=benchrun;benchruns,categories=dbperf
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.status.target.kind`
+// +kubebuilder:printcolumn:name="Workload",type=string,JSONPath=`.status.workload`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`,priority=1
+// +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=`.status.primary.display`
+// +kubebuilder:printcolumn:name="Valid",type=string,JSONPath=`.status.conditions[?(@.type=="Valid")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// BenchmarkRun brings up a database, runs a load tool against it and records
+// trustworthy results in its status and in the ConfigMap `<name>-results`.
+type BenchmarkRun struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   BenchmarkRunSpec   `json:"spec"`
+	Status BenchmarkRunStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// BenchmarkRunList is a list of BenchmarkRuns.
+type BenchmarkRunList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []BenchmarkRun `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&BenchmarkRun{}, &BenchmarkRunList{})
+}

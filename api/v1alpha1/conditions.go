@@ -1,0 +1,47 @@
+package v1alpha1
+
+// Condition types of a BenchmarkRun and what their statuses mean.
+const (
+	// ConditionTargetReady: True when the database under test accepts
+	// connections (CNPG reports the cluster healthy, the StatefulSet's pods are
+	// ready, or an external target's Secret exists); False with a reason while
+	// it is not (Provisioning, CRDNotInstalled, SecretNotFound); Unknown before
+	// the operator has looked.
+	ConditionTargetReady = "TargetReady"
+
+	// ConditionPrepared: True when the prepare step (schema build, data load)
+	// finished or the workload needs none; False while it runs or after it failed.
+	ConditionPrepared = "Prepared"
+
+	// ConditionCompleted: True when every measurement has finished and the
+	// results are written; False while measurements remain; its reason says how
+	// the run ended (AllMeasured, Timeout, PrepareFailed, ...).
+	ConditionCompleted = "Completed"
+
+	// ConditionValid: True when every measurement passed the validity checks;
+	// False with the reasons of the first failing ones; Unknown until the first
+	// measurement is collected.
+	ConditionValid = "Valid"
+)
+
+// Condition reasons.
+const (
+	ReasonProvisioning     = "Provisioning"
+	ReasonReady            = "Ready"
+	ReasonCRDNotInstalled  = "CRDNotInstalled"
+	ReasonSecretNotFound   = "SecretNotFound"
+	ReasonInvalidSpec      = "InvalidSpec"
+	ReasonPreparing        = "Preparing"
+	ReasonPrepareFailed    = "PrepareFailed"
+	ReasonNotNeeded        = "NotNeeded"
+	ReasonPrepared         = "Prepared"
+	ReasonMeasuring        = "Measuring"
+	ReasonAllMeasured      = "AllMeasured"
+	ReasonTimeout          = "Timeout"
+	ReasonAllValid         = "AllValid"
+	ReasonSomeInvalid      = "SomeInvalid"
+	ReasonSomeFailed       = "SomeFailed"
+	ReasonAwaitingResults  = "AwaitingResults"
+	ReasonUnstable         = "Unstable"
+	ReasonTargetFailed     = "TargetFailed"
+)

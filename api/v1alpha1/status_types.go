@@ -1,0 +1,257 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Phase is where a BenchmarkRun is in its life.
+// +kubebuilder:validation:Enum=Pending;Queued;Provisioning;Preparing;Running;Collecting;Succeeded;Failed;Invalid
+type Phase string
+
+const (
+	PhasePending      Phase = "Pending"
+	PhaseQueued       Phase = "Queued"
+	PhaseProvisioning Phase = "Provisioning"
+	PhasePreparing    Phase = "Preparing"
+	PhaseRunning      Phase = "Running"
+	PhaseCollecting   Phase = "Collecting"
+	PhaseSucceeded    Phase = "Succeeded"
+	PhaseFailed       Phase = "Failed"
+	PhaseInvalid      Phase = "Invalid"
+)
+
+// Terminal tells whether a run in this phase is finished.
+func (p Phase) Terminal() bool {
+	return p == PhaseSucceeded || p == PhaseFailed || p == PhaseInvalid
+}
+
+// BenchmarkRunStatus is what the operator observed and measured.
+type BenchmarkRunStatus struct {
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// ObservedGeneration is the spec generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: TargetReady, Prepared, Completed, Valid. See conditions.go.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// Workload is the tool's name, for the printer column.
+	// +optional
+	Workload string `json:"workload,omitempty"`
+
+	// Target is what the run measures.
+	// +optional
+	Target *TargetStatus `json:"target,omitempty"`
+
+	// Progress counts finished measurements: "3/8".
+	// +optional
+	Progress string `json:"progress,omitempty"`
+
+	// Steps holds, per step of the sweep, every repetition and a summary.
+	// +optional
+	Steps []StepStatus `json:"steps,omitempty"`
+
+	// Primary is the headline number.
+	// +optional
+	Primary *PrimaryMetric `json:"primary,omitempty"`
+
+	// Environment is where the run ran.
+	// +optional
+	Environment *Environment `json:"environment,omitempty"`
+
+	// ResultsConfigMap names the ConfigMap with the full results.
+	// +optional
+	ResultsConfigMap string `json:"resultsConfigMap,omitempty"`
+}
+
+// TargetStatus says what the run measured. It never holds credentials.
+type TargetStatus struct {
+	// Kind is postgres, valkey or external.
+	Kind string `json:"kind"`
+	// Resource is the object that serves the target, such as "Cluster/run-a-pg".
+	// +optional
+	Resource string `json:"resource,omitempty"`
+	// +optional
+	Host string `json:"host,omitempty"`
+	// +optional
+	Port int32 `json:"port,omitempty"`
+}
+
+// StepStatus is one value of the sweep.
+type StepStatus struct {
+	// Name is a stable label of the step, such as "clients=20".
+	Name string `json:"name"`
+	// Parameters are the swept values of this step.
+	// +optional
+	Parameters map[string]string `json:"parameters,omitempty"`
+	// Repetitions measured so far.
+	// +optional
+	Repetitions []RepetitionStatus `json:"repetitions,omitempty"`
+	// Summary over the valid repetitions, per metric.
+	// +optional
+	Summary []MetricSummary `json:"summary,omitempty"`
+	// Unstable is set when the primary metric varied more between
+	// repetitions than spec.validity allows.
+	// +optional
+	Unstable bool `json:"unstable,omitempty"`
+}
+
+// Verdict of one measurement.
+// +kubebuilder:validation:Enum=Succeeded;Failed;Invalid
+type Verdict string
+
+const (
+	// VerdictSucceeded: the tool finished and every validity check passed.
+	VerdictSucceeded Verdict = "Succeeded"
+	// VerdictFailed: the tool failed, crashed or printed no usable result.
+	VerdictFailed Verdict = "Failed"
+	// VerdictInvalid: the tool printed numbers that are not to be trusted.
+	VerdictInvalid Verdict = "Invalid"
+)
+
+// RepetitionStatus is one measurement of one step.
+type RepetitionStatus struct {
+	// Index counts from 1.
+	Index int32 `json:"index"`
+	// Job that measured it.
+	// +optional
+	Job string `json:"job,omitempty"`
+	Verdict Verdict `json:"verdict"`
+	// Reasons the measurement is not trusted, if any.
+	// +optional
+	Reasons []string `json:"reasons,omitempty"`
+	// +optional
+	Node string `json:"node,omitempty"`
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// LoadGeneratorCPUPercent is the load generator's CPU use as a percent
+	// of what it may use.
+	// +optional
+	LoadGeneratorCPUPercent *float64 `json:"loadGeneratorCPUPercent,omitempty"`
+	// Metrics are the headline metrics; all metrics are in the ConfigMap.
+	// +optional
+	Metrics []MetricValue `json:"metrics,omitempty"`
+}
+
+// Direction says which way a metric improves.
+// +kubebuilder:validation:Enum=HigherIsBetter;LowerIsBetter;Neutral
+type Direction string
+
+const (
+	HigherIsBetter Direction = "HigherIsBetter"
+	LowerIsBetter  Direction = "LowerIsBetter"
+	Neutral        Direction = "Neutral"
+)
+
+// MetricValue is one number with its unit.
+type MetricValue struct {
+	// Name carries the unit's sense: opsPerSecond, latencyP99Millis.
+	Name string `json:"name"`
+	// Operation the metric is about, such as GET or Totals; empty for the whole run.
+	// +optional
+	Operation string  `json:"operation,omitempty"`
+	Value     float64 `json:"value"`
+	Unit      string  `json:"unit"`
+	Direction Direction `json:"direction"`
+}
+
+// MetricSummary summarises one metric of one step over its valid repetitions.
+type MetricSummary struct {
+	Name string `json:"name"`
+	// +optional
+	Operation string    `json:"operation,omitempty"`
+	Unit      string    `json:"unit"`
+	Direction Direction `json:"direction"`
+	// N is the number of valid repetitions summarised.
+	N      int32   `json:"n"`
+	Median float64 `json:"median"`
+	Mean   float64 `json:"mean"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	// CILow and CIHigh bound the 95 % confidence interval of the mean
+	// (Student's t); absent below two repetitions.
+	// +optional
+	CILow *float64 `json:"ciLow,omitempty"`
+	// +optional
+	CIHigh *float64 `json:"ciHigh,omitempty"`
+	// CoefficientOfVariationPercent is the sample standard deviation over
+	// the mean; absent below two repetitions.
+	// +optional
+	CoefficientOfVariationPercent *float64 `json:"cvPercent,omitempty"`
+}
+
+// PrimaryMetric is the headline number of the run: the median of the
+// workload's primary metric at the best step.
+type PrimaryMetric struct {
+	Name string `json:"name"`
+	// +optional
+	Operation string  `json:"operation,omitempty"`
+	Step      string  `json:"step"`
+	Value     float64 `json:"value"`
+	Unit      string  `json:"unit"`
+	// Display is the printer column: "4413 tps (clients=20)".
+	Display string `json:"display"`
+}
+
+// Environment is where the run ran.
+type Environment struct {
+	// Nodes used by the target and the load generators.
+	// +optional
+	Nodes []NodeInfo `json:"nodes,omitempty"`
+	// Images used, by role.
+	// +optional
+	Images map[string]string `json:"images,omitempty"`
+	// +optional
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
+	// +optional
+	OperatorVersion string `json:"operatorVersion,omitempty"`
+}
+
+// NodeInfo describes one node a run used.
+type NodeInfo struct {
+	Name string `json:"name"`
+	// Roles are target and/or loadgen.
+	Roles []string `json:"roles"`
+	// +optional
+	Pool string `json:"pool,omitempty"`
+	// +optional
+	InstanceType string `json:"instanceType,omitempty"`
+	// +optional
+	Zone string `json:"zone,omitempty"`
+	// +optional
+	Arch string `json:"arch,omitempty"`
+	// +optional
+	KernelVersion string `json:"kernelVersion,omitempty"`
+	// +optional
+	OSImage string `json:"osImage,omitempty"`
+	// +optional
+	CPUModel string `json:"cpuModel,omitempty"`
+	// +optional
+	AllocatableCPU *resource.Quantity `json:"allocatableCPU,omitempty"`
+	// +optional
+	AllocatableMemory *resource.Quantity `json:"allocatableMemory,omitempty"`
+}
+
+// AllocatableFrom fills the allocatable fields from a node's status.
+func (n *NodeInfo) AllocatableFrom(alloc corev1.ResourceList) {
+	if q, ok := alloc[corev1.ResourceCPU]; ok {
+		n.AllocatableCPU = &q
+	}
+	if q, ok := alloc[corev1.ResourceMemory]; ok {
+		n.AllocatableMemory = &q
+	}
+}

@@ -1,0 +1,251 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// WorkloadSpec is the load tool: exactly one kind, plus the settings every
+// tool shares.
+// +kubebuilder:validation:XValidation:rule="[has(self.pgbench), has(self.memtier), has(self.redisBenchmark)].filter(x, x).size() == 1",message="exactly one of pgbench, memtier or redisBenchmark must be set"
+type WorkloadSpec struct {
+	// +optional
+	Pgbench *PgbenchWorkload `json:"pgbench,omitempty"`
+	// +optional
+	Memtier *MemtierWorkload `json:"memtier,omitempty"`
+	// +optional
+	RedisBenchmark *RedisBenchmarkWorkload `json:"redisBenchmark,omitempty"`
+
+	// Image overrides the tool's default (official) image.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Resources of the load-generator container. Setting a CPU limit makes
+	// the saturation check relative to it.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Placement is where the load-generator pods run (the loadgen pool).
+	// +optional
+	Placement Placement `json:"placement,omitempty"`
+}
+
+// PgbenchWorkload drives PostgreSQL with pgbench.
+// +kubebuilder:validation:XValidation:rule="!has(self.jobs) || self.clients.all(c, c % self.jobs == 0)",message="every clients value must be a multiple of jobs"
+type PgbenchWorkload struct {
+	// Scale is the pgbench scale factor used by the init step (-s).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	// +kubebuilder:default=10
+	// +optional
+	Scale int32 `json:"scale,omitempty"`
+
+	// SkipInit skips the init step, for a database that already holds the
+	// pgbench tables or a custom script's schema.
+	// +optional
+	SkipInit bool `json:"skipInit,omitempty"`
+
+	// Clients is swept: each value is one step (-c).
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=10000
+	Clients []int32 `json:"clients"`
+
+	// Jobs is the number of pgbench worker threads (-j).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	// +optional
+	Jobs *int32 `json:"jobs,omitempty"`
+
+	// Duration of each measurement (-T).
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="must be a duration between 1s and 24h, such as 60s or 5m"
+	Duration metav1.Duration `json:"duration"`
+
+	// BuiltinScript selects a built-in script (-b); ignored with Script.
+	// +kubebuilder:validation:Enum=tpcb-like;simple-update;select-only
+	// +kubebuilder:default=tpcb-like
+	// +optional
+	BuiltinScript string `json:"builtinScript,omitempty"`
+
+	// Script is a custom pgbench script (-f); it replaces BuiltinScript.
+	// +kubebuilder:validation:MaxLength=65536
+	// +optional
+	Script string `json:"script,omitempty"`
+
+	// Protocol is the query protocol (-M).
+	// +kubebuilder:validation:Enum=simple;extended;prepared
+	// +kubebuilder:default=simple
+	// +optional
+	Protocol string `json:"protocol,omitempty"`
+
+	// Rate limits transactions per second (-R); absent means as fast as possible.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Rate *int32 `json:"rate,omitempty"`
+
+	// ProgressSeconds prints progress every N seconds (-P); 0 turns it off.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	// +kubebuilder:default=5
+	// +optional
+	ProgressSeconds int32 `json:"progressSeconds,omitempty"`
+
+	// PerStatementLatencies reports the latency of each statement (-r).
+	// +kubebuilder:default=true
+	// +optional
+	PerStatementLatencies *bool `json:"perStatementLatencies,omitempty"`
+}
+
+// MemtierWorkload drives a Redis-compatible server with memtier_benchmark.
+type MemtierWorkload struct {
+	// Protocol spoken to the server.
+	// +kubebuilder:validation:Enum=redis;resp2;resp3;memcache_text;memcache_binary
+	// +kubebuilder:default=redis
+	// +optional
+	Protocol string `json:"protocol,omitempty"`
+
+	// Ratio of SET to GET requests, such as "1:10".
+	// +kubebuilder:validation:Pattern=`^[0-9]+:[0-9]+$`
+	// +kubebuilder:default="1:10"
+	// +optional
+	Ratio string `json:"ratio,omitempty"`
+
+	// KeyPattern for SET:GET, such as "R:R" or "G:G".
+	// +kubebuilder:validation:Pattern=`^[RSGP]:[RSGP]$`
+	// +kubebuilder:default="R:R"
+	// +optional
+	KeyPattern string `json:"keyPattern,omitempty"`
+
+	// KeyMinimum and KeyMaximum bound the key range.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=1
+	// +optional
+	KeyMinimum int64 `json:"keyMinimum,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=1000000
+	// +optional
+	KeyMaximum int64 `json:"keyMaximum,omitempty"`
+
+	// DataSize of each value in bytes.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=67108864
+	// +kubebuilder:default=32
+	// +optional
+	DataSize int32 `json:"dataSize,omitempty"`
+
+	// Threads is swept: each value is one step (-t).
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=256
+	// +kubebuilder:default={4}
+	// +optional
+	Threads []int32 `json:"threads,omitempty"`
+
+	// Clients per thread (-c).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	// +kubebuilder:default=50
+	// +optional
+	Clients int32 `json:"clients,omitempty"`
+
+	// Pipeline depth is swept: each value is one step.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=10000
+	// +kubebuilder:default={1}
+	// +optional
+	Pipeline []int32 `json:"pipeline,omitempty"`
+
+	// Duration of each measurement (--test-time).
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="must be a duration between 1s and 24h, such as 60s or 5m"
+	Duration metav1.Duration `json:"duration"`
+
+	// Commands replace the SET/GET mix by arbitrary commands, such as
+	// "INCR __key__" (--command); each gets its own row of results.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Commands []MemtierCommand `json:"commands,omitempty"`
+
+	// Load fills the key range before measuring (--ratio=1:0 -n allkeys).
+	// +kubebuilder:default=true
+	// +optional
+	Load *bool `json:"load,omitempty"`
+}
+
+// MemtierCommand is one custom command of a memtier run.
+type MemtierCommand struct {
+	// Command line with __key__ and __data__ placeholders.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Command string `json:"command"`
+	// Ratio weight of this command.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=1
+	// +optional
+	Ratio int32 `json:"ratio,omitempty"`
+	// KeyPattern of this command: R, S, G or P.
+	// +kubebuilder:validation:Enum=R;S;G;P
+	// +kubebuilder:default=R
+	// +optional
+	KeyPattern string `json:"keyPattern,omitempty"`
+}
+
+// RedisBenchmarkWorkload drives a Redis-compatible server with redis-benchmark
+// (or valkey-benchmark), which ships inside the server images.
+type RedisBenchmarkWorkload struct {
+	// Tests to run (-t), such as ["set", "get"].
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Pattern=`^[a-zA-Z_,:-]+$`
+	// +kubebuilder:default={"set","get"}
+	// +optional
+	Tests []string `json:"tests,omitempty"`
+
+	// Requests per test (-n).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+	// +kubebuilder:default=100000
+	// +optional
+	Requests int64 `json:"requests,omitempty"`
+
+	// Clients is swept: each value is one step (-c).
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=10000
+	// +kubebuilder:default={50}
+	// +optional
+	Clients []int32 `json:"clients,omitempty"`
+
+	// Pipeline depth is swept: each value is one step (-P).
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=10000
+	// +kubebuilder:default={1}
+	// +optional
+	Pipeline []int32 `json:"pipeline,omitempty"`
+
+	// DataSize of SET values in bytes (-d).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=536870912
+	// +kubebuilder:default=3
+	// +optional
+	DataSize int32 `json:"dataSize,omitempty"`
+
+	// KeySpace makes keys random in [0, KeySpace) (-r); 0 uses one key.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	KeySpace int64 `json:"keySpace,omitempty"`
+
+	// Threads of the benchmark client (--threads); 0 keeps it single-threaded.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=256
+	// +optional
+	Threads int32 `json:"threads,omitempty"`
+}

@@ -1,0 +1,206 @@
+// Command dbperf-runner runs a load tool inside a workload pod and turns its
+// output into a dbperf result.
+//
+//	dbperf-runner exec --workload pgbench [flags] -- pgbench -c 10 ...
+//	dbperf-runner parse --workload memtier [--input FILE] [--result-file F]
+//	dbperf-runner install DEST
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/runner"
+	"github.com/dbperf-io/dbperf-operator/internal/version"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+	"github.com/dbperf-io/dbperf-operator/workloads/registry"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return runner.ExitUsage
+	}
+	switch args[0] {
+	case "exec":
+		return cmdExec(args[1:], stdout, stderr)
+	case "parse":
+		return cmdParse(args[1:], stdin, stdout, stderr)
+	case "install":
+		return cmdInstall(args[1:], stderr)
+	case "version":
+		fmt.Fprintln(stdout, version.Version)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "unknown command %q\n%s\n", args[0], usage)
+		return runner.ExitUsage
+	}
+}
+
+const usage = `usage:
+  dbperf-runner exec --workload NAME [flags] -- TOOL [ARGS...]
+  dbperf-runner parse --workload NAME [--input FILE] [--result-file FILE]... [--exit-code N]
+  dbperf-runner install DEST
+  dbperf-runner version`
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func cmdExec(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	name := fs.String("workload", "", "workload whose parser reads the output: "+strings.Join(registry.Names(), ", "))
+	summary := fs.String("summary-file", "/dev/termination-log", "where the compact summary goes")
+	maxCPU := fs.Float64("max-cpu-percent", 90, "load-generator CPU use above which the result is invalid; 0 disables")
+	maxErr := fs.Float64("max-error-percent", 0, "failed requests, in percent, above which the result is invalid")
+	timeout := fs.Duration("timeout", 0, "stop the tool after this long (0: no limit)")
+	cgroup := fs.String("cgroup-root", "/sys/fs/cgroup", "cgroup mount of this container")
+	sample := fs.Duration("cpu-sample-interval", 5*time.Second, "how often CPU use is sampled for its peak")
+	var resultFiles, redactEnv listFlag
+	fs.Var(&resultFiles, "result-file", "a file the tool writes its result to (repeatable)")
+	fs.Var(&redactEnv, "redact-env", "an environment variable whose value must never be printed (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return runner.ExitUsage
+	}
+	w, err := registry.ByName(*name)
+	if err != nil || fs.NArg() == 0 {
+		fmt.Fprintf(stderr, "dbperf-runner exec: %v\n%s\n", orMissing(err, "no tool command after --"), usage)
+		return runner.ExitUsage
+	}
+	var secrets []string
+	for _, e := range redactEnv {
+		secrets = append(secrets, os.Getenv(e))
+	}
+	r := runner.Exec(context.Background(), runner.Options{
+		Parser: w, Command: fs.Args(), ResultFiles: resultFiles, SecretValues: secrets,
+		Thresholds: results.Thresholds{MaxLoadGeneratorCPUPercent: *maxCPU, MaxErrorPercent: *maxErr},
+		Timeout:    *timeout, SummaryFile: *summary, CPU: runner.CPUReader{Root: *cgroup},
+		SampleEvery: *sample, Stdout: stdout,
+	})
+	if err := runner.Finish(r, *summary, stdout); err != nil {
+		fmt.Fprintf(stderr, "dbperf-runner: %v\n", err)
+	}
+	return runner.ExitCodeFor(r.Verdict)
+}
+
+func orMissing(err error, msg string) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+func cmdParse(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("parse", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	name := fs.String("workload", "", "workload whose parser reads the output: "+strings.Join(registry.Names(), ", "))
+	input := fs.String("input", "-", "the tool's output (text, or a JSON result document); - is stdin")
+	exit := fs.String("exit-code", "", "the tool's exit code, when known")
+	var resultFiles listFlag
+	fs.Var(&resultFiles, "result-file", "a result file the tool wrote beside its output (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return runner.ExitUsage
+	}
+	w, err := registry.ByName(*name)
+	if err != nil {
+		fmt.Fprintf(stderr, "dbperf-runner parse: %v\n", err)
+		return runner.ExitUsage
+	}
+	in := workloads.ParseInput{Files: map[string][]byte{}}
+	data, err := readInput(*input, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "dbperf-runner parse: %v\n", err)
+		return runner.ExitUsage
+	}
+	// A JSON document is a result file (memtier --json-out-file); text is output.
+	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		in.Files["input.json"] = data
+	} else {
+		in.Output = data
+	}
+	for _, f := range resultFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintf(stderr, "dbperf-runner parse: %v\n", err)
+			return runner.ExitUsage
+		}
+		in.Files[f] = b
+	}
+	if *exit != "" {
+		code, err := strconv.Atoi(*exit)
+		if err != nil {
+			fmt.Fprintf(stderr, "dbperf-runner parse: --exit-code: %v\n", err)
+			return runner.ExitUsage
+		}
+		in.ExitCode = &code
+	}
+	r := w.Parse(in)
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		fmt.Fprintf(stderr, "dbperf-runner parse: %v\n", err)
+		return runner.ExitUsage
+	}
+	return runner.ExitCodeFor(r.Verdict)
+}
+
+func readInput(path string, stdin io.Reader) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(path)
+}
+
+// cmdInstall copies this binary to DEST: the init container of a workload
+// pod uses it to hand the runner to the tool's own image.
+func cmdInstall(args []string, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintf(stderr, "dbperf-runner install: want one destination\n%s\n", usage)
+		return runner.ExitUsage
+	}
+	self, err := os.Executable()
+	if err == nil {
+		err = copyExecutable(self, args[0])
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "dbperf-runner install: %v\n", err)
+		return runner.ExitUsage
+	}
+	return 0
+}
+
+func copyExecutable(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp := dst + ".tmp"
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
+}

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Builds a Kubernetes control plane (kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl, etcd, kwok, kwokctl) from the Go module proxy and
+# caches the binaries outside git. A second call with the binaries present
+# returns in seconds. Prints the directory holding the binaries on its last line.
+#
+# k8s.io/kubernetes cannot be `go install`ed directly: its go.mod replaces the
+# staging modules by local paths. We build it from a small module that requires
+# the exact version and replaces each staging module by its published v0.x twin.
+set -euo pipefail
+
+K8S_VERSION="${K8S_VERSION:-1.34.3}"
+ETCD_VERSION="${ETCD_VERSION:-v3.6.5}"
+KWOK_VERSION="${KWOK_VERSION:-v0.7.0}"
+CACHE_ROOT="${DBPERF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dbperf}"
+BIN_DIR="${CACHE_ROOT}/control-plane/k8s-v${K8S_VERSION}-etcd-${ETCD_VERSION}-kwok-${KWOK_VERSION}/bin"
+STAGING_MINOR="0.${K8S_VERSION#1.}"
+
+log() { printf '[control-plane] %s\n' "$*" >&2; }
+die() { printf '[control-plane] ERROR: %s\n' "$*" >&2; exit 1; }
+
+command -v go >/dev/null || die "go is not on PATH"
+
+want_k8s=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+want_all=("${want_k8s[@]}" etcd kwok kwokctl)
+
+have_all=1
+for b in "${want_all[@]}"; do [ -x "${BIN_DIR}/${b}" ] || have_all=0; done
+if [ "${have_all}" = 1 ]; then
+  log "cached binaries found in ${BIN_DIR}"
+  echo "${BIN_DIR}"
+  exit 0
+fi
+
+mkdir -p "${BIN_DIR}"
+work="$(mktemp -d)"
+trap 'rm -rf "${work}"' EXIT
+
+staging=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider
+  cluster-bootstrap code-generator component-base component-helpers controller-manager cri-api
+  cri-client csi-translation-lib dynamic-resource-allocation endpointslice externaljwt kms
+  kube-aggregator kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics
+  mount-utils pod-security-admission sample-apiserver sample-cli-plugin sample-controller)
+
+build_k8s() {
+  local missing=()
+  for b in "${want_k8s[@]}"; do [ -x "${BIN_DIR}/${b}" ] || missing+=("$b"); done
+  [ "${#missing[@]}" = 0 ] && return 0
+  log "building ${missing[*]} from k8s.io/kubernetes@v${K8S_VERSION} (several minutes on a cold cache)"
+  local d="${work}/k8s"
+  mkdir -p "$d"
+  {
+    echo "module dbperf.local/k8sbuild"
+    echo
+    echo "go 1.24"
+    echo
+    echo "require k8s.io/kubernetes v${K8S_VERSION}"
+    echo
+    echo "replace ("
+    for s in "${staging[@]}"; do echo "	k8s.io/${s} => k8s.io/${s} v${STAGING_MINOR}"; done
+    echo ")"
+  } >"$d/go.mod"
+  cat >"$d/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+GO
+  (cd "$d" && GOFLAGS=-mod=mod go mod tidy -e >/dev/null 2>&1 || true)
+  (cd "$d" && GOFLAGS=-mod=mod go get k8s.io/kubernetes@v"${K8S_VERSION}") || die "resolving k8s.io/kubernetes@v${K8S_VERSION} failed"
+  for b in "${missing[@]}"; do
+    log "go build k8s.io/kubernetes/cmd/${b}"
+    (cd "$d" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w \
+      -X k8s.io/component-base/version.gitVersion=v${K8S_VERSION} \
+      -X k8s.io/component-base/version.gitMajor=1 \
+      -X k8s.io/component-base/version.gitMinor=${K8S_VERSION#1.} \
+      -X k8s.io/client-go/pkg/version.gitVersion=v${K8S_VERSION}" \
+      -o "${BIN_DIR}/${b}.tmp" "k8s.io/kubernetes/cmd/${b}") || die "building ${b} failed"
+    mv "${BIN_DIR}/${b}.tmp" "${BIN_DIR}/${b}"
+  done
+}
+
+build_etcd() {
+  [ -x "${BIN_DIR}/etcd" ] && return 0
+  log "building etcd ${ETCD_VERSION} from go.etcd.io/etcd/server/v3"
+  local d="${work}/etcd"
+  mkdir -p "$d"
+  printf 'module dbperf.local/etcdbuild\n\ngo 1.24\n' >"$d/go.mod"
+  cat >"$d/main.go" <<'GO'
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+  (cd "$d" && GOFLAGS=-mod=mod go get "go.etcd.io/etcd/server/v3@${ETCD_VERSION}" && GOFLAGS=-mod=mod go mod tidy) || die "resolving etcd failed"
+  (cd "$d" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${BIN_DIR}/etcd.tmp" .) || die "building etcd failed"
+  mv "${BIN_DIR}/etcd.tmp" "${BIN_DIR}/etcd"
+}
+
+build_kwok() {
+  [ -x "${BIN_DIR}/kwok" ] && [ -x "${BIN_DIR}/kwokctl" ] && return 0
+  log "building kwok and kwokctl ${KWOK_VERSION}"
+  local d="${work}/kwok"
+  mkdir -p "$d"
+  printf 'module dbperf.local/kwokbuild\n\ngo 1.24\n\nrequire sigs.k8s.io/kwok %s\n' "${KWOK_VERSION}" >"$d/go.mod"
+  cat >"$d/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "sigs.k8s.io/kwok/cmd/kwok"
+	_ "sigs.k8s.io/kwok/cmd/kwokctl"
+)
+GO
+  (cd "$d" && GOFLAGS=-mod=mod go mod tidy -e >/dev/null 2>&1 || true)
+  for b in kwok kwokctl; do
+    (cd "$d" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "${BIN_DIR}/${b}.tmp" "sigs.k8s.io/kwok/cmd/${b}") || die "building ${b} failed"
+    mv "${BIN_DIR}/${b}.tmp" "${BIN_DIR}/${b}"
+  done
+}
+
+start=$(date +%s)
+build_etcd
+build_kwok
+build_k8s
+for b in "${want_all[@]}"; do [ -x "${BIN_DIR}/${b}" ] || die "${b} missing after build"; done
+log "done in $(( $(date +%s) - start ))s: ${BIN_DIR}"
+echo "${BIN_DIR}"

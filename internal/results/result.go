@@ -1,0 +1,167 @@
+package results
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// SchemaVersion is bumped when Result changes incompatibly.
+const SchemaVersion = 1
+
+// Direction says which way a metric improves.
+type Direction string
+
+const (
+	HigherIsBetter Direction = "HigherIsBetter"
+	LowerIsBetter  Direction = "LowerIsBetter"
+	Neutral        Direction = "Neutral"
+)
+
+// Verdict of one measurement. Failed outranks Invalid, which outranks Succeeded.
+type Verdict string
+
+const (
+	Succeeded Verdict = "Succeeded"
+	Failed    Verdict = "Failed"
+	Invalid   Verdict = "Invalid"
+)
+
+// Metric is one number a tool reported, normalised: the unit is in the name
+// (opsPerSecond, latencyP99Millis) and in Unit, and Direction says which way
+// is better.
+type Metric struct {
+	Name      string    `json:"name"`
+	Operation string    `json:"operation,omitempty"`
+	Value     float64   `json:"value"`
+	Unit      string    `json:"unit"`
+	Direction Direction `json:"direction"`
+	// Detail marks metrics too fine-grained for a status (per-statement
+	// latencies, histogram buckets); they stay in the full result only.
+	Detail bool `json:"detail,omitempty"`
+}
+
+// Key identifies a metric within a result.
+type Key struct {
+	Name      string `json:"name"`
+	Operation string `json:"operation,omitempty"`
+}
+
+// Key returns the metric's identity.
+func (m Metric) Key() Key { return Key{Name: m.Name, Operation: m.Operation} }
+
+// String renders "name" or "name[operation]".
+func (k Key) String() string {
+	if k.Operation == "" {
+		return k.Name
+	}
+	return k.Name + "[" + k.Operation + "]"
+}
+
+// Point is one sample of a time series, such as a pgbench progress line.
+type Point struct {
+	ElapsedSeconds float64            `json:"t"`
+	Values         map[string]float64 `json:"v"`
+}
+
+// LoadGenerator reports how busy the load generator's container was.
+type LoadGenerator struct {
+	// CPUPercent is CPU time used over wall time, as a percent of the CPUs
+	// the container may use (its limit, else its cpuset, else the machine).
+	CPUPercent    float64 `json:"cpuPercent"`
+	CPUSeconds    float64 `json:"cpuSeconds"`
+	AvailableCPUs float64 `json:"availableCPUs"`
+	// Source is where the figures came from: "cgroup2", "cgroup1" or "".
+	Source string `json:"source"`
+}
+
+// Result is the normalized outcome of one tool run.
+type Result struct {
+	SchemaVersion int               `json:"schemaVersion"`
+	Tool          string            `json:"tool"`
+	ToolVersion   string            `json:"toolVersion,omitempty"`
+	Verdict       Verdict           `json:"verdict"`
+	Reasons       []string          `json:"reasons,omitempty"`
+	Warnings      []string          `json:"warnings,omitempty"`
+	Primary       Key               `json:"primary"`
+	Metrics       []Metric          `json:"metrics"`
+	Parameters    map[string]string `json:"parameters,omitempty"`
+	TimeSeries    []Point           `json:"timeSeries,omitempty"`
+	LoadGenerator *LoadGenerator    `json:"loadGenerator,omitempty"`
+	ExitCode      *int              `json:"exitCode,omitempty"`
+	StartTime     *time.Time        `json:"startTime,omitempty"`
+	EndTime       *time.Time        `json:"endTime,omitempty"`
+}
+
+// New returns an empty, successful result for a tool.
+func New(tool string) *Result {
+	return &Result{SchemaVersion: SchemaVersion, Tool: tool, Verdict: Succeeded}
+}
+
+// Fail marks the result failed with a reason.
+func (r *Result) Fail(format string, args ...any) {
+	r.Verdict = Failed
+	r.addReason(fmt.Sprintf(format, args...))
+}
+
+// Invalidate marks the result untrusted with a reason, unless it already failed.
+func (r *Result) Invalidate(format string, args ...any) {
+	if r.Verdict != Failed {
+		r.Verdict = Invalid
+	}
+	r.addReason(fmt.Sprintf(format, args...))
+}
+
+func (r *Result) addReason(reason string) {
+	for _, have := range r.Reasons {
+		if have == reason {
+			return
+		}
+	}
+	r.Reasons = append(r.Reasons, reason)
+}
+
+// Add appends a metric.
+func (r *Result) Add(m Metric) { r.Metrics = append(r.Metrics, m) }
+
+// Get returns the metric with a key.
+func (r *Result) Get(k Key) (Metric, bool) {
+	for _, m := range r.Metrics {
+		if m.Key() == k {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// SetParam records a setting the tool reported.
+func (r *Result) SetParam(name, value string) {
+	if r.Parameters == nil {
+		r.Parameters = map[string]string{}
+	}
+	r.Parameters[name] = value
+}
+
+// Headline returns the metrics that are not Detail, primary first, in a
+// stable order.
+func (r *Result) Headline() []Metric {
+	var out []Metric
+	for _, m := range r.Metrics {
+		if !m.Detail {
+			out = append(out, m)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		return out[i].Key() == r.Primary && out[j].Key() != r.Primary
+	})
+	return out
+}
+
+// Worse returns the worse of two verdicts.
+func Worse(a, b Verdict) Verdict {
+	rank := map[Verdict]int{Succeeded: 0, Invalid: 1, Failed: 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,250 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// Exit codes of `dbperf-runner exec` and `parse`. A Job fails on any of the
+// non-zero ones; the operator reads the verdict from the termination message.
+const (
+	ExitValid   = 0
+	ExitInvalid = 2 // the tool ran; its numbers are not to be trusted
+	ExitFailed  = 3 // the tool failed or printed no usable result
+	ExitUsage   = 4 // the runner itself could not do its work
+)
+
+// ExitCodeFor maps a verdict to the runner's exit code.
+func ExitCodeFor(v results.Verdict) int {
+	switch v {
+	case results.Succeeded:
+		return ExitValid
+	case results.Invalid:
+		return ExitInvalid
+	default:
+		return ExitFailed
+	}
+}
+
+// Options configure one exec.
+type Options struct {
+	Parser      workloads.Parser
+	Command     []string
+	ResultFiles []string
+	// SecretValues are redacted from everything printed.
+	SecretValues []string
+	Thresholds   results.Thresholds
+	// Timeout kills the tool after this long; zero means no limit.
+	Timeout time.Duration
+	// SummaryFile receives the compact summary (the termination message).
+	SummaryFile string
+	CPU         CPUReader
+	// SampleEvery is how often CPU is sampled for the peak figure.
+	SampleEvery time.Duration
+	Stdout      io.Writer
+	// MaxOutputBytes bounds the copy of the output kept for parsing.
+	MaxOutputBytes int
+}
+
+// Exec runs the tool and returns the result it produced. It never returns
+// nil: anything that goes wrong becomes a Failed result with the reason.
+func Exec(ctx context.Context, o Options) *results.Result {
+	if o.MaxOutputBytes == 0 {
+		o.MaxOutputBytes = 256 << 20
+	}
+	red := NewRedactor(o.SecretValues...)
+	out := &lineWriter{out: o.Stdout, red: red, limit: o.MaxOutputBytes}
+	fmt.Fprintf(o.Stdout, "[dbperf-runner] running: %s\n", red.String(strings.Join(o.Command, " ")))
+
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, o.Command[0], o.Command[1:]...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+
+	cpu0, source, cpuOK := o.CPU.Usage()
+	start := time.Now()
+	sampler := startSampler(o.CPU, o.SampleEvery)
+	runErr := runForwardingSignals(cmd)
+	end := time.Now()
+	peak := sampler.stop()
+	cpu1, _, _ := o.CPU.Usage()
+	_ = out.Flush()
+
+	exitCode := exitCodeOf(runErr)
+	in := workloads.ParseInput{Output: out.copy.Bytes(), Files: readFiles(o.ResultFiles), ExitCode: &exitCode}
+	r := o.Parser.Parse(in)
+	r.ExitCode = &exitCode
+	r.StartTime, r.EndTime = &start, &end
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		r.Fail("the tool was stopped after the %s timeout", o.Timeout)
+	case runErr != nil && exitCode < 0:
+		r.Fail("the tool could not be run: %s", red.String(runErr.Error()))
+	}
+	if out.dropped > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d bytes of output beyond %d were not parsed", out.dropped, o.MaxOutputBytes))
+	}
+	if cpuOK {
+		avail := o.CPU.AvailableCPUs()
+		wall := end.Sub(start).Seconds()
+		used := (cpu1 - cpu0).Seconds()
+		r.LoadGenerator = &results.LoadGenerator{CPUSeconds: used, AvailableCPUs: avail, Source: source}
+		if wall > 0 && avail > 0 {
+			r.LoadGenerator.CPUPercent = 100 * used / (wall * avail)
+		}
+		if peak > 0 {
+			r.Add(results.Metric{Name: "loadGeneratorCPUPeakPercent", Value: peak, Unit: "%", Direction: results.Neutral, Detail: true})
+		}
+	}
+	results.ApplyThresholds(r, o.Thresholds)
+	redactResult(r, red)
+	return r
+}
+
+// Finish writes the compact summary and prints the full result block.
+func Finish(r *results.Result, summaryFile string, stdout io.Writer) error {
+	var errs []error
+	if summaryFile != "" {
+		compact, err := results.EncodeCompact(r, results.MaxCompactBytes)
+		if err == nil {
+			err = os.WriteFile(summaryFile, compact, 0o644)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("while writing the summary to %s: %w", summaryFile, err))
+		}
+	}
+	block, err := results.EncodeBlock(r)
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		fmt.Fprintf(stdout, "[dbperf-runner] verdict %s%s\n", r.Verdict, reasonSuffix(r))
+		_, _ = stdout.Write(block)
+	}
+	return errors.Join(errs...)
+}
+
+func reasonSuffix(r *results.Result) string {
+	if len(r.Reasons) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(r.Reasons, "; ")
+}
+
+func redactResult(r *results.Result, red *Redactor) {
+	for i := range r.Reasons {
+		r.Reasons[i] = red.String(r.Reasons[i])
+	}
+	for i := range r.Warnings {
+		r.Warnings[i] = red.String(r.Warnings[i])
+	}
+	for k, v := range r.Parameters {
+		r.Parameters[k] = red.String(v)
+	}
+}
+
+func runForwardingSignals(cmd *exec.Cmd) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case s := <-sigs:
+			_ = cmd.Process.Signal(s)
+		case err := <-done:
+			return err
+		}
+	}
+}
+
+// exitCodeOf returns the tool's exit code, 128+signal when it was killed, or
+// -1 when it never ran.
+func exitCodeOf(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+func readFiles(paths []string) map[string][]byte {
+	files := map[string][]byte{}
+	for _, p := range paths {
+		if data, err := os.ReadFile(p); err == nil {
+			files[filepath.Base(p)] = data
+		}
+	}
+	return files
+}
+
+// sampler records the highest CPU use over any sampling interval.
+type sampler struct {
+	stopCh chan struct{}
+	wg     sync.WaitGroup
+	peak   float64
+}
+
+func startSampler(c CPUReader, every time.Duration) *sampler {
+	s := &sampler{stopCh: make(chan struct{})}
+	if every <= 0 {
+		return s
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		avail := c.AvailableCPUs()
+		prev, _, ok := c.Usage()
+		if !ok || avail <= 0 {
+			return
+		}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stopCh:
+				return
+			case <-t.C:
+				now, _, _ := c.Usage()
+				if pct := 100 * (now - prev).Seconds() / (every.Seconds() * avail); pct > s.peak {
+					s.peak = pct
+				}
+				prev = now
+			}
+		}
+	}()
+	return s
+}
+
+func (s *sampler) stop() float64 {
+	close(s.stopCh)
+	s.wg.Wait()
+	return s.peak
+}

@@ -1,0 +1,160 @@
+package memtier
+
+import (
+	"fmt"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// Memtier implements workloads.Workload.
+type Memtier struct{}
+
+var _ workloads.Workload = Memtier{}
+
+func (Memtier) Name() string { return "memtier" }
+
+// DefaultImage is Redis's official memtier_benchmark image.
+func (Memtier) DefaultImage() string { return "redislabs/memtier_benchmark:2.1.4" }
+
+// JSONFile is where the run step writes its JSON result.
+const JSONFile = workloads.OutputDir + "/memtier.json"
+
+func (Memtier) Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.ErrorList {
+	m := spec.Memtier
+	path = path.Child("memtier")
+	var errs field.ErrorList
+	if m == nil {
+		return append(errs, field.Required(path, "memtier settings are required"))
+	}
+	if m.KeyMaximum > 0 && m.KeyMinimum > m.KeyMaximum {
+		errs = append(errs, field.Invalid(path.Child("keyMinimum"), m.KeyMinimum, "must not exceed keyMaximum"))
+	}
+	if m.Duration.Duration < 1e9 {
+		errs = append(errs, field.Invalid(path.Child("duration"), m.Duration.String(), "must be at least 1s"))
+	}
+	return errs
+}
+
+func (Memtier) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
+	m := spec.Memtier
+	return workloads.Sweep(
+		workloads.Dimension{Name: "threads", Values: orDefault(m.Threads, 4)},
+		workloads.Dimension{Name: "pipeline", Values: orDefault(m.Pipeline, 1)},
+	)
+}
+
+func orDefault(v []int32, d int32) []int32 {
+	if len(v) == 0 {
+		return []int32{d}
+	}
+	return v
+}
+
+func common(m *benchv1.MemtierWorkload, ep workloads.Endpoint) ([]string, workloads.Invocation) {
+	protocol := m.Protocol
+	if protocol == "" {
+		protocol = "redis"
+	}
+	cmd := []string{"memtier_benchmark",
+		"--server", ep.Host, "--port", strconv.Itoa(int(ep.Port)),
+		"--protocol", protocol,
+		"--key-minimum", strconv.FormatInt(keyMin(m), 10),
+		"--key-maximum", strconv.FormatInt(keyMax(m), 10),
+		"--data-size", strconv.Itoa(int(dataSize(m))),
+		"--hide-histogram",
+	}
+	inv := workloads.Invocation{Env: ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword)}
+	switch {
+	case ep.Password != nil && ep.Username != nil:
+		cmd = append(cmd, "--authenticate", "$("+workloads.EnvUsername+"):$("+workloads.EnvPassword+")")
+		inv.SecretEnv = []string{workloads.EnvPassword}
+	case ep.Password != nil:
+		cmd = append(cmd, "--authenticate", "$("+workloads.EnvPassword+")")
+		inv.SecretEnv = []string{workloads.EnvPassword}
+	}
+	if ep.TLS {
+		cmd = append(cmd, "--tls")
+		if ep.CASecret != "" {
+			cmd = append(cmd, "--cacert", workloads.CAFile)
+		} else {
+			cmd = append(cmd, "--tls-skip-verify")
+		}
+		if ep.ServerName != "" {
+			cmd = append(cmd, "--sni", ep.ServerName)
+		}
+	}
+	return cmd, inv
+}
+
+func keyMin(m *benchv1.MemtierWorkload) int64 { return max(m.KeyMinimum, 0) }
+func keyMax(m *benchv1.MemtierWorkload) int64 {
+	if m.KeyMaximum < 1 {
+		return 1000000
+	}
+	return m.KeyMaximum
+}
+func dataSize(m *benchv1.MemtierWorkload) int32 {
+	if m.DataSize < 1 {
+		return 32
+	}
+	return m.DataSize
+}
+
+// Prepare writes every key of the range once, sequentially, so that GETs in
+// the measurement hit.
+func (Memtier) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workloads.Invocation {
+	m := spec.Memtier
+	if m.Load != nil && !*m.Load || len(m.Commands) > 0 {
+		return nil
+	}
+	cmd, inv := common(m, ep)
+	cmd = append(cmd, "--ratio", "1:0", "--key-pattern", "P:P", "--requests", "allkeys",
+		"--threads", "1", "--clients", "4", "--pipeline", "16")
+	inv.Command = cmd
+	return &inv
+}
+
+func (Memtier) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.Step) workloads.Invocation {
+	m := spec.Memtier
+	cmd, inv := common(m, ep)
+	clients := m.Clients
+	if clients < 1 {
+		clients = 50
+	}
+	cmd = append(cmd,
+		"--threads", strconv.Itoa(int(step.Params["threads"])),
+		"--clients", strconv.Itoa(int(clients)),
+		"--pipeline", strconv.Itoa(int(step.Params["pipeline"])),
+		"--test-time", strconv.Itoa(int(m.Duration.Seconds())),
+		"--print-percentiles", "50,90,95,99,99.9",
+		"--json-out-file", JSONFile,
+	)
+	if len(m.Commands) == 0 {
+		ratio, pattern := m.Ratio, m.KeyPattern
+		if ratio == "" {
+			ratio = "1:10"
+		}
+		if pattern == "" {
+			pattern = "R:R"
+		}
+		cmd = append(cmd, "--ratio", ratio, "--key-pattern", pattern)
+	}
+	for _, c := range m.Commands {
+		ratio, pattern := c.Ratio, c.KeyPattern
+		if ratio < 1 {
+			ratio = 1
+		}
+		if pattern == "" {
+			pattern = "R"
+		}
+		cmd = append(cmd, "--command", c.Command,
+			"--command-ratio", fmt.Sprint(ratio), "--command-key-pattern", pattern)
+	}
+	inv.Command = cmd
+	inv.ResultFiles = []string{JSONFile}
+	return inv
+}

@@ -1,0 +1,158 @@
+package memtier
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+)
+
+// jsonOp is one row of the "ALL STATS" object of --json-out-file.
+type jsonOp struct {
+	Count      *float64                   `json:"Count"`
+	OpsSec     *float64                   `json:"Ops/sec"`
+	HitsSec    *float64                   `json:"Hits/sec"`
+	MissesSec  *float64                   `json:"Misses/sec"`
+	Latency    *float64                   `json:"Latency"`
+	AvgLatency *float64                   `json:"Average Latency"`
+	MinLatency *float64                   `json:"Min Latency"`
+	MaxLatency *float64                   `json:"Max Latency"`
+	KBSec      *float64                   `json:"KB/sec"`
+	Percentile map[string]json.RawMessage `json:"Percentile Latencies"`
+	TimeSerie  map[string]jsonPoint       `json:"Time-Serie"`
+}
+
+type jsonPoint struct {
+	Count      float64  `json:"Count"`
+	AvgLatency *float64 `json:"Average Latency"`
+	P99        *float64 `json:"p99.00"`
+}
+
+type jsonDoc struct {
+	RunInfo map[string]json.RawMessage `json:"run information"`
+	// Several runs (--run-count) add aggregated sections; one run has ALL STATS.
+	All        map[string]json.RawMessage `json:"ALL STATS"`
+	Aggregated map[string]json.RawMessage `json:"AGGREGATED AVERAGE RESULTS"`
+}
+
+// parseJSON reads a --json-out-file document into r and returns the row
+// types seen.
+func parseJSON(r *results.Result, data []byte) (map[string]bool, error) {
+	var doc jsonDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	stats := doc.All
+	if len(doc.Aggregated) > 0 {
+		stats = doc.Aggregated
+	}
+	if len(stats) == 0 {
+		return nil, fmt.Errorf("the document has no ALL STATS object")
+	}
+	for k, v := range doc.RunInfo {
+		if s := string(bytes.Trim(v, `"`)); k != "" && len(s) < 64 {
+			r.SetParam(jsonParamName(k), s)
+		}
+	}
+	rows := map[string]bool{}
+	names := make([]string, 0, len(stats))
+	for name, raw := range stats {
+		if name != "Runtime" && len(raw) > 0 && raw[0] == '{' {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		var op jsonOp
+		if err := json.Unmarshal(stats[name], &op); err != nil {
+			return nil, fmt.Errorf("while reading %s: %w", name, err)
+		}
+		rows[name] = true
+		if name == "Waits" {
+			continue
+		}
+		addOp(r, name, &op)
+	}
+	return rows, nil
+}
+
+func jsonParamName(k string) string {
+	switch k {
+	case "Threads", "Connections per thread", "Seconds", "Requests per client":
+		return paramName(k)
+	case "Format version":
+		return "jsonFormatVersion"
+	}
+	return k
+}
+
+func addOp(r *results.Result, name string, op *jsonOp) {
+	add := func(column string, v *float64) {
+		if v == nil {
+			return
+		}
+		if m, ok := metricFor(column); ok {
+			m.Operation, m.Value = name, *v
+			r.Add(m)
+		}
+	}
+	add("Ops/sec", op.OpsSec)
+	add("Hits/sec", op.HitsSec)
+	add("Misses/sec", op.MissesSec)
+	if op.AvgLatency != nil {
+		add("Average Latency", op.AvgLatency)
+	} else {
+		add("Latency", op.Latency)
+	}
+	add("Min Latency", op.MinLatency)
+	add("Max Latency", op.MaxLatency)
+	add("KB/sec", op.KBSec)
+	if op.Count != nil {
+		r.Add(results.Metric{Name: "requests", Operation: name, Value: *op.Count, Unit: "count", Direction: results.Neutral})
+	}
+	pcts := make([]string, 0, len(op.Percentile))
+	for k := range op.Percentile {
+		pcts = append(pcts, k)
+	}
+	sort.Strings(pcts)
+	for _, k := range pcts {
+		var v float64
+		if len(k) < 2 || k[0] != 'p' || json.Unmarshal(op.Percentile[k], &v) != nil {
+			continue
+		}
+		r.Add(results.Metric{Name: PercentileName(k[1:]), Operation: name, Value: v, Unit: "ms", Direction: results.LowerIsBetter})
+	}
+	if name == "Totals" {
+		r.TimeSeries = timeSeries(op.TimeSerie)
+	}
+}
+
+// timeSeries turns memtier's per-second buckets into points in time order.
+func timeSeries(ts map[string]jsonPoint) []results.Point {
+	type sec struct {
+		t int
+		p jsonPoint
+	}
+	secs := make([]sec, 0, len(ts))
+	for k, p := range ts {
+		if t, err := strconv.Atoi(k); err == nil {
+			secs = append(secs, sec{t, p})
+		}
+	}
+	sort.Slice(secs, func(i, j int) bool { return secs[i].t < secs[j].t })
+	out := make([]results.Point, 0, len(secs))
+	for _, s := range secs {
+		v := map[string]float64{"opsPerSecond": s.p.Count}
+		if s.p.AvgLatency != nil {
+			v["latencyAverageMillis"] = *s.p.AvgLatency
+		}
+		if s.p.P99 != nil {
+			v["latencyP99Millis"] = *s.p.P99
+		}
+		out = append(out, results.Point{ElapsedSeconds: float64(s.t + 1), Values: v})
+	}
+	return out
+}

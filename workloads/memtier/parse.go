@@ -1,0 +1,202 @@
+package memtier
+
+import (
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// Parse reads memtier_benchmark's output. With a --json-out-file document the
+// numbers come from it; the text output is still read for errors, and is the
+// source of the numbers when there is no (readable) JSON.
+func (Memtier) Parse(in workloads.ParseInput) *results.Result {
+	r := results.New("memtier")
+	r.Primary = results.Key{Name: "opsPerSecond", Operation: "Totals"}
+	lines := workloads.Lines(in.Output)
+	scanErrors(r, lines)
+
+	var rows map[string]bool
+	if doc := jsonDocument(in.Files); doc != nil {
+		var err error
+		rows, err = parseJSON(r, doc)
+		if err != nil {
+			r.Warnings = append(r.Warnings, "the JSON result could not be read, the text table is used instead: "+err.Error())
+			rows = nil
+		}
+	}
+	if rows == nil {
+		rows = parseText(r, lines)
+	}
+	judge(r, rows, in.ExitCode)
+	return r
+}
+
+func jsonDocument(files map[string][]byte) []byte {
+	for name, data := range files {
+		if strings.HasSuffix(path.Base(name), ".json") && len(data) > 0 {
+			return data
+		}
+	}
+	return nil
+}
+
+var (
+	reHeaderCount = regexp.MustCompile(`^([0-9]+)\s+(Threads|Connections per thread|Seconds|Requests per client)\s*$`)
+	reSection     = regexp.MustCompile(`^(ALL STATS|AGGREGATED AVERAGE RESULTS.*|BEST RUN RESULTS|WORST RUN RESULTS)\s*$`)
+	reColumns     = regexp.MustCompile(`\s{2,}`)
+)
+
+// scanErrors counts what memtier prints when requests or connections fail.
+func scanErrors(r *results.Result, lines []string) {
+	var errorResponses, connErrors int
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		switch {
+		case strings.Contains(l, "handle error response"), strings.HasPrefix(l, "error: response parsing failed"):
+			errorResponses++
+		case strings.HasPrefix(l, "Connection error:"), strings.HasPrefix(l, "connect failed"):
+			connErrors++
+		case strings.Contains(l, "test aborted"), strings.Contains(l, "failed to prepare thread"),
+			strings.Contains(l, "failed to connect"):
+			r.Fail("memtier aborted the test: %s", l)
+		}
+		if m := reHeaderCount.FindStringSubmatch(l); m != nil {
+			r.SetParam(paramName(m[2]), m[1])
+		}
+	}
+	if errorResponses > 0 {
+		r.Add(results.Metric{Name: "errorResponses", Value: float64(errorResponses), Unit: "count", Direction: results.LowerIsBetter})
+		r.Invalidate("the server answered %d requests with an error response", errorResponses)
+	}
+	if connErrors > 0 {
+		r.Add(results.Metric{Name: "connectionErrors", Value: float64(connErrors), Unit: "count", Direction: results.LowerIsBetter})
+		r.Invalidate("memtier reported %d connection errors", connErrors)
+	}
+}
+
+func paramName(s string) string {
+	switch s {
+	case "Threads":
+		return "threads"
+	case "Connections per thread":
+		return "clientsPerThread"
+	case "Seconds":
+		return "testTimeSeconds"
+	default:
+		return "requestsPerClient"
+	}
+}
+
+// parseText reads the chosen results table and returns the row types seen.
+// An aggregated table over several runs wins over the last ALL STATS table.
+func parseText(r *results.Result, lines []string) map[string]bool {
+	start := -1
+	for i, l := range lines {
+		m := reSection.FindStringSubmatch(strings.TrimSpace(l))
+		if m == nil {
+			continue
+		}
+		if strings.HasPrefix(m[1], "AGGREGATED") || (m[1] == "ALL STATS" && (start < 0 || !strings.HasPrefix(strings.TrimSpace(lines[start]), "AGGREGATED"))) {
+			start = i
+		}
+	}
+	if start < 0 {
+		return nil
+	}
+	var columns []string
+	rows := map[string]bool{}
+	for _, l := range lines[start+1:] {
+		t := strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(t, "==="), strings.HasPrefix(t, "---"):
+			continue
+		case strings.HasPrefix(t, "Type "):
+			columns = reColumns.Split(t, -1)[1:]
+			continue
+		case t == "" && columns != nil && len(rows) > 0:
+			return rows
+		case t == "" || columns == nil:
+			continue
+		}
+		fields := strings.Fields(t)
+		op := fields[0]
+		if len(fields)-1 < len(columns) {
+			r.Warnings = append(r.Warnings, "the "+op+" row of the results table is cut short")
+			continue
+		}
+		rows[op] = true
+		for i, col := range columns {
+			addCell(r, op, col, fields[i+1])
+		}
+	}
+	return rows
+}
+
+func addCell(r *results.Result, op, column, cell string) {
+	v, ok := workloads.Float(cell)
+	if !ok || op == "Waits" {
+		return
+	}
+	if m, ok := metricFor(column); ok {
+		m.Operation, m.Value = op, v
+		r.Add(m)
+	}
+}
+
+// metricFor maps a memtier column or JSON key to a normalized metric.
+func metricFor(column string) (results.Metric, bool) {
+	switch column {
+	case "Ops/sec":
+		return results.Metric{Name: "opsPerSecond", Unit: "ops/s", Direction: results.HigherIsBetter}, true
+	case "Hits/sec":
+		return results.Metric{Name: "hitsPerSecond", Unit: "ops/s", Direction: results.Neutral}, true
+	case "Misses/sec":
+		return results.Metric{Name: "missesPerSecond", Unit: "ops/s", Direction: results.Neutral}, true
+	case "Avg. Latency", "Latency", "Average Latency":
+		return results.Metric{Name: "latencyAverageMillis", Unit: "ms", Direction: results.LowerIsBetter}, true
+	case "Min Latency":
+		return results.Metric{Name: "latencyMinMillis", Unit: "ms", Direction: results.LowerIsBetter}, true
+	case "Max Latency":
+		return results.Metric{Name: "latencyMaxMillis", Unit: "ms", Direction: results.LowerIsBetter}, true
+	case "KB/sec":
+		return results.Metric{Name: "kilobytesPerSecond", Unit: "KB/s", Direction: results.HigherIsBetter}, true
+	}
+	p := strings.TrimSuffix(strings.TrimPrefix(column, "p"), " Latency")
+	if p == column || p == "" {
+		return results.Metric{}, false
+	}
+	if _, err := strconv.ParseFloat(p, 64); err != nil {
+		return results.Metric{}, false
+	}
+	return results.Metric{Name: PercentileName(p), Unit: "ms", Direction: results.LowerIsBetter}, true
+}
+
+// PercentileName turns "99.9", "99.90" or "50" into latencyP999Millis,
+// latencyP999Millis and latencyP50Millis.
+func PercentileName(p string) string {
+	if strings.Contains(p, ".") {
+		p = strings.TrimRight(p, "0")
+		p = strings.TrimSuffix(p, ".")
+	}
+	return "latencyP" + strings.ReplaceAll(p, ".", "") + "Millis"
+}
+
+func judge(r *results.Result, rows map[string]bool, exit *int) {
+	switch {
+	case len(rows) == 0:
+		r.Fail("memtier printed no results table")
+	case !rows["Totals"]:
+		r.Fail("the results table is incomplete: it has no Totals row")
+	default:
+		if ops, ok := r.Get(r.Primary); !ok || ops.Value == 0 {
+			r.Fail("no request completed (Totals ops/sec is 0)")
+		}
+	}
+	if exit != nil && *exit != 0 {
+		r.Fail("memtier_benchmark exited with code %d", *exit)
+	}
+}

@@ -1,0 +1,141 @@
+package pgbench
+
+import (
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// Pgbench implements workloads.Workload.
+type Pgbench struct{}
+
+var _ workloads.Workload = Pgbench{}
+
+func (Pgbench) Name() string { return "pgbench" }
+
+// DefaultImage is the official PostgreSQL image, which ships pgbench.
+func (Pgbench) DefaultImage() string { return "postgres:17" }
+
+const scriptFile = "script.sql"
+
+// defaultMaxJobs caps the default thread count: one pgbench thread drives
+// many clients, and more threads than cores only adds contention.
+const defaultMaxJobs = 4
+
+func (Pgbench) Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.ErrorList {
+	p := spec.Pgbench
+	path = path.Child("pgbench")
+	var errs field.ErrorList
+	if p == nil {
+		return append(errs, field.Required(path, "pgbench settings are required"))
+	}
+	if len(p.Clients) == 0 {
+		errs = append(errs, field.Required(path.Child("clients"), "at least one client count"))
+	}
+	for i, c := range p.Clients {
+		if c < 1 {
+			errs = append(errs, field.Invalid(path.Child("clients").Index(i), c, "must be at least 1"))
+		}
+		if p.Jobs != nil && *p.Jobs > c {
+			errs = append(errs, field.Invalid(path.Child("jobs"), *p.Jobs, fmt.Sprintf("must not exceed clients (%d)", c)))
+		}
+	}
+	if p.Duration.Duration < 1e9 {
+		errs = append(errs, field.Invalid(path.Child("duration"), p.Duration.String(), "must be at least 1s"))
+	}
+	return errs
+}
+
+func (Pgbench) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
+	return workloads.Sweep(workloads.Dimension{Name: "clients", Values: spec.Pgbench.Clients})
+}
+
+// libpqEnv points libpq at the endpoint; the password stays in its Secret.
+func libpqEnv(ep workloads.Endpoint) []corev1.EnvVar {
+	env := []corev1.EnvVar{
+		{Name: "PGHOST", Value: ep.Host},
+		{Name: "PGPORT", Value: strconv.Itoa(int(ep.Port))},
+		{Name: "PGCONNECT_TIMEOUT", Value: "10"},
+		{Name: "PGAPPNAME", Value: "dbperf-pgbench"},
+	}
+	if ep.Database != "" {
+		env = append(env, corev1.EnvVar{Name: "PGDATABASE", Value: ep.Database})
+	}
+	env = append(env, ep.CredentialEnv("PGUSER", "PGPASSWORD")...)
+	switch {
+	case ep.TLS && ep.CASecret != "":
+		env = append(env, corev1.EnvVar{Name: "PGSSLMODE", Value: "verify-full"},
+			corev1.EnvVar{Name: "PGSSLROOTCERT", Value: workloads.CAFile})
+	case ep.TLS:
+		env = append(env, corev1.EnvVar{Name: "PGSSLMODE", Value: "require"})
+	default:
+		env = append(env, corev1.EnvVar{Name: "PGSSLMODE", Value: "prefer"})
+	}
+	return env
+}
+
+func (Pgbench) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workloads.Invocation {
+	p := spec.Pgbench
+	if p.SkipInit || p.Script != "" {
+		return nil
+	}
+	return &workloads.Invocation{
+		Command:   []string{"pgbench", "--initialize", "--quiet", "--scale", strconv.Itoa(int(scale(p)))},
+		Env:       libpqEnv(ep),
+		SecretEnv: []string{"PGPASSWORD"},
+	}
+}
+
+func scale(p *benchv1.PgbenchWorkload) int32 {
+	if p.Scale < 1 {
+		return 10
+	}
+	return p.Scale
+}
+
+func (Pgbench) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.Step) workloads.Invocation {
+	p := spec.Pgbench
+	clients := step.Params["clients"]
+	jobs := min(clients, defaultMaxJobs)
+	if p.Jobs != nil {
+		jobs = min(*p.Jobs, clients)
+	}
+	protocol := p.Protocol
+	if protocol == "" {
+		protocol = "simple"
+	}
+	cmd := []string{"pgbench",
+		"--client", strconv.Itoa(int(clients)),
+		"--jobs", strconv.Itoa(int(jobs)),
+		"--time", strconv.Itoa(int(p.Duration.Seconds())),
+		"--protocol", protocol,
+	}
+	if p.ProgressSeconds > 0 {
+		cmd = append(cmd, "--progress", strconv.Itoa(int(p.ProgressSeconds)))
+	}
+	if p.PerStatementLatencies == nil || *p.PerStatementLatencies {
+		cmd = append(cmd, "--report-per-command")
+	}
+	if p.Rate != nil {
+		cmd = append(cmd, "--rate", strconv.Itoa(int(*p.Rate)))
+	}
+	inv := workloads.Invocation{Env: libpqEnv(ep), SecretEnv: []string{"PGPASSWORD"}}
+	if p.Script != "" {
+		// A custom script may not touch the pgbench tables: skip their vacuum.
+		cmd = append(cmd, "--no-vacuum", "--file", workloads.FilesDir+"/"+scriptFile)
+		inv.Files = map[string]string{scriptFile: p.Script}
+	} else {
+		builtin := p.BuiltinScript
+		if builtin == "" {
+			builtin = "tpcb-like"
+		}
+		cmd = append(cmd, "--builtin", builtin)
+	}
+	inv.Command = cmd
+	return inv
+}

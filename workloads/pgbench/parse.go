@@ -1,0 +1,194 @@
+package pgbench
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+var (
+	reVersion  = regexp.MustCompile(`^pgbench \(([0-9][^ ,)]*)(?:[^,]*)?(?:, server ([0-9][^ )]*))?`)
+	reKV       = regexp.MustCompile(`^([a-z][a-z ()]+?)\s*[:=]\s*(.+)$`)
+	reTPS      = regexp.MustCompile(`^tps = ([0-9.]+) \((including|excluding|without|with)[^)]*\)`)
+	reFailed   = regexp.MustCompile(`^number of failed transactions: ([0-9]+) \(([0-9.]+)%\)`)
+	reLag      = regexp.MustCompile(`^rate limit schedule lag: avg ([0-9.]+) \(max ([0-9.]+)\) ms`)
+	reProgress = regexp.MustCompile(`^progress: ([0-9.]+) s, ([0-9.]+) tps, lat ([0-9.]+) ms stddev ([0-9.]+|NaN)(?:, ([0-9]+) failed)?(?:, lag ([0-9.]+) ms)?`)
+	reStmt     = regexp.MustCompile(`^\s+([0-9.]+)\s+(?:([0-9]+)\s+)?(\S.*)$`)
+	reAborted  = regexp.MustCompile(`client [0-9]+ (?:script [0-9]+ )?aborted`)
+	reNoConn   = regexp.MustCompile(`could not create connection for client`)
+)
+
+// Parse reads pgbench's output (stdout and stderr together, in any of the
+// formats of PostgreSQL 9.6 to 17).
+func (Pgbench) Parse(in workloads.ParseInput) *results.Result {
+	r := results.New("pgbench")
+	r.Primary = results.Key{Name: "transactionsPerSecond"}
+	var (
+		haveTPS, inStatements, runAborted bool
+		abortedClients, connFailures      int
+	)
+	for _, line := range workloads.Lines(in.Output) {
+		trimmed := strings.TrimSpace(line)
+		if inStatements {
+			if m := reStmt.FindStringSubmatch(line); m != nil {
+				addStatement(r, m)
+				continue
+			}
+			inStatements = false
+		}
+		switch {
+		case trimmed == "":
+		case strings.HasPrefix(trimmed, "statement latencies in milliseconds"):
+			inStatements = true
+		case strings.HasPrefix(trimmed, "progress: "):
+			addProgress(r, trimmed)
+		case strings.Contains(trimmed, "Run was aborted"):
+			runAborted = true
+		case reAborted.MatchString(trimmed):
+			abortedClients += len(reAborted.FindAllString(trimmed, -1))
+		case reNoConn.MatchString(trimmed):
+			connFailures++
+		default:
+			if m := reVersion.FindStringSubmatch(trimmed); m != nil {
+				r.ToolVersion = m[1]
+				if m[2] != "" {
+					r.SetParam("serverVersion", m[2])
+				}
+			} else if m := reTPS.FindStringSubmatch(trimmed); m != nil {
+				// Old versions print the rate twice: the one that leaves out
+				// connection setup measures the database, so it wins.
+				if m[2] != "including" || !haveTPS {
+					setMetric(r, results.Metric{Name: "transactionsPerSecond", Value: mustFloat(m[1]), Unit: "tx/s", Direction: results.HigherIsBetter})
+					haveTPS = true
+				}
+			} else if m := reFailed.FindStringSubmatch(trimmed); m != nil {
+				r.Add(results.Metric{Name: "failedTransactions", Value: mustFloat(m[1]), Unit: "count", Direction: results.LowerIsBetter})
+				r.Add(results.Metric{Name: "errorPercent", Value: mustFloat(m[2]), Unit: "%", Direction: results.LowerIsBetter})
+			} else if m := reLag.FindStringSubmatch(trimmed); m != nil {
+				r.Add(results.Metric{Name: "scheduleLagAverageMillis", Value: mustFloat(m[1]), Unit: "ms", Direction: results.LowerIsBetter})
+				r.Add(results.Metric{Name: "scheduleLagMaxMillis", Value: mustFloat(m[2]), Unit: "ms", Direction: results.LowerIsBetter})
+			} else if m := reKV.FindStringSubmatch(trimmed); m != nil {
+				addSetting(r, m[1], m[2])
+			}
+		}
+	}
+	judge(r, in.ExitCode, haveTPS, runAborted, abortedClients, connFailures)
+	return r
+}
+
+func judge(r *results.Result, exit *int, haveTPS, runAborted bool, abortedClients, connFailures int) {
+	if abortedClients > 0 {
+		r.Add(results.Metric{Name: "abortedClients", Value: float64(abortedClients), Unit: "count", Direction: results.LowerIsBetter})
+	}
+	if runAborted {
+		r.Fail("pgbench reported \"Run was aborted; the above results are incomplete\" (%d clients aborted)", abortedClients)
+	} else if abortedClients > 0 {
+		r.Invalidate("%d pgbench clients aborted during the run", abortedClients)
+	}
+	if connFailures > 0 {
+		r.Fail("pgbench could not create the connections of %d clients", connFailures)
+	}
+	if !haveTPS {
+		r.Fail("pgbench printed no summary (no \"tps = \" line)")
+	}
+	if exit != nil && *exit != 0 {
+		r.Fail("pgbench exited with code %d", *exit)
+	}
+	if _, ok := r.Get(results.Key{Name: "failedTransactions"}); !ok && haveTPS {
+		// Before PostgreSQL 15 pgbench gives up on the first error instead
+		// of counting failures, so a printed summary had none.
+		r.Add(results.Metric{Name: "errorPercent", Value: 0, Unit: "%", Direction: results.LowerIsBetter})
+	}
+}
+
+func addSetting(r *results.Result, key, value string) {
+	value = strings.TrimSpace(value)
+	switch key {
+	case "transaction type":
+		r.SetParam("script", value)
+	case "scaling factor":
+		r.SetParam("scale", value)
+	case "query mode":
+		r.SetParam("protocol", value)
+	case "number of clients":
+		r.SetParam("clients", value)
+	case "number of threads":
+		r.SetParam("jobs", value)
+	case "maximum number of tries":
+		r.SetParam("maxTries", value)
+	case "duration":
+		r.SetParam("duration", value)
+	case "number of transactions per client":
+		r.SetParam("transactionsPerClient", value)
+	case "number of transactions actually processed":
+		done, _, _ := strings.Cut(value, "/")
+		addNumber(r, "transactionsProcessed", done, "count", results.Neutral)
+	case "latency average":
+		addNumber(r, "latencyAverageMillis", value, "ms", results.LowerIsBetter)
+	case "latency stddev":
+		addNumber(r, "latencyStddevMillis", value, "ms", results.LowerIsBetter)
+	case "initial connection time":
+		addNumber(r, "initialConnectionMillis", value, "ms", results.LowerIsBetter)
+	}
+}
+
+// addNumber records a metric when text is a number, and warns otherwise.
+func addNumber(r *results.Result, name, text, unit string, dir results.Direction) {
+	v, ok := workloads.Float(text)
+	if !ok {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %q is not a number", name, text))
+		return
+	}
+	r.Add(results.Metric{Name: name, Value: v, Unit: unit, Direction: dir})
+}
+
+func addStatement(r *results.Result, m []string) {
+	stmt := strings.TrimSpace(m[3])
+	if len(stmt) > 160 {
+		stmt = stmt[:160] + "…"
+	}
+	r.Add(results.Metric{Name: "statementLatencyMillis", Operation: stmt, Value: mustFloat(m[1]), Unit: "ms", Direction: results.LowerIsBetter, Detail: true})
+	if m[2] != "" {
+		r.Add(results.Metric{Name: "statementFailures", Operation: stmt, Value: mustFloat(m[2]), Unit: "count", Direction: results.LowerIsBetter, Detail: true})
+	}
+}
+
+func addProgress(r *results.Result, line string) {
+	m := reProgress.FindStringSubmatch(line)
+	if m == nil {
+		return
+	}
+	p := results.Point{ElapsedSeconds: mustFloat(m[1]), Values: map[string]float64{
+		"transactionsPerSecond": mustFloat(m[2]),
+		"latencyAverageMillis":  mustFloat(m[3]),
+	}}
+	if v, ok := workloads.Float(m[4]); ok {
+		p.Values["latencyStddevMillis"] = v
+	}
+	if m[5] != "" {
+		p.Values["failedTransactions"] = mustFloat(m[5])
+	}
+	if m[6] != "" {
+		p.Values["scheduleLagMillis"] = mustFloat(m[6])
+	}
+	r.TimeSeries = append(r.TimeSeries, p)
+}
+
+func setMetric(r *results.Result, m results.Metric) {
+	for i := range r.Metrics {
+		if r.Metrics[i].Key() == m.Key() {
+			r.Metrics[i] = m
+			return
+		}
+	}
+	r.Add(m)
+}
+
+// mustFloat is for text the regular expressions already matched as numbers.
+func mustFloat(s string) float64 {
+	v, _ := workloads.Float(s)
+	return v
+}

@@ -1,0 +1,100 @@
+package redisbenchmark
+
+import (
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// RedisBenchmark implements workloads.Workload.
+type RedisBenchmark struct{}
+
+var _ workloads.Workload = RedisBenchmark{}
+
+func (RedisBenchmark) Name() string { return "redis-benchmark" }
+
+// DefaultImage is the official Redis image, which ships redis-benchmark.
+func (RedisBenchmark) DefaultImage() string { return "redis:7.4" }
+
+func (RedisBenchmark) Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.ErrorList {
+	if spec.RedisBenchmark == nil {
+		return field.ErrorList{field.Required(path.Child("redisBenchmark"), "redis-benchmark settings are required")}
+	}
+	return nil
+}
+
+func (RedisBenchmark) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
+	w := spec.RedisBenchmark
+	return workloads.Sweep(
+		workloads.Dimension{Name: "clients", Values: orDefault(w.Clients, 50)},
+		workloads.Dimension{Name: "pipeline", Values: orDefault(w.Pipeline, 1)},
+	)
+}
+
+func orDefault(v []int32, d int32) []int32 {
+	if len(v) == 0 {
+		return []int32{d}
+	}
+	return v
+}
+
+// Prepare: redis-benchmark writes the keys it reads in the same run.
+func (RedisBenchmark) Prepare(*benchv1.WorkloadSpec, workloads.Endpoint) *workloads.Invocation {
+	return nil
+}
+
+func (RedisBenchmark) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.Step) workloads.Invocation {
+	w := spec.RedisBenchmark
+	tests := w.Tests
+	if len(tests) == 0 {
+		tests = []string{"set", "get"}
+	}
+	requests := w.Requests
+	if requests < 1 {
+		requests = 100000
+	}
+	dataSize := w.DataSize
+	if dataSize < 1 {
+		dataSize = 3
+	}
+	cmd := []string{"redis-benchmark",
+		"-h", ep.Host, "-p", strconv.Itoa(int(ep.Port)),
+		"-c", strconv.Itoa(int(step.Params["clients"])),
+		"-P", strconv.Itoa(int(step.Params["pipeline"])),
+		"-n", strconv.FormatInt(requests, 10),
+		"-d", strconv.Itoa(int(dataSize)),
+		"-t", strings.Join(tests, ","),
+		"--csv",
+	}
+	if w.KeySpace > 0 {
+		cmd = append(cmd, "-r", strconv.FormatInt(w.KeySpace, 10))
+	}
+	if w.Threads > 0 {
+		cmd = append(cmd, "--threads", strconv.Itoa(int(w.Threads)))
+	}
+	inv := workloads.Invocation{Env: ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword)}
+	if ep.Username != nil {
+		cmd = append(cmd, "--user", "$("+workloads.EnvUsername+")")
+	}
+	if ep.Password != nil {
+		cmd = append(cmd, "-a", "$("+workloads.EnvPassword+")")
+		inv.SecretEnv = []string{workloads.EnvPassword}
+	}
+	if ep.TLS {
+		cmd = append(cmd, "--tls")
+		if ep.CASecret != "" {
+			cmd = append(cmd, "--cacert", workloads.CAFile)
+		} else {
+			cmd = append(cmd, "--insecure")
+		}
+		if ep.ServerName != "" {
+			cmd = append(cmd, "--sni", ep.ServerName)
+		}
+	}
+	inv.Command = cmd
+	return inv
+}

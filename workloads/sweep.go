@@ -1,0 +1,45 @@
+package workloads
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Dimension is one swept parameter and its values.
+type Dimension struct {
+	Name   string
+	Values []int32
+}
+
+// Sweep returns the cartesian product of the dimensions, the first dimension
+// varying slowest. Dimensions with no values are skipped.
+func Sweep(dims ...Dimension) []Step {
+	steps := []Step{{Params: map[string]int32{}}}
+	for _, d := range dims {
+		if len(d.Values) == 0 {
+			continue
+		}
+		next := make([]Step, 0, len(steps)*len(d.Values))
+		for _, s := range steps {
+			for _, v := range d.Values {
+				p := make(map[string]int32, len(s.Params)+1)
+				for k, val := range s.Params {
+					p[k] = val
+				}
+				p[d.Name] = v
+				next = append(next, Step{Params: p})
+			}
+		}
+		steps = next
+	}
+	for i := range steps {
+		var parts []string
+		for _, d := range dims {
+			if v, ok := steps[i].Params[d.Name]; ok {
+				parts = append(parts, fmt.Sprintf("%s=%d", d.Name, v))
+			}
+		}
+		steps[i].Name = strings.Join(parts, ",")
+	}
+	return steps
+}

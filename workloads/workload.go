@@ -1,0 +1,109 @@
+package workloads
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+)
+
+// Workload is one load tool.
+type Workload interface {
+	// Name is the tool's name as used by `dbperf-runner --workload`.
+	Name() string
+	// DefaultImage is the tool's official image.
+	DefaultImage() string
+	// Validate re-checks what the schema cannot express.
+	Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.ErrorList
+	// Steps expands the sweep: one step per combination of list values, in
+	// the order they are listed.
+	Steps(spec *benchv1.WorkloadSpec) []Step
+	// Prepare returns the invocation that loads data before measuring, or
+	// nil when the tool needs none.
+	Prepare(spec *benchv1.WorkloadSpec, ep Endpoint) *Invocation
+	// Run returns the invocation that measures one step.
+	Run(spec *benchv1.WorkloadSpec, ep Endpoint, step Step) Invocation
+	Parser
+}
+
+// Parser turns a tool's output into a Result. It never returns nil: output
+// it cannot read is a Failed result that says why.
+type Parser interface {
+	Parse(in ParseInput) *results.Result
+}
+
+// ParseInput is what the tool left behind.
+type ParseInput struct {
+	// Output is the tool's stdout and stderr, interleaved as they were written.
+	Output []byte
+	// Files holds result files the tool wrote, by base name.
+	Files map[string][]byte
+	// ExitCode of the tool; nil when unknown (parsing an old log).
+	ExitCode *int
+}
+
+// Step is one value of the sweep.
+type Step struct {
+	// Name is stable and readable: "clients=20,pipeline=1".
+	Name string
+	// Params are the swept values by parameter name.
+	Params map[string]int32
+}
+
+// Endpoint is how a load generator reaches the target. Credentials are
+// references to Secret keys, never values.
+type Endpoint struct {
+	Host     string
+	Port     int32
+	Database string
+	Username *corev1.SecretKeySelector
+	Password *corev1.SecretKeySelector
+	TLS      bool
+	// CASecret names a Secret with key ca.crt; mounted at CAFile.
+	CASecret   string
+	ServerName string
+}
+
+// CAFile is where a target's CA bundle is mounted in workload pods.
+const CAFile = "/etc/dbperf/tls/ca.crt"
+
+// FilesDir is where an invocation's Files are mounted in workload pods.
+const FilesDir = "/etc/dbperf/workload"
+
+// OutputDir is a writable directory for result files in workload pods.
+const OutputDir = "/dbperf/out"
+
+// Invocation is one run of a tool: the command after `--` in
+// `dbperf-runner exec`, its environment and its files.
+type Invocation struct {
+	Command []string
+	Env     []corev1.EnvVar
+	// Files are written into a ConfigMap and mounted at FilesDir.
+	Files map[string]string
+	// ResultFiles are paths the runner reads after the tool exits and
+	// hands to Parse by base name.
+	ResultFiles []string
+	// SecretEnv names the variables whose values the runner must redact
+	// from everything it prints.
+	SecretEnv []string
+}
+
+// Env names shared by the tools' invocations.
+const (
+	EnvUsername = "DBPERF_TARGET_USERNAME"
+	EnvPassword = "DBPERF_TARGET_PASSWORD"
+)
+
+// CredentialEnv returns the variables that carry the endpoint's credentials
+// from their Secret, under the given names (empty skips one).
+func (ep Endpoint) CredentialEnv(userVar, passVar string) []corev1.EnvVar {
+	var env []corev1.EnvVar
+	if ep.Username != nil && userVar != "" {
+		env = append(env, corev1.EnvVar{Name: userVar, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: ep.Username}})
+	}
+	if ep.Password != nil && passVar != "" {
+		env = append(env, corev1.EnvVar{Name: passVar, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: ep.Password}})
+	}
+	return env
+}
