@@ -99,6 +99,8 @@ type BenchmarkRun struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// Spec cannot change once created: a run is a record of one measurement.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: create a new BenchmarkRun instead"
 	Spec   BenchmarkRunSpec   `json:"spec"`
 	Status BenchmarkRunStatus `json:"status,omitempty"`
 }

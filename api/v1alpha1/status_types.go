@@ -74,6 +74,10 @@ type BenchmarkRunStatus struct {
 	// ResultsConfigMap names the ConfigMap with the full results.
 	// +optional
 	ResultsConfigMap string `json:"resultsConfigMap,omitempty"`
+
+	// CleanupCompleted is set once the cleanup policy has been carried out.
+	// +optional
+	CleanupCompleted bool `json:"cleanupCompleted,omitempty"`
 }
 
 // TargetStatus says what the run measured. It never holds credentials.
@@ -127,7 +131,7 @@ type RepetitionStatus struct {
 	Index int32 `json:"index"`
 	// Job that measured it.
 	// +optional
-	Job string `json:"job,omitempty"`
+	Job     string  `json:"job,omitempty"`
 	Verdict Verdict `json:"verdict"`
 	// Reasons the measurement is not trusted, if any.
 	// +optional
@@ -163,9 +167,9 @@ type MetricValue struct {
 	Name string `json:"name"`
 	// Operation the metric is about, such as GET or Totals; empty for the whole run.
 	// +optional
-	Operation string  `json:"operation,omitempty"`
-	Value     float64 `json:"value"`
-	Unit      string  `json:"unit"`
+	Operation string    `json:"operation,omitempty"`
+	Value     float64   `json:"value"`
+	Unit      string    `json:"unit"`
 	Direction Direction `json:"direction"`
 }
 

@@ -70,6 +70,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	maxErr := fs.Float64("max-error-percent", 0, "failed requests, in percent, above which the result is invalid")
 	timeout := fs.Duration("timeout", 0, "stop the tool after this long (0: no limit)")
 	cgroup := fs.String("cgroup-root", "/sys/fs/cgroup", "cgroup mount of this container")
+	prepare := fs.Bool("prepare", false, "a prepare step: judged by its exit code, not parsed")
 	sample := fs.Duration("cpu-sample-interval", 5*time.Second, "how often CPU use is sampled for its peak")
 	var resultFiles, redactEnv listFlag
 	fs.Var(&resultFiles, "result-file", "a file the tool writes its result to (repeatable)")
@@ -87,7 +88,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		secrets = append(secrets, os.Getenv(e))
 	}
 	r := runner.Exec(context.Background(), runner.Options{
-		Parser: w, Command: fs.Args(), ResultFiles: resultFiles, SecretValues: secrets,
+		Parser: w, Prepare: *prepare, Command: fs.Args(), ResultFiles: resultFiles, SecretValues: secrets,
 		Thresholds: results.Thresholds{MaxLoadGeneratorCPUPercent: *maxCPU, MaxErrorPercent: *maxErr},
 		Timeout:    *timeout, SummaryFile: *summary, CPU: runner.CPUReader{Root: *cgroup},
 		SampleEvery: *sample, Stdout: stdout,

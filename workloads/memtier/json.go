@@ -2,27 +2,43 @@ package memtier
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 )
 
 // jsonOp is one row of the "ALL STATS" object of --json-out-file.
 type jsonOp struct {
-	Count      *float64                   `json:"Count"`
-	OpsSec     *float64                   `json:"Ops/sec"`
-	HitsSec    *float64                   `json:"Hits/sec"`
-	MissesSec  *float64                   `json:"Misses/sec"`
-	Latency    *float64                   `json:"Latency"`
-	AvgLatency *float64                   `json:"Average Latency"`
-	MinLatency *float64                   `json:"Min Latency"`
-	MaxLatency *float64                   `json:"Max Latency"`
-	KBSec      *float64                   `json:"KB/sec"`
-	Percentile map[string]json.RawMessage `json:"Percentile Latencies"`
-	TimeSerie  map[string]jsonPoint       `json:"Time-Serie"`
+	Count      *float64                  `json:"Count"`
+	OpsSec     *float64                  `json:"Ops/sec"`
+	HitsSec    *float64                  `json:"Hits/sec"`
+	MissesSec  *float64                  `json:"Misses/sec"`
+	Latency    *float64                  `json:"Latency"`
+	AvgLatency *float64                  `json:"Average Latency"`
+	MinLatency *float64                  `json:"Min Latency"`
+	MaxLatency *float64                  `json:"Max Latency"`
+	KBSec      *float64                  `json:"KB/sec"`
+	Percentile map[string]jsontext.Value `json:"Percentile Latencies"`
+	TimeSerie  *timeSerie                `json:"Time-Serie"`
+}
+
+// timeSerie is decoded only for the Totals row, the one the time series
+// comes from: skipping the others halves the parse time of long runs.
+type timeSerie struct {
+	skip   bool
+	points map[string]jsonPoint
+}
+
+func (t *timeSerie) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if t.skip {
+		return dec.SkipValue()
+	}
+	return json.UnmarshalDecode(dec, &t.points)
 }
 
 type jsonPoint struct {
@@ -32,17 +48,50 @@ type jsonPoint struct {
 }
 
 type jsonDoc struct {
-	RunInfo map[string]json.RawMessage `json:"run information"`
+	RunInfo map[string]jsontext.Value `json:"run information"`
 	// Several runs (--run-count) add aggregated sections; one run has ALL STATS.
-	All        map[string]json.RawMessage `json:"ALL STATS"`
-	Aggregated map[string]json.RawMessage `json:"AGGREGATED AVERAGE RESULTS"`
+	All        jsonStats `json:"ALL STATS"`
+	Aggregated jsonStats `json:"AGGREGATED AVERAGE RESULTS"`
+}
+
+// jsonStats is the ALL STATS object; it is read by hand so that each row
+// knows its name while it is decoded.
+type jsonStats map[string]*jsonOp
+
+func (s *jsonStats) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if tok, err := dec.ReadToken(); err != nil {
+		return err
+	} else if tok.Kind() != '{' {
+		return fmt.Errorf("ALL STATS is a %v, not an object", tok.Kind())
+	}
+	*s = jsonStats{}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		name := tok.String()
+		if name == "Runtime" || dec.PeekKind() != '{' {
+			if err := dec.SkipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		op := &jsonOp{TimeSerie: &timeSerie{skip: name != "Totals"}}
+		if err := json.UnmarshalDecode(dec, op); err != nil {
+			return fmt.Errorf("while reading %s: %w", name, err)
+		}
+		(*s)[name] = op
+	}
+	_, err := dec.ReadToken()
+	return err
 }
 
 // parseJSON reads a --json-out-file document into r and returns the row
 // types seen.
 func parseJSON(r *results.Result, data []byte) (map[string]bool, error) {
 	var doc jsonDoc
-	if err := json.Unmarshal(data, &doc); err != nil {
+	if err := json.Unmarshal(data, &doc, jsontext.AllowDuplicateNames(true)); err != nil {
 		return nil, err
 	}
 	stats := doc.All
@@ -59,22 +108,15 @@ func parseJSON(r *results.Result, data []byte) (map[string]bool, error) {
 	}
 	rows := map[string]bool{}
 	names := make([]string, 0, len(stats))
-	for name, raw := range stats {
-		if name != "Runtime" && len(raw) > 0 && raw[0] == '{' {
-			names = append(names, name)
-		}
+	for name := range stats {
+		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		var op jsonOp
-		if err := json.Unmarshal(stats[name], &op); err != nil {
-			return nil, fmt.Errorf("while reading %s: %w", name, err)
-		}
 		rows[name] = true
-		if name == "Waits" {
-			continue
+		if name != "Waits" {
+			addOp(r, name, stats[name])
 		}
-		addOp(r, name, &op)
 	}
 	return rows, nil
 }
@@ -125,8 +167,8 @@ func addOp(r *results.Result, name string, op *jsonOp) {
 		}
 		r.Add(results.Metric{Name: PercentileName(k[1:]), Operation: name, Value: v, Unit: "ms", Direction: results.LowerIsBetter})
 	}
-	if name == "Totals" {
-		r.TimeSeries = timeSeries(op.TimeSerie)
+	if name == "Totals" && op.TimeSerie != nil {
+		r.TimeSeries = timeSeries(op.TimeSerie.points)
 	}
 }
 

@@ -1,0 +1,116 @@
+// Command manager runs the dbperf-operator controllers.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/internal/version"
+)
+
+func main() {
+	var (
+		metricsAddr, probeAddr, runnerImage string
+		leaderElect                         bool
+	)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probes bind to")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one manager reconciles at a time")
+	flag.StringVar(&runnerImage, "runner-image", "ghcr.io/dbperf-io/dbperf-runner:"+version.Version, "image holding the static dbperf-runner binary")
+	opts := zap.Options{}
+	opts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	if err := run(ctrl.GetConfigOrDie(), metricsAddr, probeAddr, runnerImage, leaderElect); err != nil {
+		ctrl.Log.Error(err, "Manager stopped")
+		os.Exit(1)
+	}
+}
+
+// Scheme knows every kind the manager uses.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(benchv1.AddToScheme(s))
+	return s
+}
+
+func run(cfg *rest.Config, metricsAddr, probeAddr, runnerImage string, leaderElect bool) error {
+	// Only the workload pods of runs are cached, not every pod of the cluster;
+	// Secrets are never cached (the operator only checks that they exist).
+	hasRun, err := labels.NewRequirement(specs.LabelRunUID, selection.Exists, nil)
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress: probeAddr,
+		LeaderElection:         leaderElect,
+		LeaderElectionID:       "dbperf-operator.bench.dbperf.io",
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}: {Label: labels.NewSelector().Add(*hasRun)},
+		}},
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+	})
+	if err != nil {
+		return fmt.Errorf("while creating the manager: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	kubeVersion := ""
+	if info, err := cs.Discovery().ServerVersion(); err == nil {
+		kubeVersion = info.GitVersion
+	}
+	_, cnpgErr := mgr.GetRESTMapper().RESTMapping(specs.CNPGClusterGVK.GroupKind(), specs.CNPGClusterGVK.Version)
+	if cnpgErr != nil && !meta.IsNoMatchError(cnpgErr) {
+		return fmt.Errorf("while looking for the CloudNativePG CRD: %w", cnpgErr)
+	}
+	if cnpgErr != nil {
+		ctrl.Log.Info("CloudNativePG is not installed: postgres targets will be refused until it is, then polled")
+	}
+	rec := &controllers.BenchmarkRunReconciler{
+		Client:            mgr.GetClient(),
+		Recorder:          mgr.GetEventRecorderFor("dbperf-operator"),
+		Clock:             clock.RealClock{},
+		Logs:              controllers.ClientsetLogReader{Clientset: cs},
+		RunnerImage:       runnerImage,
+		KubernetesVersion: kubeVersion,
+		OperatorVersion:   version.Version,
+		WatchCNPG:         cnpgErr == nil,
+	}
+	if err := rec.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("while setting up the BenchmarkRun controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	ctrl.Log.Info("Starting manager", "version", version.Version, "kubernetes", kubeVersion, "runnerImage", runnerImage)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

@@ -1,0 +1,228 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/targets"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+	"github.com/dbperf-io/dbperf-operator/workloads/registry"
+)
+
+// pollInterval is how often a run waiting on something it cannot watch
+// (a CloudNativePG cluster without its CRD watched) looks again.
+const pollInterval = 10 * time.Second
+
+// BenchmarkRunReconciler drives BenchmarkRuns through their phases.
+type BenchmarkRunReconciler struct {
+	client.Client
+	Recorder record.EventRecorder
+	Clock    clock.PassiveClock
+	// Logs reads the tail of a workload pod's log, for the full result
+	// block; nil or failing readers fall back to the termination message.
+	Logs LogReader
+	// RunnerImage holds the static dbperf-runner binary.
+	RunnerImage string
+	// KubernetesVersion and OperatorVersion are recorded in each run's environment.
+	KubernetesVersion string
+	OperatorVersion   string
+	// WatchCNPG is set when the CloudNativePG CRD was present at start-up.
+	WatchCNPG bool
+}
+
+// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkruns,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete;deletecollection
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=clusters,verbs=get;list;watch;create;delete
+
+// runState is what one reconcile works with.
+type runState struct {
+	run      *benchv1.BenchmarkRun
+	workload workloads.Workload
+	prov     targets.Provisioner
+	target   targets.Observed
+	now      time.Time
+}
+
+// Reconcile moves a run one or more phases forward.
+func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
+	run := &benchv1.BenchmarkRun{}
+	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkRun", klog.KObj(run)))
+	base := run.DeepCopy()
+	defer func() {
+		if perr := r.patchStatus(ctx, base, run); perr != nil && err == nil {
+			err = perr
+		}
+	}()
+
+	if run.Status.Phase.Terminal() {
+		return r.cleanup(ctx, run)
+	}
+	st, res, err := r.load(ctx, run)
+	if st == nil || err != nil {
+		return res, err
+	}
+	if r.timedOut(st) {
+		return r.finish(ctx, st, benchv1.ReasonTimeout)
+	}
+	// Each phase either waits (and says when to look again) or moves the
+	// run on, in which case the next phase runs in the same reconcile.
+	for range 6 {
+		before := run.Status.Phase
+		switch before {
+		case benchv1.PhasePending, benchv1.PhaseProvisioning:
+			res, err = r.provision(ctx, st)
+		case benchv1.PhasePreparing:
+			res, err = r.prepare(ctx, st)
+		case benchv1.PhaseRunning:
+			res, err = r.measure(ctx, st)
+		case benchv1.PhaseCollecting:
+			res, err = r.finish(ctx, st, "")
+		}
+		if err != nil || run.Status.Phase == before || run.Status.Phase.Terminal() ||
+			(before == benchv1.PhasePending && run.Status.Phase == benchv1.PhaseProvisioning) {
+			break
+		}
+	}
+	return r.withDeadline(st, res), err
+}
+
+// load starts the run on its first reconcile, re-checks its spec, and
+// observes its target (every later phase needs the endpoint).
+func (r *BenchmarkRunReconciler) load(ctx context.Context, run *benchv1.BenchmarkRun) (*runState, ctrl.Result, error) {
+	st := &runState{run: run, now: r.Clock.Now()}
+	if run.Status.Phase == "" {
+		r.start(st)
+	}
+	run.Status.ObservedGeneration = run.Generation
+	w, err := registry.For(&run.Spec.Workload)
+	if err == nil {
+		if errs := w.Validate(&run.Spec.Workload, fieldPath("spec", "workload")); len(errs) > 0 {
+			err = errs.ToAggregate()
+		}
+	}
+	if err != nil {
+		r.failInvalidSpec(st, err)
+		return nil, ctrl.Result{}, nil
+	}
+	st.workload = w
+	run.Status.Workload = w.Name()
+	if st.prov, err = targets.For(run); err != nil {
+		r.failInvalidSpec(st, err)
+		return nil, ctrl.Result{}, nil
+	}
+	if st.target, err = st.prov.Ensure(ctx, r.Client, run); err != nil {
+		return nil, ctrl.Result{}, err
+	}
+	run.Status.Target = st.target.Status.DeepCopy()
+	if st.target.Ready && run.Status.Phase != benchv1.PhasePending && run.Status.Phase != benchv1.PhaseProvisioning {
+		setCondition(run, benchv1.ConditionTargetReady, metav1.ConditionTrue, benchv1.ReasonReady, st.target.Message)
+	}
+	return st, ctrl.Result{}, nil
+}
+
+// patchStatus writes the status when the reconcile changed it, and emits an
+// event for a phase change once it is stored.
+func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, base, run *benchv1.BenchmarkRun) error {
+	if equality.Semantic.DeepEqual(base.Status, run.Status) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
+	if err := r.Status().Patch(ctx, run, patch); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			// Someone else wrote first; the next reconcile starts from theirs.
+			log.FromContext(ctx).V(1).Info("Status changed underneath, retrying", "error", err.Error())
+			return nil
+		}
+		return err
+	}
+	if base.Status.Phase != run.Status.Phase {
+		eventType := corev1.EventTypeNormal
+		if run.Status.Phase == benchv1.PhaseFailed || run.Status.Phase == benchv1.PhaseInvalid {
+			eventType = corev1.EventTypeWarning
+		}
+		r.Recorder.Eventf(run, eventType, "Phase"+string(run.Status.Phase), "Phase changed from %s to %s%s",
+			phaseOrNone(base.Status.Phase), run.Status.Phase, phaseDetail(run))
+	}
+	return nil
+}
+
+func phaseOrNone(p benchv1.Phase) string {
+	if p == "" {
+		return "(none)"
+	}
+	return string(p)
+}
+
+// withDeadline makes sure the run is looked at again when its timeout expires.
+func (r *BenchmarkRunReconciler) withDeadline(st *runState, res ctrl.Result) ctrl.Result {
+	if st.run.Status.Phase.Terminal() || st.run.Status.StartTime == nil {
+		return res
+	}
+	left := st.run.Status.StartTime.Add(timeout(st.run)).Sub(st.now) + time.Second
+	if res.RequeueAfter == 0 || left < res.RequeueAfter {
+		res.RequeueAfter = max(left, time.Second)
+	}
+	return res
+}
+
+// SetupWithManager watches runs, their Jobs, StatefulSets and workload pods.
+func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&benchv1.BenchmarkRun{}).
+		Owns(&batchv1.Job{}).
+		Owns(&appsv1.StatefulSet{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToRun),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+				_, ok := o.GetLabels()[specs.LabelRunUID]
+				return ok
+			})))
+	if r.WatchCNPG {
+		cluster := &unstructured.Unstructured{}
+		cluster.SetGroupVersionKind(specs.CNPGClusterGVK)
+		b = b.Owns(cluster)
+	}
+	return b.Named("benchmarkrun").Complete(r)
+}
+
+// podToRun maps a workload pod to its run through the annotation every
+// workload pod carries (a run's name can be longer than a label value).
+func podToRun(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetAnnotations()[specs.AnnotationRunName]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}

@@ -1,0 +1,127 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+)
+
+// finish records the environment, writes the final results document, and
+// decides the run's verdict. endReason is empty when every measurement ran,
+// or says why the run ended early (Timeout, PrepareFailed); what was
+// measured until then is kept either way.
+func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endReason string) (ctrl.Result, error) {
+	run := st.run
+	run.Status.Phase = benchv1.PhaseCollecting
+	env, err := r.environment(ctx, st)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("while recording the environment: %w", err)
+	}
+	run.Status.Environment = env
+	phase, validReason, validMsg := verdict(run)
+	switch endReason {
+	case "":
+		setCondition(run, benchv1.ConditionCompleted, metav1.ConditionTrue, benchv1.ReasonAllMeasured, "every measurement finished: "+run.Status.Progress)
+	case benchv1.ReasonTimeout:
+		phase = benchv1.PhaseFailed
+		setCondition(run, benchv1.ConditionCompleted, metav1.ConditionFalse, endReason,
+			fmt.Sprintf("the run did not finish within its timeout of %s; %s measurements were kept", timeout(run), orDash(run.Status.Progress)))
+	default:
+		phase = benchv1.PhaseFailed
+		setCondition(run, benchv1.ConditionCompleted, metav1.ConditionFalse, endReason, "the run ended early: "+endReason)
+	}
+	if validReason == benchv1.ReasonAwaitingResults && endReason != "" {
+		validReason, validMsg = endReason, "nothing was measured"
+	}
+	status := metav1.ConditionFalse
+	if validReason == benchv1.ReasonAllValid {
+		status = metav1.ConditionTrue
+	}
+	setCondition(run, benchv1.ConditionValid, status, validReason, validMsg)
+	run.Status.Phase = phase
+	if err := r.writeDocument(ctx, st); err != nil {
+		return ctrl.Result{}, err
+	}
+	now := metav1.NewTime(st.now)
+	run.Status.CompletionTime = &now
+	return ctrl.Result{}, nil
+}
+
+// verdict decides the phase from the recorded measurements: any failed one
+// fails the run; any invalid one, or an unstable step, makes it Invalid.
+func verdict(run *benchv1.BenchmarkRun) (benchv1.Phase, string, string) {
+	var failed, invalid, unstable []string
+	n := 0
+	for _, s := range run.Status.Steps {
+		for _, rep := range s.Repetitions {
+			n++
+			what := fmt.Sprintf("%s #%d: %s", s.Name, rep.Index, strings.Join(rep.Reasons, "; "))
+			switch rep.Verdict {
+			case benchv1.VerdictFailed:
+				failed = append(failed, what)
+			case benchv1.VerdictInvalid:
+				invalid = append(invalid, what)
+			}
+		}
+		if s.Unstable {
+			unstable = append(unstable, s.Name)
+		}
+	}
+	switch {
+	case n == 0:
+		return benchv1.PhaseFailed, benchv1.ReasonAwaitingResults, "no measurement was recorded"
+	case len(failed) > 0:
+		return benchv1.PhaseFailed, benchv1.ReasonSomeFailed, fmt.Sprintf("%d of %d measurements failed: %s", len(failed), n, strings.Join(failed, " | "))
+	case len(invalid) > 0:
+		return benchv1.PhaseInvalid, benchv1.ReasonSomeInvalid, fmt.Sprintf("%d of %d measurements are not valid: %s", len(invalid), n, strings.Join(invalid, " | "))
+	case len(unstable) > 0:
+		return benchv1.PhaseInvalid, benchv1.ReasonUnstable, fmt.Sprintf("the primary metric varied more than %d%% between repetitions at %s",
+			run.Spec.Validity.MaxCoefficientOfVariationPercent, strings.Join(unstable, ", "))
+	}
+	return benchv1.PhaseSucceeded, benchv1.ReasonAllValid, fmt.Sprintf("all %d measurements passed the validity checks", n)
+}
+
+// writeDocument replaces the per-measurement entries of the results
+// ConfigMap with the final document.
+func (r *BenchmarkRunReconciler) writeDocument(ctx context.Context, st *runState) error {
+	run := st.run
+	stored, err := r.loadUnits(ctx, st)
+	if err != nil {
+		return err
+	}
+	doc := &specs.Document{
+		APIVersion: benchv1.GroupVersion.String(), Kind: "BenchmarkRunResults",
+		Run: run.Name, Namespace: run.Namespace, UID: string(run.UID), Workload: run.Status.Workload,
+		Target: run.Status.Target, Phase: run.Status.Phase, Primary: run.Status.Primary,
+		Environment: run.Status.Environment, Spec: run.Spec,
+	}
+	for i, s := range run.Status.Steps {
+		ds := specs.DocumentStep{Name: s.Name, Parameters: s.Parameters, Summary: s.Summary, Unstable: s.Unstable}
+		for _, rep := range s.Repetitions {
+			ds.Repetitions = append(ds.Repetitions, specs.DocumentRepetition{
+				Index: rep.Index, Job: rep.Job, Node: rep.Node, Result: stored[specs.UnitKey(i, rep.Index)],
+			})
+		}
+		doc.Steps = append(doc.Steps, ds)
+	}
+	for _, c := range run.Status.Conditions {
+		doc.Conditions = append(doc.Conditions, specs.DocumentCondition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message})
+	}
+	final, err := specs.ResultsConfigMap(run, doc)
+	if err != nil {
+		return err
+	}
+	if len(doc.Dropped) > 0 {
+		r.Recorder.Eventf(run, corev1.EventTypeWarning, "ResultsReduced", "The results ConfigMap left out %s to stay under 1 MiB", strings.Join(doc.Dropped, ", "))
+	}
+	return r.updateResults(ctx, st, func(cm *corev1.ConfigMap) {
+		cm.Data, cm.BinaryData = final.Data, final.BinaryData
+	})
+}

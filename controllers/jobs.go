@@ -1,0 +1,149 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// LogReader reads the end of a container's log.
+type LogReader interface {
+	TailLog(ctx context.Context, namespace, pod, container string, lines int64) ([]byte, error)
+}
+
+// logTailLines is enough for the result block of any run we produce: the
+// block is compressed, and the largest results are a few hundred lines.
+const logTailLines = 4000
+
+// ensureJob creates a workload Job (and its files) unless it exists.
+func (r *BenchmarkRunReconciler) ensureJob(ctx context.Context, st *runState, role string, step int, rep int32, inv workloads.Invocation) (*batchv1.Job, error) {
+	run := st.run
+	name := specs.PrepareJobName(run)
+	if role == specs.RoleLoadgen {
+		name = specs.MeasureJobName(run, step, rep)
+	}
+	job := &batchv1.Job{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, job)
+	if err == nil {
+		return job, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	filesCM := ""
+	if len(inv.Files) > 0 {
+		cm := specs.FilesConfigMap(run, inv.Files)
+		if err := r.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("while creating the workload files: %w", err)
+		}
+		filesCM = cm.Name
+	}
+	image := run.Spec.Workload.Image
+	if image == "" {
+		image = st.workload.DefaultImage()
+	}
+	job = specs.Job(specs.JobParams{
+		Run: run, Name: name, Role: role, Workload: st.workload.Name(), Step: step, Repetition: rep,
+		Invocation: inv, Image: image, RunnerImage: r.RunnerImage, FilesConfigMap: filesCM,
+		Endpoint: st.target.Endpoint, AvoidPods: st.target.PodSelector, ActiveDeadlineSeconds: remainingSeconds(st),
+	})
+	if err := r.Create(ctx, job); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			// Created by an earlier reconcile whose cache had not caught up.
+			return job, r.Get(ctx, client.ObjectKeyFromObject(job), job)
+		}
+		return nil, fmt.Errorf("while creating job %s: %w", name, err)
+	}
+	log.FromContext(ctx).Info("Created workload job", "job", name, "role", role)
+	return job, nil
+}
+
+// outcome is what a finished workload Job left.
+type outcome struct {
+	result   *results.Result
+	node     string
+	started  *metav1.Time
+	finished *metav1.Time
+	// full is true when the result came from the log block, with detail
+	// metrics and time series; otherwise from the termination message.
+	full bool
+}
+
+// jobOutcome reports whether a workload Job has finished and what it left.
+// The load-generator container's termination is what counts: its message is
+// the runner's summary. A Job that failed without one (deadline, eviction,
+// image pull) is a failed measurement with the reason Kubernetes gave.
+func (r *BenchmarkRunReconciler) jobOutcome(ctx context.Context, st *runState, job *batchv1.Job) (*outcome, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{specs.LabelJob: job.Name}); err != nil {
+		return nil, err
+	}
+	sort.Slice(pods.Items, func(i, j int) bool {
+		return pods.Items[j].CreationTimestamp.Before(&pods.Items[i].CreationTimestamp)
+	})
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		for _, cs := range pod.Status.ContainerStatuses {
+			if cs.Name != specs.LoadgenName || cs.State.Terminated == nil {
+				continue
+			}
+			return r.fromTermination(ctx, st, pod, cs.State.Terminated), nil
+		}
+		if pod.Status.Phase == corev1.PodFailed {
+			res := results.New(st.workload.Name())
+			res.Fail("the load-generator pod failed before the tool finished: %s %s", pod.Status.Reason, pod.Status.Message)
+			return &outcome{result: res, node: pod.Spec.NodeName}, nil
+		}
+	}
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			res := results.New(st.workload.Name())
+			res.Fail("the job failed before the tool finished: %s: %s", c.Reason, c.Message)
+			return &outcome{result: res, finished: &c.LastTransitionTime}, nil
+		}
+	}
+	return nil, nil
+}
+
+func (r *BenchmarkRunReconciler) fromTermination(ctx context.Context, st *runState, pod *corev1.Pod, term *corev1.ContainerStateTerminated) *outcome {
+	o := &outcome{node: pod.Spec.NodeName, started: &term.StartedAt, finished: &term.FinishedAt}
+	if r.Logs != nil {
+		raw, err := r.Logs.TailLog(ctx, pod.Namespace, pod.Name, specs.LoadgenName, logTailLines)
+		if err == nil {
+			if full, derr := results.DecodeBlock(raw); derr == nil {
+				o.result, o.full = full, true
+				return o
+			}
+		} else {
+			log.FromContext(ctx).V(1).Info("Could not read the load generator's log, using its termination message", "pod", pod.Name, "error", err.Error())
+		}
+	}
+	if res, err := results.DecodeCompact([]byte(term.Message)); err == nil {
+		o.result = res
+		return o
+	}
+	res := results.New(st.workload.Name())
+	res.Fail("the load generator ended (exit code %d, %s) without a dbperf summary; its log may say why", term.ExitCode, orDash(term.Reason))
+	code := int(term.ExitCode)
+	res.ExitCode = &code
+	o.result = res
+	return o
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

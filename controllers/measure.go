@@ -1,0 +1,149 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// maxStatusMetrics bounds the metrics kept in status per repetition; the
+// results ConfigMap has them all.
+const maxStatusMetrics = 16
+
+// unit is one measurement: a step and a repetition.
+type unit struct {
+	step int
+	rep  int32
+}
+
+// units lists the measurements repetition-major: every step once, then every
+// step again, so that drift of the platform over time spreads over all steps.
+func units(steps, reps int) []unit {
+	out := make([]unit, 0, steps*reps)
+	for rep := 1; rep <= reps; rep++ {
+		for s := range steps {
+			out = append(out, unit{step: s, rep: int32(rep)})
+		}
+	}
+	return out
+}
+
+func repetitions(run *benchv1.BenchmarkRun) int {
+	return max(int(run.Spec.Repetitions), 1)
+}
+
+// measure runs the measurements one Job at a time, recording each as soon
+// as it finishes.
+func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctrl.Result, error) {
+	run := st.run
+	steps := st.workload.Steps(&run.Spec.Workload)
+	initSteps(run, steps)
+	all := units(len(steps), repetitions(run))
+	done := 0
+	for _, u := range all {
+		if recorded(run, u) {
+			done++
+			continue
+		}
+		if !st.target.Ready {
+			return r.waitForTarget(st), nil
+		}
+		inv := st.workload.Run(&run.Spec.Workload, st.target.Endpoint, steps[u.step])
+		job, err := r.ensureJob(ctx, st, specs.RoleLoadgen, u.step, u.rep, inv)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		out, err := r.jobOutcome(ctx, st, job)
+		if err != nil || out == nil {
+			run.Status.Progress = fmt.Sprintf("%d/%d", done, len(all))
+			setCondition(run, benchv1.ConditionCompleted, metav1.ConditionFalse, benchv1.ReasonMeasuring,
+				fmt.Sprintf("measuring step %s, repetition %d (job %s)", steps[u.step].Name, u.rep, job.Name))
+			return ctrl.Result{}, err
+		}
+		if err := r.storeUnit(ctx, st, u, out.result); err != nil {
+			return ctrl.Result{}, err
+		}
+		recordUnit(run, u, job.Name, out)
+		r.Recorder.Eventf(run, eventTypeFor(out.result.Verdict), "Measured", "Step %s repetition %d: %s%s",
+			steps[u.step].Name, u.rep, out.result.Verdict, headline(out.result))
+		done++
+	}
+	run.Status.Progress = fmt.Sprintf("%d/%d", done, len(all))
+	run.Status.Phase = benchv1.PhaseCollecting
+	return ctrl.Result{}, nil
+}
+
+func eventTypeFor(v results.Verdict) string {
+	if v == results.Succeeded {
+		return corev1.EventTypeNormal
+	}
+	return corev1.EventTypeWarning
+}
+
+func headline(r *results.Result) string {
+	if len(r.Reasons) > 0 {
+		return " (" + truncate(strings.Join(r.Reasons, "; "), 300) + ")"
+	}
+	if m, ok := r.Get(r.Primary); ok {
+		return fmt.Sprintf(", %s %s", formatValue(m.Value), m.Unit)
+	}
+	return ""
+}
+
+// initSteps lays out one status entry per step of the sweep.
+func initSteps(run *benchv1.BenchmarkRun, steps []workloads.Step) {
+	if len(run.Status.Steps) == len(steps) {
+		return
+	}
+	run.Status.Steps = make([]benchv1.StepStatus, len(steps))
+	for i, s := range steps {
+		params := map[string]string{}
+		for k, v := range s.Params {
+			params[k] = fmt.Sprint(v)
+		}
+		run.Status.Steps[i] = benchv1.StepStatus{Name: s.Name, Parameters: params}
+	}
+}
+
+func recorded(run *benchv1.BenchmarkRun, u unit) bool {
+	for _, rep := range run.Status.Steps[u.step].Repetitions {
+		if rep.Index == u.rep {
+			return true
+		}
+	}
+	return false
+}
+
+// recordUnit puts a measurement into status and refreshes its step's summary.
+func recordUnit(run *benchv1.BenchmarkRun, u unit, job string, out *outcome) {
+	res := out.result
+	rs := benchv1.RepetitionStatus{
+		Index: u.rep, Job: job, Verdict: benchv1.Verdict(res.Verdict), Reasons: res.Reasons, Node: out.node,
+		StartTime: out.started, CompletionTime: out.finished,
+	}
+	if lg := res.LoadGenerator; lg != nil && lg.Source != "" {
+		pct := roundTo(lg.CPUPercent, 1)
+		rs.LoadGeneratorCPUPercent = &pct
+	}
+	for i, m := range res.Headline() {
+		if i == maxStatusMetrics {
+			break
+		}
+		rs.Metrics = append(rs.Metrics, benchv1.MetricValue{
+			Name: m.Name, Operation: m.Operation, Value: m.Value, Unit: m.Unit, Direction: benchv1.Direction(m.Direction),
+		})
+	}
+	step := &run.Status.Steps[u.step]
+	step.Repetitions = append(step.Repetitions, rs)
+	summarizeStep(run, step, res.Primary)
+	updatePrimary(run, res.Primary)
+}

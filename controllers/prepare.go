@@ -1,0 +1,54 @@
+package controllers
+
+import (
+	"context"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+)
+
+// prepare runs the workload's prepare step (schema build, data load), if it
+// has one, and waits for it.
+func (r *BenchmarkRunReconciler) prepare(ctx context.Context, st *runState) (ctrl.Result, error) {
+	run := st.run
+	if !st.target.Ready {
+		return r.waitForTarget(st), nil
+	}
+	inv := st.workload.Prepare(&run.Spec.Workload, st.target.Endpoint)
+	if inv == nil {
+		setCondition(run, benchv1.ConditionPrepared, metav1.ConditionTrue, benchv1.ReasonNotNeeded, st.workload.Name()+" needs no prepare step")
+		run.Status.Phase = benchv1.PhaseRunning
+		return ctrl.Result{}, nil
+	}
+	job, err := r.ensureJob(ctx, st, specs.RolePrepare, 0, 0, *inv)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	out, err := r.jobOutcome(ctx, st, job)
+	if err != nil || out == nil {
+		setCondition(run, benchv1.ConditionPrepared, metav1.ConditionFalse, benchv1.ReasonPreparing, "running job "+job.Name)
+		return ctrl.Result{}, err
+	}
+	if out.result.Verdict != results.Succeeded {
+		msg := "the prepare step failed: " + strings.Join(out.result.Reasons, "; ")
+		setCondition(run, benchv1.ConditionPrepared, metav1.ConditionFalse, benchv1.ReasonPrepareFailed, msg)
+		return r.finish(ctx, st, benchv1.ReasonPrepareFailed)
+	}
+	setCondition(run, benchv1.ConditionPrepared, metav1.ConditionTrue, benchv1.ReasonPrepared, "job "+job.Name+" finished")
+	r.Recorder.Eventf(run, corev1.EventTypeNormal, "Prepared", "Prepare step finished in job %s", job.Name)
+	run.Status.Phase = benchv1.PhaseRunning
+	return ctrl.Result{}, nil
+}
+
+// waitForTarget records a target that stopped being ready mid-run; the run
+// waits for it (within its timeout) rather than measure a broken target.
+func (r *BenchmarkRunReconciler) waitForTarget(st *runState) ctrl.Result {
+	setCondition(st.run, benchv1.ConditionTargetReady, metav1.ConditionFalse, st.target.Reason, st.target.Message)
+	return ctrl.Result{RequeueAfter: pollInterval}
+}

@@ -1,0 +1,29 @@
+package controllers
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+)
+
+// provision waits for the target to be ready; load already asked for it.
+func (r *BenchmarkRunReconciler) provision(_ context.Context, st *runState) (ctrl.Result, error) {
+	run, obs := st.run, st.target
+	run.Status.Phase = benchv1.PhaseProvisioning
+	if !obs.Ready {
+		prev := findCondition(run, benchv1.ConditionTargetReady)
+		setCondition(run, benchv1.ConditionTargetReady, metav1.ConditionFalse, obs.Reason, obs.Message)
+		if obs.Reason != benchv1.ReasonProvisioning && (prev == nil || prev.Reason != obs.Reason) {
+			r.Recorder.Event(run, corev1.EventTypeWarning, obs.Reason, obs.Message)
+		}
+		return ctrl.Result{RequeueAfter: pollInterval}, nil
+	}
+	setCondition(run, benchv1.ConditionTargetReady, metav1.ConditionTrue, benchv1.ReasonReady, obs.Message)
+	r.Recorder.Event(run, corev1.EventTypeNormal, "TargetReady", obs.Message)
+	run.Status.Phase = benchv1.PhasePreparing
+	return ctrl.Result{}, nil
+}

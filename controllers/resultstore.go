@@ -1,0 +1,87 @@
+package controllers
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+)
+
+// storeUnit keeps a measurement's full result in the results ConfigMap
+// before the status records it, so a restart can never lose it.
+func (r *BenchmarkRunReconciler) storeUnit(ctx context.Context, st *runState, u unit, res *results.Result) error {
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	key := specs.UnitKey(u.step, u.rep)
+	return r.updateResults(ctx, st, func(cm *corev1.ConfigMap) {
+		if cm.BinaryData == nil {
+			cm.BinaryData = map[string][]byte{}
+		}
+		cm.BinaryData[key] = specs.Gzip(raw)
+	})
+}
+
+// updateResults creates or changes the results ConfigMap.
+func (r *BenchmarkRunReconciler) updateResults(ctx context.Context, st *runState, change func(*corev1.ConfigMap)) error {
+	cm := &corev1.ConfigMap{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: st.run.Namespace, Name: specs.ResultsConfigMapName(st.run)}, cm)
+	if apierrors.IsNotFound(err) {
+		cm = &corev1.ConfigMap{ObjectMeta: specs.ObjectMeta(st.run, specs.ResultsConfigMapName(st.run), specs.RoleResults)}
+		change(cm)
+		if err := r.Create(ctx, cm); err != nil {
+			return fmt.Errorf("while creating the results configmap: %w", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	change(cm)
+	if err := r.Update(ctx, cm); err != nil {
+		return fmt.Errorf("while updating the results configmap: %w", err)
+	}
+	return nil
+}
+
+// loadUnits reads back every stored measurement.
+func (r *BenchmarkRunReconciler) loadUnits(ctx context.Context, st *runState) (map[string]*results.Result, error) {
+	cm := &corev1.ConfigMap{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: st.run.Namespace, Name: specs.ResultsConfigMapName(st.run)}, cm)
+	if apierrors.IsNotFound(err) {
+		return map[string]*results.Result{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*results.Result{}
+	for k, v := range cm.BinaryData {
+		if !specs.IsUnitKey(k) {
+			continue
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(v))
+		if err != nil {
+			return nil, fmt.Errorf("while reading %s of the results configmap: %w", k, err)
+		}
+		raw, err := io.ReadAll(zr)
+		if err != nil {
+			return nil, fmt.Errorf("while reading %s of the results configmap: %w", k, err)
+		}
+		var res results.Result
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("while reading %s of the results configmap: %w", k, err)
+		}
+		out[k] = &res
+	}
+	return out, nil
+}

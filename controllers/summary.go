@@ -1,0 +1,101 @@
+package controllers
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+)
+
+// summarizeStep recomputes a step's summary over its valid repetitions:
+// failed and invalid ones are excluded, never averaged in.
+func summarizeStep(run *benchv1.BenchmarkRun, step *benchv1.StepStatus, primary results.Key) {
+	type series struct {
+		m      benchv1.MetricValue
+		values []float64
+	}
+	var order []results.Key
+	byKey := map[results.Key]*series{}
+	for _, rep := range step.Repetitions {
+		if rep.Verdict != benchv1.VerdictSucceeded {
+			continue
+		}
+		for _, m := range rep.Metrics {
+			k := results.Key{Name: m.Name, Operation: m.Operation}
+			s, ok := byKey[k]
+			if !ok {
+				s = &series{m: m}
+				byKey[k] = s
+				order = append(order, k)
+			}
+			s.values = append(s.values, m.Value)
+		}
+	}
+	step.Summary = nil
+	step.Unstable = false
+	for _, k := range order {
+		s := byKey[k]
+		st := results.Summarize(s.values)
+		ms := benchv1.MetricSummary{
+			Name: s.m.Name, Operation: s.m.Operation, Unit: s.m.Unit, Direction: s.m.Direction,
+			N: int32(st.N), Median: st.Median, Mean: roundTo(st.Mean, 6), Min: st.Min, Max: st.Max,
+		}
+		if st.HasCI {
+			lo, hi, cv := roundTo(st.CILow, 6), roundTo(st.CIHigh, 6), roundTo(st.CVPercent, 3)
+			ms.CILow, ms.CIHigh, ms.CoefficientOfVariationPercent = &lo, &hi, &cv
+			limit := run.Spec.Validity.MaxCoefficientOfVariationPercent
+			if k == primary && limit > 0 && st.CVPercent > float64(limit) {
+				step.Unstable = true
+			}
+		}
+		step.Summary = append(step.Summary, ms)
+	}
+}
+
+// updatePrimary sets the headline number: the median of the primary metric
+// at the step where it is best.
+func updatePrimary(run *benchv1.BenchmarkRun, primary results.Key) {
+	var best *benchv1.PrimaryMetric
+	for _, step := range run.Status.Steps {
+		for _, s := range step.Summary {
+			if s.Name != primary.Name || s.Operation != primary.Operation {
+				continue
+			}
+			better := best == nil || (s.Direction == benchv1.LowerIsBetter && s.Median < best.Value) ||
+				(s.Direction != benchv1.LowerIsBetter && s.Median > best.Value)
+			if better {
+				best = &benchv1.PrimaryMetric{Name: s.Name, Operation: s.Operation, Step: step.Name, Value: s.Median, Unit: s.Unit}
+			}
+		}
+	}
+	if best == nil {
+		return
+	}
+	best.Display = formatValue(best.Value) + " " + best.Unit
+	if best.Operation != "" && best.Operation != "Totals" {
+		best.Display += " " + best.Operation
+	}
+	if len(run.Status.Steps) > 1 {
+		best.Display += " @" + best.Step
+	}
+	run.Status.Primary = best
+}
+
+// formatValue prints a number with as many decimals as its size deserves.
+func formatValue(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return fmt.Sprint(roundTo(v, 3))
+	}
+}
+
+func roundTo(v float64, decimals int) float64 {
+	p := math.Pow(10, float64(decimals))
+	return math.Round(v*p) / p
+}

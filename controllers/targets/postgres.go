@@ -1,0 +1,79 @@
+package targets
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// Postgres is a CloudNativePG Cluster owned by the run. It is ready when
+// CloudNativePG reports it healthy with every instance ready; load generators
+// use the <cluster>-rw Service and the <cluster>-app Secret.
+type Postgres struct{}
+
+func (Postgres) Ensure(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun) (Observed, error) {
+	name := specs.PostgresClusterName(run)
+	host := fmt.Sprintf("%s.%s.svc", specs.CNPGRWService(name), run.Namespace)
+	secret := corev1.LocalObjectReference{Name: specs.CNPGAppSecret(name)}
+	o := Observed{
+		Status: benchv1.TargetStatus{Kind: "postgres", Resource: "Cluster/" + name, Host: host, Port: specs.CNPGPort},
+		Endpoint: workloads.Endpoint{
+			Host: host, Port: specs.CNPGPort, Database: specs.CNPGDatabase,
+			Username: &corev1.SecretKeySelector{LocalObjectReference: secret, Key: "username"},
+			Password: &corev1.SecretKeySelector{LocalObjectReference: secret, Key: "password"},
+		},
+		PodSelector: map[string]string{specs.CNPGClusterLabel: name},
+		Image:       run.Spec.Target.Postgres.ImageName,
+	}
+	desired, err := specs.CNPGCluster(run)
+	if err != nil {
+		return o, fmt.Errorf("while building the CloudNativePG cluster: %w", err)
+	}
+	if err := createIfMissing(ctx, c, desired); err != nil {
+		if meta.IsNoMatchError(err) {
+			return notReady(o, benchv1.ReasonCRDNotInstalled,
+				"the CloudNativePG Cluster CRD (postgresql.cnpg.io/v1) is not installed in this cluster: install CloudNativePG to use spec.target.postgres"), nil
+		}
+		return o, fmt.Errorf("while creating the CloudNativePG cluster: %w", err)
+	}
+	cluster := &unstructured.Unstructured{}
+	cluster.SetGroupVersionKind(specs.CNPGClusterGVK)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cluster); err != nil {
+		return o, err
+	}
+	phase, _, _ := unstructured.NestedString(cluster.Object, "status", "phase")
+	ready, _, _ := unstructured.NestedInt64(cluster.Object, "status", "readyInstances")
+	want, _, _ := unstructured.NestedInt64(cluster.Object, "spec", "instances")
+	if img, _, _ := unstructured.NestedString(cluster.Object, "status", "image"); img != "" {
+		o.Image = img
+	}
+	if phase != specs.CNPGHealthyPhase || ready < want {
+		if phase == "" {
+			phase = "no phase reported yet"
+		}
+		return notReady(o, benchv1.ReasonProvisioning,
+			fmt.Sprintf("waiting for CloudNativePG cluster %s: %s, %d/%d instances ready", name, phase, ready, want)), nil
+	}
+	o.Ready, o.Reason, o.Message = true, benchv1.ReasonReady, fmt.Sprintf("CloudNativePG cluster %s is healthy", name)
+	return o, nil
+}
+
+func (Postgres) Cleanup(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(specs.CNPGClusterGVK)
+	u.SetNamespace(run.Namespace)
+	u.SetName(specs.PostgresClusterName(run))
+	err := deleteIfExists(ctx, c, u)
+	if meta.IsNoMatchError(err) {
+		return nil
+	}
+	return err
+}

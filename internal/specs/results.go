@@ -1,0 +1,147 @@
+package specs
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+)
+
+// Keys of the results ConfigMap.
+const (
+	ResultsKey         = "result.json"
+	ResultsKeyGzip     = "result.json.gz"
+	unitKeyPrefix      = "unit-"
+	maxConfigMapBytes  = 1 << 20
+	configMapHeadroom  = 24 << 10 // metadata and the summary key
+	compressAboveBytes = 256 << 10
+)
+
+// UnitKey is where one measurement's full result waits in the results
+// ConfigMap until the run ends.
+func UnitKey(step int, rep int32) string {
+	return fmt.Sprintf("%ss%d-r%d.json.gz", unitKeyPrefix, step, rep)
+}
+
+// IsUnitKey tells a per-measurement key from the final ones.
+func IsUnitKey(k string) bool {
+	return len(k) > len(unitKeyPrefix) && k[:len(unitKeyPrefix)] == unitKeyPrefix
+}
+
+// Gzip compresses b.
+func Gzip(b []byte) []byte {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	return buf.Bytes()
+}
+
+// Document is the full record of a run, as its results ConfigMap holds it.
+type Document struct {
+	APIVersion  string                     `json:"apiVersion"`
+	Kind        string                     `json:"kind"`
+	Run         string                     `json:"run"`
+	Namespace   string                     `json:"namespace"`
+	UID         string                     `json:"uid"`
+	Workload    string                     `json:"workload"`
+	Target      *benchv1.TargetStatus      `json:"target,omitempty"`
+	Phase       benchv1.Phase              `json:"phase"`
+	Primary     *benchv1.PrimaryMetric     `json:"primary,omitempty"`
+	Steps       []DocumentStep             `json:"steps"`
+	Environment *benchv1.Environment       `json:"environment,omitempty"`
+	Spec        benchv1.BenchmarkRunSpec   `json:"spec"`
+	Dropped     []string                   `json:"dropped,omitempty"`
+	Conditions  []DocumentCondition        `json:"conditions,omitempty"`
+	Extra       map[string]json.RawMessage `json:"-"`
+}
+
+// DocumentStep is one step with its full results.
+type DocumentStep struct {
+	Name        string                  `json:"name"`
+	Parameters  map[string]string       `json:"parameters,omitempty"`
+	Summary     []benchv1.MetricSummary `json:"summary,omitempty"`
+	Unstable    bool                    `json:"unstable,omitempty"`
+	Repetitions []DocumentRepetition    `json:"repetitions"`
+}
+
+// DocumentRepetition is one measurement with its full result.
+type DocumentRepetition struct {
+	Index  int32           `json:"index"`
+	Job    string          `json:"job,omitempty"`
+	Node   string          `json:"node,omitempty"`
+	Result *results.Result `json:"result,omitempty"`
+}
+
+// DocumentCondition is a condition without its timestamps.
+type DocumentCondition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
+}
+
+// ResultsConfigMap renders the final document into data that fits a
+// ConfigMap: plain JSON when small, gzip in binaryData when large, and when
+// even that is too large it drops, in order, time series, detail metrics and
+// finally the per-repetition results (the summaries stay), saying what went.
+func ResultsConfigMap(run *benchv1.BenchmarkRun, doc *Document) (*corev1.ConfigMap, error) {
+	cm := &corev1.ConfigMap{ObjectMeta: ObjectMeta(run, ResultsConfigMapName(run), RoleResults)}
+	reducers := []struct {
+		what string
+		do   func(*Document)
+	}{
+		{"", func(*Document) {}},
+		{"time series of every repetition", func(d *Document) { eachResult(d, func(r *results.Result) { r.TimeSeries = nil }) }},
+		{"detail metrics (per statement, per bucket) of every repetition", func(d *Document) {
+			eachResult(d, func(r *results.Result) {
+				kept := r.Metrics[:0]
+				for _, m := range r.Metrics {
+					if !m.Detail {
+						kept = append(kept, m)
+					}
+				}
+				r.Metrics = kept
+			})
+		}},
+		{"the per-repetition results (status and summaries keep the headline metrics)", func(d *Document) {
+			eachResult(d, func(r *results.Result) { r.Metrics, r.TimeSeries, r.Warnings = nil, nil, nil })
+		}},
+	}
+	for _, red := range reducers {
+		red.do(doc)
+		if red.what != "" {
+			doc.Dropped = append(doc.Dropped, red.what)
+		}
+		raw, err := json.Marshal(doc)
+		if err != nil {
+			return nil, err
+		}
+		cm.Data, cm.BinaryData = nil, nil
+		switch {
+		case len(raw) < compressAboveBytes:
+			cm.Data = map[string]string{ResultsKey: string(raw)}
+		default:
+			cm.BinaryData = map[string][]byte{ResultsKeyGzip: Gzip(raw)}
+		}
+		if size := len(raw); size < compressAboveBytes || len(cm.BinaryData[ResultsKeyGzip]) < maxConfigMapBytes-configMapHeadroom {
+			return cm, nil
+		}
+	}
+	return nil, fmt.Errorf("the results do not fit a ConfigMap even without per-repetition results")
+}
+
+func eachResult(d *Document, f func(*results.Result)) {
+	for i := range d.Steps {
+		for j := range d.Steps[i].Repetitions {
+			if r := d.Steps[i].Repetitions[j].Result; r != nil {
+				f(r)
+			}
+		}
+	}
+}

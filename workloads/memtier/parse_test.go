@@ -1,0 +1,153 @@
+package memtier
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/testutil"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+type want struct {
+	verdict results.Verdict
+	reason  string
+	// Totals row, when the run has one.
+	ops, avg, p99, kbs float64
+	gets               float64
+	points             int
+}
+
+// Every memtier fixture must be listed here.
+var fixtures = map[string]want{
+	"issue149-tls-connection-refused-zero-table-TRUNCATED.txt": {verdict: results.Failed, reason: "no Totals row"},
+	"issue180-network-unreachable-test-aborted.txt":            {verdict: results.Failed, reason: "test aborted"},
+	"pkb-redis-4t8c-1KiB-ratio1-9-800s.json":                   {verdict: results.Succeeded, ops: 90018.1, avg: 0.355, p99: 1.415, kbs: 28951.87, gets: 81016.28, points: 801},
+	"vc-invalid-text-1.txt":                                    {verdict: results.Failed, reason: "no Totals row"},
+	"vc-memcached-text-1.txt":                                  {verdict: results.Succeeded, ops: 48271.29, avg: 2.62213, p99: 7.423, kbs: 4053.46, gets: 43444.12},
+	"vc-redis-text-1.txt":                                      {verdict: results.Succeeded, ops: 355987.03, avg: 0.34301, p99: 0.839, kbs: 25860.83, gets: 320388.28},
+	"vc-redis-text-2.txt":                                      {verdict: results.Succeeded, ops: 62133.15, avg: 25.70197, p99: 51.711, kbs: 3187.02, gets: 31066.57},
+	"vc-redis-text-4.txt":                                      {verdict: results.Succeeded, ops: 132291.67, avg: 1.44408, p99: 4.575, kbs: 168029.76, gets: 92604.15},
+}
+
+func TestParseFixtures(t *testing.T) {
+	dir := testutil.FixturesDir(t, "memtier")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		t.Run(name, func(t *testing.T) {
+			w, ok := fixtures[name]
+			if !ok {
+				t.Fatalf("no expectation for fixture %s", name)
+			}
+			raw, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := workloads.ParseInput{Output: raw}
+			if strings.HasSuffix(name, ".json") {
+				in = workloads.ParseInput{Files: map[string][]byte{"memtier.json": raw}}
+			}
+			check(t, Memtier{}.Parse(in), w)
+		})
+	}
+}
+
+func check(t *testing.T, r *results.Result, w want) {
+	t.Helper()
+	if r.Verdict != w.verdict {
+		t.Errorf("verdict = %s (%v), want %s", r.Verdict, r.Reasons, w.verdict)
+	}
+	if w.reason != "" && !strings.Contains(strings.Join(r.Reasons, "|"), w.reason) {
+		t.Errorf("reasons %q do not mention %q", r.Reasons, w.reason)
+	}
+	if w.verdict != results.Succeeded && len(r.Reasons) == 0 {
+		t.Errorf("a %s result must say why", r.Verdict)
+	}
+	for name, v := range map[string]float64{"opsPerSecond": w.ops, "latencyAverageMillis": w.avg, "latencyP99Millis": w.p99, "kilobytesPerSecond": w.kbs} {
+		if v == 0 {
+			continue
+		}
+		if m, ok := r.Get(results.Key{Name: name, Operation: "Totals"}); !ok || m.Value != v {
+			t.Errorf("Totals %s = %v (found %v), want %v", name, m.Value, ok, v)
+		}
+	}
+	if w.gets != 0 {
+		if m, ok := r.Get(results.Key{Name: "opsPerSecond", Operation: "Gets"}); !ok || m.Value != w.gets {
+			t.Errorf("Gets ops/s = %v, want %v", m.Value, w.gets)
+		}
+	}
+	if len(r.TimeSeries) != w.points {
+		t.Errorf("%d time-series points, want %d", len(r.TimeSeries), w.points)
+	}
+	if w.verdict == results.Succeeded && r.Primary != (results.Key{Name: "opsPerSecond", Operation: "Totals"}) {
+		t.Errorf("primary = %v", r.Primary)
+	}
+}
+
+// memtier keeps printing a high ops/s when the server answers every request
+// with an error; such a run must not pass.
+func TestParseErrorResponsesInvalidate(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(testutil.FixturesDir(t, "memtier"), "vc-redis-text-4.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := "server 10.0.0.1:6379 handle error response: -NOAUTH Authentication required.\n" + string(raw)
+	r := Memtier{}.Parse(workloads.ParseInput{Output: []byte(out)})
+	if r.Verdict != results.Invalid || !strings.Contains(strings.Join(r.Reasons, ""), "error response") {
+		t.Fatalf("got %s %v, want Invalid for error responses", r.Verdict, r.Reasons)
+	}
+	if m, ok := r.Get(results.Key{Name: "opsPerSecond", Operation: "Totals"}); !ok || m.Value != 132291.67 {
+		t.Fatalf("the numbers must be kept, got %v", m)
+	}
+}
+
+func TestParseJSONWinsOverTextAndTextErrorsStillCount(t *testing.T) {
+	dir := testutil.FixturesDir(t, "memtier")
+	js, _ := os.ReadFile(filepath.Join(dir, "pkb-redis-4t8c-1KiB-ratio1-9-800s.json"))
+	text, _ := os.ReadFile(filepath.Join(dir, "vc-redis-text-1.txt"))
+	text = append([]byte("Connection error: Connection reset by peer\n"), text...)
+	r := Memtier{}.Parse(workloads.ParseInput{Output: text, Files: map[string][]byte{"memtier.json": js}})
+	if m, _ := r.Get(results.Key{Name: "opsPerSecond", Operation: "Totals"}); m.Value != 90018.1 {
+		t.Errorf("Totals ops/s = %v, want the JSON's 90018.1", m.Value)
+	}
+	if r.Verdict != results.Invalid {
+		t.Errorf("a connection error must invalidate, got %s", r.Verdict)
+	}
+}
+
+func TestParseBrokenJSONFallsBackToText(t *testing.T) {
+	text, _ := os.ReadFile(filepath.Join(testutil.FixturesDir(t, "memtier"), "vc-redis-text-4.txt"))
+	r := Memtier{}.Parse(workloads.ParseInput{Output: text, Files: map[string][]byte{"memtier.json": []byte(`{"ALL STATS": {`)}})
+	if r.Verdict != results.Succeeded || len(r.Warnings) == 0 {
+		t.Fatalf("got %s %v %v", r.Verdict, r.Reasons, r.Warnings)
+	}
+}
+
+func TestPercentileName(t *testing.T) {
+	for in, want := range map[string]string{"50": "latencyP50Millis", "99.9": "latencyP999Millis", "99.90": "latencyP999Millis", "50.00": "latencyP50Millis", "99.99": "latencyP9999Millis"} {
+		if got := PercentileName(in); got != want {
+			t.Errorf("PercentileName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func BenchmarkParseJSON(b *testing.B) {
+	raw, err := os.ReadFile(filepath.Join(testutil.FixturesDir(b, "memtier"), "pkb-redis-4t8c-1KiB-ratio1-9-800s.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := workloads.ParseInput{Files: map[string][]byte{"memtier.json": raw}}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := (Memtier{}).Parse(in); r.Verdict != results.Succeeded {
+			b.Fatal(r.Reasons)
+		}
+	}
+}
