@@ -1,0 +1,393 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/internal/testutil"
+)
+
+const secretValue = "T0P-SECRET-never-recorded"
+
+func pgbenchRun(name string, target benchv1.TargetSpec, clients []int32, reps int32) *benchv1.BenchmarkRun {
+	return &benchv1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: benchv1.BenchmarkRunSpec{
+			Target:      target,
+			Repetitions: reps,
+			Workload: benchv1.WorkloadSpec{
+				Pgbench:   &benchv1.PgbenchWorkload{Scale: 1, Clients: clients, Duration: metav1.Duration{Duration: 60 * time.Second}},
+				Placement: benchv1.Placement{NodeSelector: map[string]string{"pool": "loadgen"}},
+			},
+		},
+	}
+}
+
+func loadgenNode(h *harness) string {
+	h.node("loadgen-1", map[string]string{
+		"pool": "loadgen", corev1.LabelInstanceTypeStable: "n4-standard-8", corev1.LabelTopologyZone: "zone-a",
+		corev1.LabelArchStable: "amd64", "dbperf.io/cpu-model": "Intel_Xeon_Emerald_Rapids",
+	})
+	return "loadgen-1"
+}
+
+// The whole life of a run against an external PostgreSQL: prepare, a sweep
+// of two client counts times two repetitions, results, cleanup.
+func TestExternalPostgresLifecycle(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	node := loadgenNode(h)
+	h.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pg-creds"}, StringData: map[string]string{"username": "bench", "password": secretValue}})
+	run := pgbenchRun("ext-pg", benchv1.TargetSpec{External: &benchv1.ExternalTarget{
+		Host: "db.example.internal", Port: 5432, Database: "bench", SecretRef: &corev1.LocalObjectReference{Name: "pg-creds"},
+	}}, []int32{16, 105}, 2)
+	h.create(run)
+
+	prep := h.waitJob(specs.PrepareJobName(run))
+	checkWorkloadPod(t, prep.Spec.Template.Spec, "pg-creds")
+	h.kubelet(prep, node, "pgbench", "/dev/null")
+
+	fixtures := []string{"pkb-tpcb-16c-5s-r-stdout.txt", "pg14plus-tpcb-scale50-haproxy.txt"}
+	for rep := int32(1); rep <= 2; rep++ {
+		for step := range 2 {
+			job := h.waitJob(specs.MeasureJobName(run, step, rep))
+			if got := job.Spec.Template.Spec.Containers[0].Args; !strings.Contains(strings.Join(got, " "), "--client "+[]string{"16", "105"}[step]) {
+				t.Fatalf("step %d runs %v", step, got)
+			}
+			h.kubelet(job, node, "pgbench", fixture(t, "pgbench", fixtures[step]))
+		}
+	}
+	run = h.waitPhase("ext-pg", 30*time.Second, benchv1.PhaseSucceeded)
+
+	for _, c := range []string{benchv1.ConditionTargetReady, benchv1.ConditionPrepared, benchv1.ConditionCompleted, benchv1.ConditionValid} {
+		if !meta.IsStatusConditionTrue(run.Status.Conditions, c) {
+			t.Errorf("condition %s not True: %+v", c, meta.FindStatusCondition(run.Status.Conditions, c))
+		}
+	}
+	if len(run.Status.Steps) != 2 || run.Status.Steps[1].Name != "clients=105" || len(run.Status.Steps[1].Repetitions) != 2 {
+		t.Fatalf("steps: %+v", run.Status.Steps)
+	}
+	sum := findSummary(run.Status.Steps[1].Summary, "transactionsPerSecond")
+	if sum == nil || sum.N != 2 || sum.Median != 4413.657304 || sum.CILow == nil {
+		t.Fatalf("summary of clients=105: %+v", sum)
+	}
+	if p := run.Status.Primary; p == nil || p.Step != "clients=105" || p.Display != "4414 tx/s @clients=105" {
+		t.Fatalf("primary: %+v", p)
+	}
+	env := run.Status.Environment
+	if env == nil || len(env.Nodes) != 1 || env.Nodes[0].Pool != "loadgen" || env.Nodes[0].CPUModel != "Intel Xeon Emerald Rapids" ||
+		env.Nodes[0].InstanceType != "n4-standard-8" || env.Images["loadgen"] != "postgres:17" || env.KubernetesVersion == "" {
+		t.Fatalf("environment: %+v", env)
+	}
+	if run.Status.ObservedGeneration != run.Generation || run.Status.Progress != "4/4" {
+		t.Errorf("observedGeneration %d/%d progress %q", run.Status.ObservedGeneration, run.Generation, run.Status.Progress)
+	}
+
+	doc := resultsDocument(t, h, run)
+	reps := doc.Steps[0].Repetitions
+	if len(reps) != 2 || reps[0].Result == nil || len(reps[0].Result.Metrics) < 14 {
+		t.Fatalf("the results ConfigMap must hold the full results, with per-statement latencies: %+v", reps)
+	}
+	noSecretAnywhere(t, h, run)
+
+	// Cleanup policy Always: the Jobs go, the results stay.
+	testutil.Eventually(t, 10*time.Second, "jobs deleted", func() error {
+		if n := len(h.jobs()); n != 0 {
+			return fmt.Errorf("%d jobs left", n)
+		}
+		return nil
+	})
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: run.Status.ResultsConfigMap}, &corev1.ConfigMap{}); err != nil {
+		t.Fatalf("results configmap: %v", err)
+	}
+}
+
+func checkWorkloadPod(t *testing.T, pod corev1.PodSpec, secret string) {
+	t.Helper()
+	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+		t.Error("workload pods must not get a service-account token")
+	}
+	if sc := pod.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
+		t.Error("workload pods must run as non-root")
+	}
+	if pod.NodeSelector["pool"] != "loadgen" {
+		t.Errorf("node selector %v", pod.NodeSelector)
+	}
+	found := false
+	for _, e := range pod.Containers[0].Env {
+		if e.Name == "PGPASSWORD" {
+			found = e.Value == "" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef.Name == secret
+		}
+	}
+	if !found {
+		t.Errorf("PGPASSWORD must come from Secret %s: %+v", secret, pod.Containers[0].Env)
+	}
+}
+
+func findSummary(s []benchv1.MetricSummary, name string) *benchv1.MetricSummary {
+	for i := range s {
+		if s[i].Name == name {
+			return &s[i]
+		}
+	}
+	return nil
+}
+
+func resultsDocument(t *testing.T, h *harness, run *benchv1.BenchmarkRun) specs.Document {
+	t.Helper()
+	var cm corev1.ConfigMap
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: run.Status.ResultsConfigMap}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if !metav1.IsControlledBy(&cm, run) {
+		t.Error("the results ConfigMap must be owned by its run")
+	}
+	for k := range cm.BinaryData {
+		if specs.IsUnitKey(k) {
+			t.Errorf("per-measurement key %s left behind", k)
+		}
+	}
+	var doc specs.Document
+	if err := json.Unmarshal([]byte(cm.Data[specs.ResultsKey]), &doc); err != nil {
+		t.Fatalf("result.json: %v (keys %v)", err, keys(cm.Data))
+	}
+	return doc
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func noSecretAnywhere(t *testing.T, h *harness, run *benchv1.BenchmarkRun) {
+	t.Helper()
+	ctx := context.Background()
+	status, _ := json.Marshal(run.Status)
+	var cms corev1.ConfigMapList
+	_ = k8s.List(ctx, &cms, client.InNamespace(h.ns))
+	all, _ := json.Marshal(cms.Items)
+	var events corev1.EventList
+	_ = k8s.List(ctx, &events, client.InNamespace(h.ns))
+	ev, _ := json.Marshal(events.Items)
+	var jobs []byte
+	for _, j := range h.jobs() {
+		b, _ := json.Marshal(j)
+		jobs = append(jobs, b...)
+	}
+	for what, b := range map[string][]byte{"status": status, "configmaps": all, "events": ev, "jobs": jobs} {
+		if strings.Contains(string(b), secretValue) {
+			t.Errorf("the secret value appears in %s", what)
+		}
+	}
+	if len(events.Items) == 0 {
+		t.Error("no events were recorded")
+	}
+}
+
+// A Valkey target: the operator's own StatefulSet and Service; the load
+// generator keeps off the target's node; cleanup Never keeps everything.
+func TestValkeyTargetWithRedisBenchmark(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	node := loadgenNode(h)
+	run := &benchv1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "vk"},
+		Spec: benchv1.BenchmarkRunSpec{
+			Cleanup:  benchv1.CleanupNever,
+			Target:   benchv1.TargetSpec{Valkey: &benchv1.ValkeyTarget{}, Placement: benchv1.Placement{NodeSelector: map[string]string{"pool": "standard-v4a"}}},
+			Workload: benchv1.WorkloadSpec{RedisBenchmark: &benchv1.RedisBenchmarkWorkload{Tests: []string{"set", "get"}, Clients: []int32{10}, Pipeline: []int32{1, 16}}},
+		},
+	}
+	h.create(run)
+	sts := &appsv1.StatefulSet{}
+	testutil.Eventually(t, 10*time.Second, "valkey statefulset", func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.ValkeyName(run)}, sts)
+	})
+	if sts.Spec.Template.Spec.NodeSelector["pool"] != "standard-v4a" || !metav1.IsControlledBy(sts, h.run("vk")) {
+		t.Fatalf("statefulset placement/owner wrong: %+v", sts.Spec.Template.Spec.NodeSelector)
+	}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.ValkeyName(run)}, &corev1.Service{}); err != nil {
+		t.Fatal(err)
+	}
+	if h.waitPhase("vk", 5*time.Second, benchv1.PhaseProvisioning).Status.Phase != benchv1.PhaseProvisioning {
+		t.Fatal("must wait for the target")
+	}
+	sts.Status.Replicas, sts.Status.ReadyReplicas, sts.Status.AvailableReplicas = 1, 1, 1
+	if err := k8s.Status().Update(ctx, sts); err != nil {
+		t.Fatal(err)
+	}
+	run = h.run("vk")
+	for step := range 2 {
+		job := h.waitJob(specs.MeasureJobName(run, step, 1))
+		aff := job.Spec.Template.Spec.Affinity
+		if aff == nil || aff.PodAntiAffinity == nil || aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].LabelSelector.MatchLabels[specs.LabelRole] != specs.RoleTarget {
+			t.Fatalf("the load generator must avoid the target's node: %+v", aff)
+		}
+		h.kubelet(job, node, "redis-benchmark", writeTemp(t, redisCSV))
+	}
+	run = h.waitPhase("vk", 20*time.Second, benchv1.PhaseSucceeded)
+	if p := run.Status.Primary; p == nil || !strings.HasPrefix(p.Display, "37037 ops/s SET") {
+		t.Fatalf("primary %+v", p)
+	}
+	if run.Status.Target == nil || run.Status.Target.Kind != "valkey" || run.Status.Target.Port != 6379 {
+		t.Fatalf("target status %+v", run.Status.Target)
+	}
+	// Cleanup Never: the target and the Jobs stay.
+	time.Sleep(500 * time.Millisecond)
+	if len(h.jobs()) != 2 {
+		t.Fatalf("jobs deleted despite cleanup Never")
+	}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(sts), &appsv1.StatefulSet{}); err != nil {
+		t.Fatalf("statefulset deleted despite cleanup Never: %v", err)
+	}
+}
+
+const redisCSV = `"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+"SET","37037.04","0.144","0.040","0.135","0.239","0.319","4.671"
+"GET","36166.37","0.151","0.032","0.135","0.207","0.319","5.655"
+`
+
+// A CloudNativePG target: the operator creates the Cluster, waits until
+// CloudNativePG reports it healthy, and uses its -rw Service and -app Secret.
+func TestCNPGPostgresTarget(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	node := loadgenNode(h)
+	run := pgbenchRun("cnpg", benchv1.TargetSpec{
+		Postgres:  &benchv1.PostgresTarget{Instances: 2, Parameters: map[string]string{"shared_buffers": "2GB"}},
+		Placement: benchv1.Placement{NodeSelector: map[string]string{"pool": "standard-v3"}},
+	}, []int32{16}, 1)
+	run.Spec.Cleanup = benchv1.CleanupOnSuccess
+	run.Spec.Workload.Pgbench.SkipInit = true
+	h.create(run)
+	cluster := &unstructured.Unstructured{}
+	cluster.SetGroupVersionKind(specs.CNPGClusterGVK)
+	name := specs.PostgresClusterName(run)
+	testutil.Eventually(t, 10*time.Second, "CNPG cluster", func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, cluster)
+	})
+	if v, _, _ := unstructured.NestedString(cluster.Object, "spec", "postgresql", "parameters", "shared_buffers"); v != "2GB" {
+		t.Errorf("parameters not passed: %v", cluster.Object["spec"])
+	}
+	if v, _, _ := unstructured.NestedString(cluster.Object, "spec", "affinity", "nodeSelector", "pool"); v != "standard-v3" {
+		t.Errorf("placement not passed: %v", cluster.Object["spec"])
+	}
+	_ = unstructured.SetNestedField(cluster.Object, specs.CNPGHealthyPhase, "status", "phase")
+	_ = unstructured.SetNestedField(cluster.Object, int64(2), "status", "readyInstances")
+	if err := k8s.Status().Update(ctx, cluster); err != nil {
+		t.Fatal(err)
+	}
+	job := h.waitJob(specs.MeasureJobName(run, 0, 1))
+	checkWorkloadPod(t, job.Spec.Template.Spec, specs.CNPGAppSecret(name))
+	if host := envValue(job.Spec.Template.Spec.Containers[0].Env, "PGHOST"); host != specs.CNPGRWService(name)+"."+h.ns+".svc" {
+		t.Fatalf("PGHOST = %q", host)
+	}
+	// An aborted pgbench run is Failed, keeps its numbers, and with
+	// cleanup OnSuccess leaves the cluster for inspection.
+	h.kubelet(job, node, "pgbench", fixture(t, "pgbench", "pg16-rdsproxy-600c-prepared-rate-progress-client-aborted.txt"))
+	run = h.waitPhase("cnpg", 20*time.Second, benchv1.PhaseFailed)
+	c := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionValid)
+	if c == nil || c.Reason != benchv1.ReasonSomeFailed || !strings.Contains(c.Message, "Run was aborted") {
+		t.Fatalf("valid condition %+v", c)
+	}
+	rep := run.Status.Steps[0].Repetitions[0]
+	if rep.Verdict != benchv1.VerdictFailed || len(rep.Metrics) == 0 {
+		t.Fatalf("a failed measurement keeps its metrics: %+v", rep)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, cluster); err != nil {
+		t.Fatalf("cluster deleted despite cleanup OnSuccess on a failed run: %v", err)
+	}
+}
+
+func envValue(env []corev1.EnvVar, name string) string {
+	for _, e := range env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+// A run past its timeout fails with reason Timeout and keeps what it measured.
+func TestTimeoutKeepsMeasurements(t *testing.T) {
+	h := newHarness(t)
+	node := loadgenNode(h)
+	run := pgbenchRun("slow", benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "db", Port: 5432}}, []int32{16}, 2)
+	run.Spec.Workload.Pgbench.SkipInit = true
+	run.Spec.Timeout = &metav1.Duration{Duration: 6 * time.Second}
+	h.create(run)
+	h.kubelet(h.waitJob(specs.MeasureJobName(run, 0, 1)), node, "pgbench", fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt"))
+	h.waitJob(specs.MeasureJobName(run, 0, 2)) // never finishes
+	run = h.waitPhase("slow", 20*time.Second, benchv1.PhaseFailed)
+	c := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionCompleted)
+	if c == nil || c.Reason != benchv1.ReasonTimeout {
+		t.Fatalf("completed condition %+v", c)
+	}
+	if reps := run.Status.Steps[0].Repetitions; len(reps) != 1 || reps[0].Verdict != benchv1.VerdictSucceeded {
+		t.Fatalf("the finished measurement must be kept: %+v", reps)
+	}
+	if doc := resultsDocument(t, h, run); len(doc.Steps[0].Repetitions) != 1 || doc.Steps[0].Repetitions[0].Result == nil {
+		t.Fatalf("results document %+v", doc.Steps)
+	}
+}
+
+// A manager restart in the middle of a run neither duplicates a Job nor
+// loses or repeats a result. The second manager reads nothing from logs, so
+// the measurement it collects comes from the termination message alone.
+func TestManagerRestartMidRun(t *testing.T) {
+	h := newHarness(t)
+	node := loadgenNode(h)
+	run := pgbenchRun("restart", benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "db", Port: 5432}}, []int32{105}, 3)
+	run.Spec.Workload.Pgbench.SkipInit = true
+	run.Spec.Cleanup = benchv1.CleanupNever
+	h.create(run)
+	f := fixture(t, "pgbench", "pg14plus-tpcb-scale50-haproxy.txt")
+	h.kubelet(h.waitJob(specs.MeasureJobName(run, 0, 1)), node, "pgbench", f)
+	second := h.waitJob(specs.MeasureJobName(run, 0, 2))
+
+	h.stopManager()
+	h.kubelet(second, node, "pgbench", f) // finishes while no manager runs
+	h.noLogs = true
+	h.startManager(cfg)
+
+	h.kubelet(h.waitJob(specs.MeasureJobName(run, 0, 3)), node, "pgbench", f)
+	run = h.waitPhase("restart", 20*time.Second, benchv1.PhaseSucceeded)
+	if n := len(h.jobs()); n != 3 {
+		t.Fatalf("%d jobs, want 3", n)
+	}
+	reps := run.Status.Steps[0].Repetitions
+	if len(reps) != 3 {
+		t.Fatalf("%d repetitions recorded, want 3: %+v", len(reps), reps)
+	}
+	seen := map[int32]bool{}
+	for _, r := range reps {
+		if seen[r.Index] {
+			t.Fatalf("repetition %d recorded twice", r.Index)
+		}
+		seen[r.Index] = true
+	}
+	doc := resultsDocument(t, h, run)
+	if got := len(doc.Steps[0].Repetitions); got != 3 {
+		t.Fatalf("%d repetitions in the results document", got)
+	}
+	if s := findSummary(run.Status.Steps[0].Summary, "transactionsPerSecond"); s == nil || s.N != 3 || *s.CoefficientOfVariationPercent != 0 {
+		t.Fatalf("summary %+v", s)
+	}
+}
