@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -225,4 +226,14 @@ func podToRun(_ context.Context, o client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// CNPGInstalled tells whether the CloudNativePG Cluster CRD is served, so
+// that the controller watches Clusters only when it can.
+func CNPGInstalled(mapper meta.RESTMapper) (bool, error) {
+	_, err := mapper.RESTMapping(specs.CNPGClusterGVK.GroupKind(), specs.CNPGClusterGVK.Version)
+	if meta.IsNoMatchError(err) {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -15,9 +15,12 @@ func (r *BenchmarkRunReconciler) provision(_ context.Context, st *runState) (ctr
 	run, obs := st.run, st.target
 	run.Status.Phase = benchv1.PhaseProvisioning
 	if !obs.Ready {
-		prev := findCondition(run, benchv1.ConditionTargetReady)
+		prevReason := ""
+		if prev := findCondition(run, benchv1.ConditionTargetReady); prev != nil {
+			prevReason = prev.Reason
+		}
 		setCondition(run, benchv1.ConditionTargetReady, metav1.ConditionFalse, obs.Reason, obs.Message)
-		if obs.Reason != benchv1.ReasonProvisioning && (prev == nil || prev.Reason != obs.Reason) {
+		if obs.Reason != benchv1.ReasonProvisioning && prevReason != obs.Reason {
 			r.Recorder.Event(run, corev1.EventTypeWarning, obs.Reason, obs.Message)
 		}
 		return ctrl.Result{RequeueAfter: pollInterval}, nil

@@ -166,6 +166,10 @@ func (h *harness) startManager(c *rest.Config) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	withCNPG, err := CNPGInstalled(mgr.GetRESTMapper())
+	if err != nil {
+		h.t.Fatal(err)
+	}
 	var lr LogReader = h.logs
 	if h.noLogs {
 		lr = nil
@@ -173,7 +177,7 @@ func (h *harness) startManager(c *rest.Config) {
 	r := &BenchmarkRunReconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{},
 		Logs: lr, RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:test", KubernetesVersion: "v1.34.3",
-		OperatorVersion: "test", WatchCNPG: true,
+		OperatorVersion: "test", WatchCNPG: withCNPG,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		h.t.Fatal(err)

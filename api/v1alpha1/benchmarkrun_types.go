@@ -36,7 +36,6 @@ type BenchmarkRunSpec struct {
 
 	// Timeout bounds the whole run, from the first reconcile to the last
 	// result. A run past it fails with reason Timeout and keeps what it measured.
-	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be a positive duration such as 30m or 2h"
 	// +kubebuilder:default="2h"
 	// +optional

@@ -7,7 +7,6 @@ import (
 	"os"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -85,12 +84,12 @@ func run(cfg *rest.Config, metricsAddr, probeAddr, runnerImage string, leaderEle
 	if info, err := cs.Discovery().ServerVersion(); err == nil {
 		kubeVersion = info.GitVersion
 	}
-	_, cnpgErr := mgr.GetRESTMapper().RESTMapping(specs.CNPGClusterGVK.GroupKind(), specs.CNPGClusterGVK.Version)
-	if cnpgErr != nil && !meta.IsNoMatchError(cnpgErr) {
-		return fmt.Errorf("while looking for the CloudNativePG CRD: %w", cnpgErr)
+	withCNPG, err := controllers.CNPGInstalled(mgr.GetRESTMapper())
+	if err != nil {
+		return fmt.Errorf("while looking for the CloudNativePG CRD: %w", err)
 	}
-	if cnpgErr != nil {
-		ctrl.Log.Info("CloudNativePG is not installed: postgres targets will be refused until it is, then polled")
+	if !withCNPG {
+		ctrl.Log.Info("CloudNativePG is not installed: postgres targets are refused until it is")
 	}
 	rec := &controllers.BenchmarkRunReconciler{
 		Client:            mgr.GetClient(),
@@ -100,7 +99,7 @@ func run(cfg *rest.Config, metricsAddr, probeAddr, runnerImage string, leaderEle
 		RunnerImage:       runnerImage,
 		KubernetesVersion: kubeVersion,
 		OperatorVersion:   version.Version,
-		WatchCNPG:         cnpgErr == nil,
+		WatchCNPG:         withCNPG,
 	}
 	if err := rec.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("while setting up the BenchmarkRun controller: %w", err)

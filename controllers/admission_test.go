@@ -1,0 +1,212 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/testutil"
+)
+
+// Bad specs are refused by the API server, with the field path, before the
+// operator ever sees them.
+func TestAdmissionRejectsBadSpecs(t *testing.T) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "adm-"}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	good := func() *benchv1.BenchmarkRun {
+		r := pgbenchRun("bad", benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "db", Port: 5432}}, []int32{8}, 1)
+		r.Namespace = ns.Name
+		return r
+	}
+	cases := map[string]struct {
+		mutate func(*benchv1.BenchmarkRun)
+		want   []string
+	}{
+		"two workloads": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload.Memtier = &benchv1.MemtierWorkload{Duration: metav1.Duration{Duration: time.Minute}}
+		}, []string{"spec.workload", "exactly one of pgbench, memtier or redisBenchmark"}},
+		"no target": {func(r *benchv1.BenchmarkRun) { r.Spec.Target = benchv1.TargetSpec{} },
+			[]string{"spec.target", "exactly one of postgres, valkey or external"}},
+		"two targets": {func(r *benchv1.BenchmarkRun) { r.Spec.Target.Valkey = &benchv1.ValkeyTarget{} },
+			[]string{"spec.target", "exactly one of"}},
+		"no clients": {func(r *benchv1.BenchmarkRun) { r.Spec.Workload.Pgbench.Clients = nil },
+			[]string{"spec.workload.pgbench.clients"}},
+		"zero clients": {func(r *benchv1.BenchmarkRun) { r.Spec.Workload.Pgbench.Clients = []int32{0} },
+			[]string{"spec.workload.pgbench.clients[0]"}},
+		"jobs above clients": {func(r *benchv1.BenchmarkRun) { r.Spec.Workload.Pgbench.Jobs = ptrInt32(16) },
+			[]string{"spec.workload.pgbench", "jobs must not exceed"}},
+		"zero repetitions": {func(r *benchv1.BenchmarkRun) { r.Spec.Repetitions = -1 },
+			[]string{"spec.repetitions"}},
+		"port out of range": {func(r *benchv1.BenchmarkRun) { r.Spec.Target.External.Port = 70000 },
+			[]string{"spec.target.external.port"}},
+		"duration too short": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload.Pgbench.Duration = metav1.Duration{Duration: 100 * time.Millisecond}
+		}, []string{"spec.workload.pgbench.duration"}},
+		"error percent not a number": {func(r *benchv1.BenchmarkRun) { r.Spec.Validity.MaxErrorPercent = "lots" },
+			[]string{"spec.validity.maxErrorPercent"}},
+		"cpu percent above 100": {func(r *benchv1.BenchmarkRun) { r.Spec.Validity.MaxLoadGeneratorCPUPercent = 150 },
+			[]string{"spec.validity.maxLoadGeneratorCPUPercent"}},
+		"bad cleanup": {func(r *benchv1.BenchmarkRun) { r.Spec.Cleanup = "Sometimes" },
+			[]string{"spec.cleanup", "Always"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := good()
+			tc.mutate(r)
+			err := k8s.Create(context.Background(), r)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+	t.Run("spec is immutable", func(t *testing.T) {
+		r := good()
+		r.Name = "frozen"
+		if err := k8s.Create(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+		r.Spec.Repetitions = 5
+		err := k8s.Update(context.Background(), r)
+		if err == nil || !strings.Contains(err.Error(), "immutable") {
+			t.Fatalf("update of spec: %v", err)
+		}
+	})
+}
+
+func ptrInt32(v int32) *int32 { return &v }
+
+// kubectl, against the same control plane: explain shows the documented
+// fields, a bad manifest is refused with its field path, and `get` prints
+// the phase and the primary metric.
+func TestKubectl(t *testing.T) {
+	h := newHarness(t)
+	kubectl := testEnv.ControlPlane.KubeCtl()
+	if kubectl.Path == "" {
+		kubectl.Path = filepath.Join(testEnv.BinaryAssetsDirectory, "kubectl")
+	}
+	runK := func(args ...string) (string, string, error) {
+		out, errOut, err := kubectl.Run(args...)
+		o, _ := readAll(out)
+		e, _ := readAll(errOut)
+		return o, e, err
+	}
+	out, _, err := runK("explain", "benchmarkrun.spec")
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	for _, f := range []string{"target", "workload", "repetitions", "timeout", "cleanup", "validity", "Repetitions is how many times"} {
+		if !strings.Contains(out, f) {
+			t.Errorf("kubectl explain lacks %q:\n%s", f, out)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	manifest := `apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: bad
+  namespace: ` + h.ns + `
+spec:
+  target:
+    external: {host: db, port: 5432}
+  workload:
+    pgbench: {clients: [], duration: 5 minutes}
+`
+	if err := os.WriteFile(bad, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := runK("apply", "-f", bad)
+	if err == nil || !strings.Contains(stderr, "spec.workload.pgbench.clients") || !strings.Contains(stderr, "spec.workload.pgbench.duration") {
+		t.Fatalf("kubectl apply of a bad spec: err %v, stderr %s", err, stderr)
+	}
+
+	node := loadgenNode(h)
+	run := pgbenchRun("shown", benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "db", Port: 5432}}, []int32{105}, 1)
+	run.Spec.Workload.Pgbench.SkipInit = true
+	h.create(run)
+	h.kubelet(h.waitJob(run.Name+"-s0-r1"), node, "pgbench", fixture(t, "pgbench", "pg14plus-tpcb-scale50-haproxy.txt"))
+	h.waitPhase("shown", 20*time.Second, benchv1.PhaseSucceeded)
+	out, _, err = runK("get", "benchruns", "-n", h.ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"TARGET", "WORKLOAD", "PHASE", "PRIMARY", "VALID", "external", "pgbench", "Succeeded", "4414 tx/s", "True"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("kubectl get lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+// Without the CloudNativePG CRD a postgres run is refused with a condition
+// and an event, and the operator keeps running.
+func TestPostgresWithoutCNPGCRD(t *testing.T) {
+	bare := &envtest.Environment{
+		BinaryAssetsDirectory: testEnv.BinaryAssetsDirectory,
+		CRDDirectoryPaths:     []string{filepath.Join(repoRoot(), "config", "crd", "bases")},
+	}
+	bareCfg, err := bare.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = bare.Stop() }()
+	bareClient, err := client.New(bareCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, logs: &logs{}, ns: "default"}
+	h.startManager(bareCfg)
+	defer h.stopManager()
+	run := pgbenchRun("nocnpg", benchv1.TargetSpec{Postgres: &benchv1.PostgresTarget{}}, []int32{4}, 1)
+	run.Namespace = "default"
+	if err := bareClient.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 15*time.Second, "CRDNotInstalled condition and event", func() error {
+		if err := bareClient.Get(context.Background(), client.ObjectKeyFromObject(run), run); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionTargetReady)
+		if c == nil || c.Reason != benchv1.ReasonCRDNotInstalled || !strings.Contains(c.Message, "CloudNativePG") {
+			return fmt.Errorf("condition %+v", c)
+		}
+		var events corev1.EventList
+		if err := bareClient.List(context.Background(), &events, client.InNamespace("default")); err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if e.Reason == benchv1.ReasonCRDNotInstalled && e.Type == corev1.EventTypeWarning {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s event among %d", benchv1.ReasonCRDNotInstalled, len(events.Items))
+	})
+	if run.Status.Phase != benchv1.PhaseProvisioning {
+		t.Fatalf("phase %s", run.Status.Phase)
+	}
+}
+
+func readAll(r io.Reader) (string, error) {
+	if r == nil {
+		return "", nil
+	}
+	b, err := io.ReadAll(r)
+	return string(b), err
+}
