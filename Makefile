@@ -4,7 +4,7 @@ SHELL := /usr/bin/env bash -o pipefail
 
 LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_GEN_VERSION ?= v0.19.0
-GOLANGCI_LINT_VERSION ?= v2.5.0
+GOLANGCI_LINT_VERSION ?= v2.15.0
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -56,6 +56,10 @@ control-plane: ## Build (or reuse) the cached Kubernetes control-plane binaries.
 .PHONY: test
 test: build ## Run every test: parsers, runner against real servers, controller in envtest.
 	bash hack/test.sh
+
+.PHONY: demo
+demo: ## The embedded default: real PostgreSQL and Redis measured through dbperf-runner.
+	bash hack/demo.sh
 
 .PHONY: bench
 bench: ## Run the benchmarks: parse throughput and runner overhead.

@@ -99,9 +99,13 @@ func ptrInt32(v int32) *int32 { return &v }
 // the phase and the primary metric.
 func TestKubectl(t *testing.T) {
 	h := newHarness(t)
-	kubectl := testEnv.ControlPlane.KubeCtl()
-	if kubectl.Path == "" {
-		kubectl.Path = filepath.Join(testEnv.BinaryAssetsDirectory, "kubectl")
+	admin, err := testEnv.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectl, err := admin.Kubectl()
+	if err != nil {
+		t.Fatal(err)
 	}
 	runK := func(args ...string) (string, string, error) {
 		out, errOut, err := kubectl.Run(args...)

@@ -91,9 +91,9 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if run.Status.Phase.Terminal() {
 		return r.cleanup(ctx, run)
 	}
-	st, res, err := r.load(ctx, run)
+	st, err := r.load(ctx, run)
 	if st == nil || err != nil {
-		return res, err
+		return ctrl.Result{}, err
 	}
 	if r.timedOut(st) {
 		return r.finish(ctx, st, benchv1.ReasonTimeout)
@@ -104,7 +104,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		before := run.Status.Phase
 		switch before {
 		case benchv1.PhasePending, benchv1.PhaseProvisioning:
-			res, err = r.provision(ctx, st)
+			res = r.provision(st)
 		case benchv1.PhasePreparing:
 			res, err = r.prepare(ctx, st)
 		case benchv1.PhaseRunning:
@@ -122,7 +122,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 
 // load starts the run on its first reconcile, re-checks its spec, and
 // observes its target (every later phase needs the endpoint).
-func (r *BenchmarkRunReconciler) load(ctx context.Context, run *benchv1.BenchmarkRun) (*runState, ctrl.Result, error) {
+func (r *BenchmarkRunReconciler) load(ctx context.Context, run *benchv1.BenchmarkRun) (*runState, error) {
 	st := &runState{run: run, now: r.Clock.Now()}
 	if run.Status.Phase == "" {
 		r.start(st)
@@ -136,22 +136,22 @@ func (r *BenchmarkRunReconciler) load(ctx context.Context, run *benchv1.Benchmar
 	}
 	if err != nil {
 		r.failInvalidSpec(st, err)
-		return nil, ctrl.Result{}, nil
+		return nil, nil
 	}
 	st.workload = w
 	run.Status.Workload = w.Name()
 	if st.prov, err = targets.For(run); err != nil {
 		r.failInvalidSpec(st, err)
-		return nil, ctrl.Result{}, nil
+		return nil, nil
 	}
 	if st.target, err = st.prov.Ensure(ctx, r.Client, run); err != nil {
-		return nil, ctrl.Result{}, err
+		return nil, err
 	}
 	run.Status.Target = st.target.Status.DeepCopy()
 	if st.target.Ready && run.Status.Phase != benchv1.PhasePending && run.Status.Phase != benchv1.PhaseProvisioning {
 		setCondition(run, benchv1.ConditionTargetReady, metav1.ConditionTrue, benchv1.ReasonReady, st.target.Message)
 	}
-	return st, ctrl.Result{}, nil
+	return st, nil
 }
 
 // patchStatus writes the status when the reconcile changed it, and emits an

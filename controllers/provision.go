@@ -1,8 +1,6 @@
 package controllers
 
 import (
-	"context"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -11,7 +9,7 @@ import (
 )
 
 // provision waits for the target to be ready; load already asked for it.
-func (r *BenchmarkRunReconciler) provision(_ context.Context, st *runState) (ctrl.Result, error) {
+func (r *BenchmarkRunReconciler) provision(st *runState) ctrl.Result {
 	run, obs := st.run, st.target
 	run.Status.Phase = benchv1.PhaseProvisioning
 	if !obs.Ready {
@@ -23,10 +21,10 @@ func (r *BenchmarkRunReconciler) provision(_ context.Context, st *runState) (ctr
 		if obs.Reason != benchv1.ReasonProvisioning && prevReason != obs.Reason {
 			r.Recorder.Event(run, corev1.EventTypeWarning, obs.Reason, obs.Message)
 		}
-		return ctrl.Result{RequeueAfter: pollInterval}, nil
+		return ctrl.Result{RequeueAfter: pollInterval}
 	}
 	setCondition(run, benchv1.ConditionTargetReady, metav1.ConditionTrue, benchv1.ReasonReady, obs.Message)
 	r.Recorder.Event(run, corev1.EventTypeNormal, "TargetReady", obs.Message)
 	run.Status.Phase = benchv1.PhasePreparing
-	return ctrl.Result{}, nil
+	return ctrl.Result{}
 }

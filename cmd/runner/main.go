@@ -39,6 +39,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdExec(args[1:], stdout, stderr)
 	case "parse":
 		return cmdParse(args[1:], stdin, stdout, stderr)
+	case "show":
+		return cmdShow(args[1:], stdin, stdout, stderr)
 	case "install":
 		return cmdInstall(args[1:], stderr)
 	case "version":
@@ -53,6 +55,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 const usage = `usage:
   dbperf-runner exec --workload NAME [flags] -- TOOL [ARGS...]
   dbperf-runner parse --workload NAME [--input FILE] [--result-file FILE]... [--exit-code N]
+  dbperf-runner show [--input LOG] [--all]
   dbperf-runner install DEST
   dbperf-runner version`
 

@@ -77,6 +77,11 @@ func Exec(ctx context.Context, o Options) *results.Result {
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
+	if err := prepareResultFiles(o.ResultFiles); err != nil {
+		r := results.New(o.Command[0])
+		r.Fail("the runner could not prepare the result files: %v", err)
+		return r
+	}
 	cmd := exec.CommandContext(ctx, o.Command[0], o.Command[1:]...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
@@ -203,6 +208,20 @@ func exitCodeOf(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
+}
+
+// prepareResultFiles makes the directories the tool writes its result files
+// into, and removes stale files so an old result is never read as new.
+func prepareResultFiles(paths []string) error {
+	for _, p := range paths {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 func readFiles(paths []string) map[string][]byte {

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The performance targets, measured side by side in one run:
+#  - parse throughput of the largest memtier JSON fixture (target >= 100 MB/s),
+#  - the runner's overhead on pgbench throughput, bare and wrapped,
+#    interleaved, as the median ratio runner/bare (target >= 0.99).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo "[bench] parse throughput" >&2
+go test ./workloads/memtier/ -run '^$' -bench BenchmarkParseJSON -benchtime 3s -count 3
+echo "[bench] runner overhead (pgbench bare vs through dbperf-runner exec, interleaved)" >&2
+go test ./cmd/runner/ -run '^$' -bench BenchmarkRunnerOverhead -benchtime 1x -timeout 30m -v

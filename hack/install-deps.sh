@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the tests and the demo run for real:
+# PostgreSQL (server and pgbench) and Redis (server and redis-benchmark).
+set -euo pipefail
+need=()
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
+command -v pgbench >/dev/null || compgen -G "/usr/lib/postgresql/*/bin/pgbench" >/dev/null || need+=(postgresql-contrib)
+command -v redis-server >/dev/null || need+=(redis-server)
+command -v redis-benchmark >/dev/null || need+=(redis-tools)
+if [ "${#need[@]}" = 0 ]; then
+  echo "[deps] postgresql and redis already installed" >&2
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+echo "[deps] apt-get install ${need[*]}" >&2
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+# Debian starts a default cluster and server; the tests start their own.
+if command -v service >/dev/null; then
+  $SUDO service redis-server stop >/dev/null 2>&1 || true
+  $SUDO service postgresql stop >/dev/null 2>&1 || true
+fi

@@ -1,0 +1,150 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSummarizeKnownAnswers(t *testing.T) {
+	cases := map[string]struct {
+		in   []float64
+		want Stats
+	}{
+		"empty": {nil, Stats{}},
+		"one":   {[]float64{5}, Stats{N: 1, Median: 5, Mean: 5, Min: 5, Max: 5}},
+		// mean 5, sample sd sqrt(32/7)=2.13809, t(0.975,7)=2.365, half = 2.365*2.13809/sqrt(8) = 1.78777
+		"eight": {[]float64{2, 4, 4, 4, 5, 5, 7, 9}, Stats{N: 8, Median: 4.5, Mean: 5, Min: 2, Max: 9,
+			StdDev: math.Sqrt(32.0 / 7), CILow: 5 - 1.787774, CIHigh: 5 + 1.787774, HasCI: true, CVPercent: 100 * math.Sqrt(32.0/7) / 5}},
+		"identical": {[]float64{3, 3, 3}, Stats{N: 3, Median: 3, Mean: 3, Min: 3, Max: 3, CILow: 3, CIHigh: 3, HasCI: true}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := append([]float64(nil), tc.in...)
+			got := Summarize(tc.in)
+			if diff := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-5 })); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+			if !cmp.Equal(in, tc.in) {
+				t.Error("Summarize changed its input")
+			}
+		})
+	}
+}
+
+func TestTQuantile(t *testing.T) {
+	for df, want := range map[int]float64{1: 12.706, 9: 2.262, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980, 100000: 1.960} {
+		if got := TQuantile975(df); math.Abs(got-want) > 1.5e-3 {
+			t.Errorf("t(%d) = %.4f, want %.3f", df, got, want)
+		}
+	}
+}
+
+func TestVerdicts(t *testing.T) {
+	r := New("x")
+	r.Invalidate("saturated")
+	r.Invalidate("saturated")
+	if r.Verdict != Invalid || len(r.Reasons) != 1 {
+		t.Fatalf("%s %v", r.Verdict, r.Reasons)
+	}
+	r.Fail("aborted")
+	r.Invalidate("errors")
+	if r.Verdict != Failed || len(r.Reasons) != 3 {
+		t.Fatalf("failed must stay failed: %s %v", r.Verdict, r.Reasons)
+	}
+	if Worse(Succeeded, Invalid) != Invalid || Worse(Failed, Invalid) != Failed {
+		t.Fatal("Worse")
+	}
+}
+
+func bigResult() *Result {
+	r := New("memtier")
+	r.Primary = Key{Name: "opsPerSecond", Operation: "Totals"}
+	for i := range 200 {
+		r.Add(Metric{Name: fmt.Sprintf("latencyP%dMillis", i), Operation: "Gets", Value: float64(i), Unit: "ms", Direction: LowerIsBetter})
+	}
+	r.Add(Metric{Name: "opsPerSecond", Operation: "Totals", Value: 90018.1, Unit: "ops/s", Direction: HigherIsBetter})
+	r.Add(Metric{Name: "statementLatencyMillis", Operation: "SELECT", Value: 1, Unit: "ms", Detail: true})
+	for i := range 30 {
+		r.Invalidate("reason %d %s", i, strings.Repeat("x", 50))
+	}
+	for i := range 1000 {
+		r.TimeSeries = append(r.TimeSeries, Point{ElapsedSeconds: float64(i), Values: map[string]float64{"opsPerSecond": 1}})
+	}
+	return r
+}
+
+func TestCompactFitsAndKeepsThePrimary(t *testing.T) {
+	r := bigResult()
+	raw, err := EncodeCompact(r, MaxCompactBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) > MaxCompactBytes {
+		t.Fatalf("%d bytes", len(raw))
+	}
+	back, err := DecodeCompact(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := back.Get(r.Primary); !ok || m.Value != 90018.1 {
+		t.Fatalf("the primary metric must survive: %+v", back.Metrics[:1])
+	}
+	if back.Verdict != Invalid || len(back.Warnings) == 0 || !strings.Contains(strings.Join(back.Reasons, ""), "more reasons") {
+		t.Fatalf("verdict %s warnings %v reasons %v", back.Verdict, back.Warnings, back.Reasons)
+	}
+	if _, ok := back.Get(Key{Name: "statementLatencyMillis", Operation: "SELECT"}); ok {
+		t.Fatal("detail metrics do not belong in the termination message")
+	}
+}
+
+func TestBlockRoundTripAndLastBlockWins(t *testing.T) {
+	r := bigResult()
+	block, err := EncodeBlock(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := BlockBegin + "\nnot base64!\n" + BlockEnd + "\n"
+	log := "tool output\n" + fake + "more output\n" + string(block)
+	back, err := DecodeBlock([]byte(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(r, back); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+	if _, err := DecodeBlock([]byte("no block here")); err != ErrNoBlock {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := DecodeBlock([]byte(string(block[:len(block)/2]))); err == nil {
+		t.Fatal("a cut-off block must not decode")
+	}
+}
+
+func TestThresholds(t *testing.T) {
+	cases := map[string]struct {
+		cpu, errPct float64
+		th          Thresholds
+		want        Verdict
+	}{
+		"fine":          {50, 0, Thresholds{MaxLoadGeneratorCPUPercent: 90}, Succeeded},
+		"saturated":     {95, 0, Thresholds{MaxLoadGeneratorCPUPercent: 90}, Invalid},
+		"check off":     {99, 0, Thresholds{}, Succeeded},
+		"errors":        {10, 0.5, Thresholds{MaxLoadGeneratorCPUPercent: 90}, Invalid},
+		"errors within": {10, 0.5, Thresholds{MaxLoadGeneratorCPUPercent: 90, MaxErrorPercent: 1}, Succeeded},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := New("x")
+			r.LoadGenerator = &LoadGenerator{CPUPercent: tc.cpu, AvailableCPUs: 2, Source: "cgroup2"}
+			r.Add(Metric{Name: "errorPercent", Value: tc.errPct, Unit: "%"})
+			ApplyThresholds(r, tc.th)
+			if r.Verdict != tc.want {
+				t.Fatalf("%s %v", r.Verdict, r.Reasons)
+			}
+		})
+	}
+}
