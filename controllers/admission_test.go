@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/testutil"
@@ -213,4 +214,34 @@ func readAll(r io.Reader) (string, error) {
 	}
 	b, err := io.ReadAll(r)
 	return string(b), err
+}
+
+// Every sample in config/samples is accepted by the API server as written.
+func TestSamplesAreValid(t *testing.T) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "samples-"}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(repoRoot(), "config", "samples", "*.yaml"))
+	runs := 0
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(raw), "\n---\n") {
+			var run benchv1.BenchmarkRun
+			if err := yaml.Unmarshal([]byte(doc), &run); err != nil || run.Kind != "BenchmarkRun" {
+				continue
+			}
+			run.Namespace = ns.Name
+			if err := k8s.Create(context.Background(), &run, client.DryRunAll); err != nil {
+				t.Errorf("%s: %v", filepath.Base(f), err)
+			}
+			runs++
+		}
+	}
+	if runs < 4 {
+		t.Fatalf("only %d sample runs found", runs)
+	}
 }

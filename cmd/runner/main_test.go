@@ -189,3 +189,21 @@ func TestParseCommandOnFixtures(t *testing.T) {
 		t.Fatalf("unknown workload: exit %d", code)
 	}
 }
+
+// memtier writes its JSON result into a directory that does not exist yet in
+// a fresh pod; the runner makes it and reads the file after the tool exits.
+func TestExecReadsResultFiles(t *testing.T) {
+	dir := testutil.FixturesDir(t, "memtier")
+	out := filepath.Join(t.TempDir(), "out", "memtier.json")
+	script := fmt.Sprintf("cp %q %q && cat %q", filepath.Join(dir, "pkb-redis-4t8c-1KiB-ratio1-9-800s.json"), out, filepath.Join(dir, "vc-redis-text-4.txt"))
+	code, _, r := execRunner(t, "--workload", "memtier", "--max-cpu-percent", "0", "--result-file", out, "--", "sh", "-c", script)
+	if code != runner.ExitValid {
+		t.Fatalf("exit %d %v", code, r.Reasons)
+	}
+	if m, _ := r.Get(results.Key{Name: "opsPerSecond", Operation: "Totals"}); m.Value != 90018.1 {
+		t.Fatalf("Totals ops/s %v: the JSON file must win over the text", m.Value)
+	}
+	if len(r.TimeSeries) != 801 {
+		t.Fatalf("%d points", len(r.TimeSeries))
+	}
+}
