@@ -100,7 +100,7 @@ func (r *BenchmarkRunReconciler) writeDocument(ctx context.Context, st *runState
 		APIVersion: benchv1.GroupVersion.String(), Kind: "BenchmarkRunResults",
 		Run: run.Name, Namespace: run.Namespace, UID: string(run.UID), Workload: run.Status.Workload,
 		Target: run.Status.Target, Phase: run.Status.Phase, Primary: run.Status.Primary,
-		Environment: run.Status.Environment, Spec: run.Spec,
+		Environment: run.Status.Environment, Spec: run.Spec, Prepare: stored[specs.PrepareKey],
 	}
 	for i, s := range run.Status.Steps {
 		ds := specs.DocumentStep{Name: s.Name, Parameters: s.Parameters, Summary: s.Summary, Unstable: s.Unstable}

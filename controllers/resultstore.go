@@ -19,11 +19,14 @@ import (
 // storeUnit keeps a measurement's full result in the results ConfigMap
 // before the status records it, so a restart can never lose it.
 func (r *BenchmarkRunReconciler) storeUnit(ctx context.Context, st *runState, u unit, res *results.Result) error {
+	return r.storeResult(ctx, st, specs.UnitKey(u.step, u.rep), res)
+}
+
+func (r *BenchmarkRunReconciler) storeResult(ctx context.Context, st *runState, key string, res *results.Result) error {
 	raw, err := json.Marshal(res)
 	if err != nil {
 		return err
 	}
-	key := specs.UnitKey(u.step, u.rep)
 	return r.updateResults(ctx, st, func(cm *corev1.ConfigMap) {
 		if cm.BinaryData == nil {
 			cm.BinaryData = map[string][]byte{}

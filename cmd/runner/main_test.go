@@ -122,7 +122,7 @@ func TestExecRedisBenchmarkAuthErrorIsFailed(t *testing.T) {
 
 func TestExecRedactsSecretsFromTheLog(t *testing.T) {
 	t.Setenv("DBPERF_TARGET_PASSWORD", "pa55-w0rd-value")
-	code, out, _ := execRunner(t, "--workload", "pgbench", "--redact-env", "DBPERF_TARGET_PASSWORD", "--",
+	code, out, _ := execRunner(t, "--workload", "pgbench", "--redact-env", "DBPERF_TARGET_PASSWORD", "--max-cpu-percent", "0", "--",
 		"sh", "-c", `printf 'connecting with %s\n' "$DBPERF_TARGET_PASSWORD"; echo 'tps = 10.0 (without initial connection time)'`)
 	if code != runner.ExitValid {
 		t.Fatalf("exit %d", code)

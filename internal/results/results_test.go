@@ -1,6 +1,7 @@
 package results
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -116,7 +117,7 @@ func TestBlockRoundTripAndLastBlockWins(t *testing.T) {
 	if diff := cmp.Diff(r, back); diff != "" {
 		t.Fatalf("(-want +got)\n%s", diff)
 	}
-	if _, err := DecodeBlock([]byte("no block here")); err != ErrNoBlock {
+	if _, err := DecodeBlock([]byte("no block here")); !errors.Is(err, ErrNoBlock) {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := DecodeBlock([]byte(string(block[:len(block)/2]))); err == nil {

@@ -18,7 +18,7 @@ const (
 	ResultsKeyGzip     = "result.json.gz"
 	unitKeyPrefix      = "unit-"
 	maxConfigMapBytes  = 1 << 20
-	configMapHeadroom  = 24 << 10 // metadata and the summary key
+	configMapHeadroom  = 24 << 10 // room for the object's metadata
 	compressAboveBytes = 256 << 10
 )
 
@@ -27,6 +27,9 @@ const (
 func UnitKey(step int, rep int32) string {
 	return fmt.Sprintf("%ss%d-r%d.json.gz", unitKeyPrefix, step, rep)
 }
+
+// PrepareKey is where the prepare step's result waits in the results ConfigMap.
+const PrepareKey = unitKeyPrefix + "prepare.json.gz"
 
 // IsUnitKey tells a per-measurement key from the final ones.
 func IsUnitKey(k string) bool {
@@ -44,21 +47,21 @@ func Gzip(b []byte) []byte {
 
 // Document is the full record of a run, as its results ConfigMap holds it.
 type Document struct {
-	APIVersion  string                     `json:"apiVersion"`
-	Kind        string                     `json:"kind"`
-	Run         string                     `json:"run"`
-	Namespace   string                     `json:"namespace"`
-	UID         string                     `json:"uid"`
-	Workload    string                     `json:"workload"`
-	Target      *benchv1.TargetStatus      `json:"target,omitempty"`
-	Phase       benchv1.Phase              `json:"phase"`
-	Primary     *benchv1.PrimaryMetric     `json:"primary,omitempty"`
-	Steps       []DocumentStep             `json:"steps"`
-	Environment *benchv1.Environment       `json:"environment,omitempty"`
-	Spec        benchv1.BenchmarkRunSpec   `json:"spec"`
-	Dropped     []string                   `json:"dropped,omitempty"`
-	Conditions  []DocumentCondition        `json:"conditions,omitempty"`
-	Extra       map[string]json.RawMessage `json:"-"`
+	APIVersion  string                   `json:"apiVersion"`
+	Kind        string                   `json:"kind"`
+	Run         string                   `json:"run"`
+	Namespace   string                   `json:"namespace"`
+	UID         string                   `json:"uid"`
+	Workload    string                   `json:"workload"`
+	Target      *benchv1.TargetStatus    `json:"target,omitempty"`
+	Phase       benchv1.Phase            `json:"phase"`
+	Primary     *benchv1.PrimaryMetric   `json:"primary,omitempty"`
+	Prepare     *results.Result          `json:"prepare,omitempty"`
+	Steps       []DocumentStep           `json:"steps"`
+	Environment *benchv1.Environment     `json:"environment,omitempty"`
+	Spec        benchv1.BenchmarkRunSpec `json:"spec"`
+	Dropped     []string                 `json:"dropped,omitempty"`
+	Conditions  []DocumentCondition      `json:"conditions,omitempty"`
 }
 
 // DocumentStep is one step with its full results.
