@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/internal/testutil"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // Bad specs are refused by the API server, with the field path, before the

@@ -17,7 +17,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
-	"github.com/dbperf-io/dbperf-operator/internal/testutil"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 const secretValue = "T0P-SECRET-never-recorded"

@@ -73,6 +73,9 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 			return ctrl.Result{}, err
 		}
 		recordUnit(run, u, job.Name, out)
+		if _, reason, msg := verdict(run); reason == benchv1.ReasonSomeFailed || reason == benchv1.ReasonSomeInvalid {
+			setCondition(run, benchv1.ConditionValid, metav1.ConditionFalse, reason, msg)
+		}
 		r.Recorder.Eventf(run, eventTypeFor(out.result.Verdict), "Measured", "Step %s repetition %d: %s%s",
 			steps[u.step].Name, u.rep, out.result.Verdict, headline(out.result))
 		done++

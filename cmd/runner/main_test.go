@@ -11,7 +11,7 @@ import (
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
-	"github.com/dbperf-io/dbperf-operator/internal/testutil"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // execRunner runs `dbperf-runner exec` in-process and returns its exit code,
