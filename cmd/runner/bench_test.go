@@ -16,12 +16,13 @@ import (
 )
 
 // BenchmarkRunnerOverhead runs the same pgbench measurement bare and through
-// `dbperf-runner exec`, interleaved (bare, runner, bare, runner, ...) so that
-// drift of the machine hits both alike, and reports the median of the
-// per-pair ratios runner/bare as tps-ratio (target: at least 0.99).
+// `dbperf-runner exec`, interleaved in ABBA order (bare-runner, runner-bare,
+// ...) so that drift of the machine and the order within a pair hit both
+// alike, and reports the median of the per-pair ratios runner/bare as
+// tps-ratio (target: at least 0.99).
 // DBPERF_OVERHEAD_PAIRS and DBPERF_OVERHEAD_SECONDS set its size.
 func BenchmarkRunnerOverhead(b *testing.B) {
-	pairs := envInt("DBPERF_OVERHEAD_PAIRS", 5)
+	pairs := envInt("DBPERF_OVERHEAD_PAIRS", 8)
 	seconds := envInt("DBPERF_OVERHEAD_SECONDS", 5)
 	pg := testutil.StartPostgres(b)
 	env := append(os.Environ(), pg.Env()...)
@@ -37,10 +38,16 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		ratios = ratios[:0]
-		for range pairs {
-			bare := tps(b, command(env, tool[0], tool[1:]...))
-			args := append([]string{"exec", "--workload", "pgbench", "--summary-file", filepath.Join(b.TempDir(), "t"), "--max-cpu-percent", "0", "--"}, tool...)
-			wrapped := tps(b, command(env, runnerBin, args...))
+		args := append([]string{"exec", "--workload", "pgbench", "--summary-file", filepath.Join(b.TempDir(), "t"), "--max-cpu-percent", "0", "--"}, tool...)
+		for i := range pairs {
+			var bare, wrapped float64
+			if i%2 == 0 {
+				bare = tps(b, command(env, tool[0], tool[1:]...))
+				wrapped = tps(b, command(env, runnerBin, args...))
+			} else {
+				wrapped = tps(b, command(env, runnerBin, args...))
+				bare = tps(b, command(env, tool[0], tool[1:]...))
+			}
 			ratios = append(ratios, wrapped/bare)
 			b.Logf("pair: bare %.0f tps, through the runner %.0f tps, ratio %.4f", bare, wrapped, wrapped/bare)
 		}
