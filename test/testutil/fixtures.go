@@ -41,3 +41,29 @@ func Eventually(t testing.TB, timeout time.Duration, what string, f func() error
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// EachFixture runs f as a subtest for every file of a tool's fixtures, with
+// the expectation listed for it; a fixture without one fails, so a new
+// fixture cannot go untested.
+func EachFixture[W any](t *testing.T, tool string, want map[string]W, f func(t *testing.T, name string, raw []byte, w W)) {
+	t.Helper()
+	dir := FixturesDir(t, tool)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		t.Run(name, func(t *testing.T) {
+			w, ok := want[name]
+			if !ok {
+				t.Fatalf("no expectation for fixture %s", name)
+			}
+			raw, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f(t, name, raw, w)
+		})
+	}
+}

@@ -33,29 +33,13 @@ var fixtures = map[string]want{
 }
 
 func TestParseFixtures(t *testing.T) {
-	dir := testutil.FixturesDir(t, "memtier")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		name := e.Name()
-		t.Run(name, func(t *testing.T) {
-			w, ok := fixtures[name]
-			if !ok {
-				t.Fatalf("no expectation for fixture %s", name)
-			}
-			raw, err := os.ReadFile(filepath.Join(dir, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			in := workloads.ParseInput{Output: raw}
-			if strings.HasSuffix(name, ".json") {
-				in = workloads.ParseInput{Files: map[string][]byte{"memtier.json": raw}}
-			}
-			check(t, Memtier{}.Parse(in), w)
-		})
-	}
+	testutil.EachFixture(t, "memtier", fixtures, func(t *testing.T, name string, raw []byte, w want) {
+		in := workloads.ParseInput{Output: raw}
+		if strings.HasSuffix(name, ".json") {
+			in = workloads.ParseInput{Files: map[string][]byte{"memtier.json": raw}}
+		}
+		check(t, Memtier{}.Parse(in), w)
+	})
 }
 
 func check(t *testing.T, r *results.Result, w want) {

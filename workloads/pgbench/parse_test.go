@@ -37,26 +37,9 @@ var fixtures = map[string]want{
 }
 
 func TestParseFixtures(t *testing.T) {
-	dir := testutil.FixturesDir(t, "pgbench")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		name := e.Name()
-		t.Run(name, func(t *testing.T) {
-			w, ok := fixtures[name]
-			if !ok {
-				t.Fatalf("no expectation for fixture %s", name)
-			}
-			raw, err := os.ReadFile(filepath.Join(dir, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := Pgbench{}.Parse(workloads.ParseInput{Output: raw})
-			check(t, r, w)
-		})
-	}
+	testutil.EachFixture(t, "pgbench", fixtures, func(t *testing.T, _ string, raw []byte, w want) {
+		check(t, Pgbench{}.Parse(workloads.ParseInput{Output: raw}), w)
+	})
 }
 
 func check(t *testing.T, r *results.Result, w want) {
