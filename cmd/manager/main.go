@@ -2,6 +2,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -41,7 +42,8 @@ func main() {
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
-	if err := run(ctrl.GetConfigOrDie(), metricsAddr, probeAddr, runnerImage, leaderElect); err != nil {
+	o := options{metricsAddr: metricsAddr, probeAddr: probeAddr, runnerImage: runnerImage, leaderElect: leaderElect}
+	if err := run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), o); err != nil {
 		ctrl.Log.Error(err, "Manager stopped")
 		os.Exit(1)
 	}
@@ -55,7 +57,12 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-func run(cfg *rest.Config, metricsAddr, probeAddr, runnerImage string, leaderElect bool) error {
+type options struct {
+	metricsAddr, probeAddr, runnerImage string
+	leaderElect                         bool
+}
+
+func run(ctx context.Context, cfg *rest.Config, o options) error {
 	// Only the workload pods of runs are cached, not every pod of the cluster;
 	// Secrets are never cached (the operator only checks that they exist).
 	hasRun, err := labels.NewRequirement(specs.LabelRunUID, selection.Exists, nil)
@@ -64,9 +71,9 @@ func run(cfg *rest.Config, metricsAddr, probeAddr, runnerImage string, leaderEle
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
-		HealthProbeBindAddress: probeAddr,
-		LeaderElection:         leaderElect,
+		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress: o.probeAddr,
+		LeaderElection:         o.leaderElect,
 		LeaderElectionID:       "dbperf-operator.bench.dbperf.io",
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}: {Label: labels.NewSelector().Add(*hasRun)},
@@ -96,7 +103,7 @@ func run(cfg *rest.Config, metricsAddr, probeAddr, runnerImage string, leaderEle
 		Recorder:          mgr.GetEventRecorderFor("dbperf-operator"),
 		Clock:             clock.RealClock{},
 		Logs:              controllers.ClientsetLogReader{Clientset: cs},
-		RunnerImage:       runnerImage,
+		RunnerImage:       o.runnerImage,
 		KubernetesVersion: kubeVersion,
 		OperatorVersion:   version.Version,
 		WatchCNPG:         withCNPG,
@@ -110,6 +117,6 @@ func run(cfg *rest.Config, metricsAddr, probeAddr, runnerImage string, leaderEle
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	ctrl.Log.Info("Starting manager", "version", version.Version, "kubernetes", kubeVersion, "runnerImage", runnerImage)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	ctrl.Log.Info("Starting manager", "version", version.Version, "kubernetes", kubeVersion, "runnerImage", o.runnerImage)
+	return mgr.Start(ctx)
 }
