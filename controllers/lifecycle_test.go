@@ -293,6 +293,17 @@ func TestCNPGPostgresTarget(t *testing.T) {
 	if err := k8s.Status().Update(ctx, cluster); err != nil {
 		t.Fatal(err)
 	}
+	// CloudNativePG's instance pod, on the pool under test.
+	h.node("pg-1", map[string]string{"pool": "standard-v3"})
+	inherited, _, _ := unstructured.NestedStringMap(cluster.Object, "spec", "inheritedMetadata", "labels")
+	pgPod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-1", Labels: inherited},
+		Spec:       corev1.PodSpec{NodeName: "pg-1", Containers: []corev1.Container{{Name: "postgres", Image: "ghcr.io/cloudnative-pg/postgresql:17"}}},
+	}
+	for k, v := range specs.CNPGInstancePods(name) {
+		pgPod.Labels[k] = v
+	}
+	h.create(pgPod)
 	job := h.waitJob(specs.MeasureJobName(run, 0, 1))
 	checkWorkloadPod(t, job.Spec.Template.Spec, specs.CNPGAppSecret(name))
 	if host := envValue(job.Spec.Template.Spec.Containers[0].Env, "PGHOST"); host != specs.CNPGRWService(name)+"."+h.ns+".svc" {
@@ -309,6 +320,13 @@ func TestCNPGPostgresTarget(t *testing.T) {
 	rep := run.Status.Steps[0].Repetitions[0]
 	if rep.Verdict != benchv1.VerdictFailed || len(rep.Metrics) == 0 {
 		t.Fatalf("a failed measurement keeps its metrics: %+v", rep)
+	}
+	roles := map[string]string{}
+	for _, n := range run.Status.Environment.Nodes {
+		roles[n.Name] = n.Pool + ":" + strings.Join(n.Roles, ",")
+	}
+	if roles["pg-1"] != "standard-v3:target" || roles[node] != "loadgen:loadgen" {
+		t.Fatalf("environment nodes %v", roles)
 	}
 	time.Sleep(500 * time.Millisecond)
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, cluster); err != nil {

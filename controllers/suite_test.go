@@ -162,6 +162,8 @@ func (h *harness) startManager(c *rest.Config) {
 		Scheme:     scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		Cache:      CacheOptions(),
+		Client:     ClientOptions(),
 	})
 	if err != nil {
 		h.t.Fatal(err)

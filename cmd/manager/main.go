@@ -7,25 +7,19 @@ import (
 	"fmt"
 	"os"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/selection"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/controllers"
-	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/version"
 )
 
@@ -63,22 +57,14 @@ type options struct {
 }
 
 func run(ctx context.Context, cfg *rest.Config, o options) error {
-	// Only the workload pods of runs are cached, not every pod of the cluster;
-	// Secrets are never cached (the operator only checks that they exist).
-	hasRun, err := labels.NewRequirement(specs.LabelRunUID, selection.Exists, nil)
-	if err != nil {
-		return err
-	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 Scheme(),
 		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress: o.probeAddr,
 		LeaderElection:         o.leaderElect,
 		LeaderElectionID:       "dbperf-operator.bench.dbperf.io",
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}: {Label: labels.NewSelector().Add(*hasRun)},
-		}},
-		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Cache:                  controllers.CacheOptions(),
+		Client:                 controllers.ClientOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("while creating the manager: %w", err)

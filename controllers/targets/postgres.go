@@ -30,7 +30,7 @@ func (Postgres) Ensure(ctx context.Context, c client.Client, run *benchv1.Benchm
 			Username: &corev1.SecretKeySelector{LocalObjectReference: secret, Key: "username"},
 			Password: &corev1.SecretKeySelector{LocalObjectReference: secret, Key: "password"},
 		},
-		PodSelector: map[string]string{specs.CNPGClusterLabel: name},
+		PodSelector: specs.CNPGInstancePods(name),
 		Image:       run.Spec.Target.Postgres.ImageName,
 	}
 	desired, err := specs.CNPGCluster(run)

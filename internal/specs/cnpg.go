@@ -17,6 +17,7 @@ var CNPGClusterGVK = schema.GroupVersionKind{Group: "postgresql.cnpg.io", Versio
 const (
 	CNPGHealthyPhase   = "Cluster in healthy state"
 	CNPGClusterLabel   = "cnpg.io/cluster"
+	CNPGPodRoleLabel   = "cnpg.io/podRole"
 	CNPGDatabase       = "app"
 	CNPGPort           = 5432
 	cnpgAppSecretSufix = "-app"
@@ -48,6 +49,9 @@ func CNPGCluster(run *benchv1.BenchmarkRun) (*unstructured.Unstructured, error) 
 		"instances": int64(instances),
 		"storage":   storage,
 		"bootstrap": map[string]any{"initdb": map[string]any{"database": CNPGDatabase, "owner": CNPGDatabase}},
+		// CloudNativePG copies these labels onto the pods it makes, which
+		// puts them in the operator's pod cache (it caches only labelled pods).
+		"inheritedMetadata": map[string]any{"labels": map[string]any{LabelRunUID: string(run.UID), LabelRole: RoleTarget}},
 	}
 	if pg.ImageName != "" {
 		spec["imageName"] = pg.ImageName
@@ -126,4 +130,10 @@ func cnpgAffinity(p benchv1.Placement) (map[string]any, error) {
 		}
 	}
 	return out, nil
+}
+
+// CNPGInstancePods selects the PostgreSQL instance pods of a cluster (not
+// the pods of its initdb or join Jobs).
+func CNPGInstancePods(cluster string) map[string]string {
+	return map[string]string{CNPGClusterLabel: cluster, CNPGPodRoleLabel: "instance"}
 }
