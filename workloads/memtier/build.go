@@ -17,8 +17,9 @@ var _ workloads.Workload = Memtier{}
 
 func (Memtier) Name() string { return "memtier" }
 
-// DefaultImage is Redis's official memtier_benchmark image.
-func (Memtier) DefaultImage() string { return "redislabs/memtier_benchmark:2.1.4" }
+// DefaultImage is Redis's official memtier_benchmark image, at a release
+// its maintainers confirmed as published (the :latest tag has lagged releases).
+func (Memtier) DefaultImage() string { return "redislabs/memtier_benchmark:2.1.1" }
 
 // JSONFile is where the run step writes its JSON result.
 const JSONFile = workloads.OutputDir + "/memtier.json"
