@@ -9,7 +9,10 @@
 # the exact version and replaces each staging module by its published v0.x twin.
 set -euo pipefail
 
-K8S_VERSION="${K8S_VERSION:-1.34.3}"
+# The control plane matches the client-go the project uses (go.mod).
+repo_root="$(cd "$(dirname "$0")/.." && pwd)"
+client_go="$(awk '$1 == "k8s.io/client-go" { sub(/^v0\./, "", $2); print $2; exit }' "${repo_root}/go.mod" 2>/dev/null || true)"
+K8S_VERSION="${K8S_VERSION:-1.${client_go:-34.3}}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.5}"
 KWOK_VERSION="${KWOK_VERSION:-v0.7.0}"
 CACHE_ROOT="${DBPERF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dbperf}"
