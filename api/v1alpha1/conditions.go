@@ -43,5 +43,4 @@ const (
 	ReasonSomeFailed      = "SomeFailed"
 	ReasonAwaitingResults = "AwaitingResults"
 	ReasonUnstable        = "Unstable"
-	ReasonTargetFailed    = "TargetFailed"
 )

@@ -156,12 +156,3 @@ func (r *Result) Headline() []Metric {
 	})
 	return out
 }
-
-// Worse returns the worse of two verdicts.
-func Worse(a, b Verdict) Verdict {
-	rank := map[Verdict]int{Succeeded: 0, Invalid: 1, Failed: 2}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
-}
