@@ -1,12 +1,8 @@
 package controllers
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,7 +19,7 @@ func (r *BenchmarkRunReconciler) storeUnit(ctx context.Context, st *runState, u 
 }
 
 func (r *BenchmarkRunReconciler) storeResult(ctx context.Context, st *runState, key string, res *results.Result) error {
-	raw, err := json.Marshal(res)
+	packed, err := results.Pack(res)
 	if err != nil {
 		return err
 	}
@@ -31,7 +27,7 @@ func (r *BenchmarkRunReconciler) storeResult(ctx context.Context, st *runState, 
 		if cm.BinaryData == nil {
 			cm.BinaryData = map[string][]byte{}
 		}
-		cm.BinaryData[key] = specs.Gzip(raw)
+		cm.BinaryData[key] = packed
 	})
 }
 
@@ -72,19 +68,11 @@ func (r *BenchmarkRunReconciler) loadUnits(ctx context.Context, st *runState) (m
 		if !specs.IsUnitKey(k) {
 			continue
 		}
-		zr, err := gzip.NewReader(bytes.NewReader(v))
+		res, err := results.Unpack(v)
 		if err != nil {
 			return nil, fmt.Errorf("while reading %s of the results configmap: %w", k, err)
 		}
-		raw, err := io.ReadAll(zr)
-		if err != nil {
-			return nil, fmt.Errorf("while reading %s of the results configmap: %w", k, err)
-		}
-		var res results.Result
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return nil, fmt.Errorf("while reading %s of the results configmap: %w", k, err)
-		}
-		out[k] = &res
+		out[k] = res
 	}
 	return out, nil
 }

@@ -2,12 +2,9 @@ package results
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 )
 
 // The runner ends its log with the full Result between these two lines, as
@@ -24,19 +21,11 @@ var ErrNoBlock = errors.New("no complete result block in the log")
 
 // EncodeBlock renders a result as the block the runner prints.
 func EncodeBlock(r *Result) ([]byte, error) {
-	raw, err := json.Marshal(r)
+	packed, err := Pack(r)
 	if err != nil {
-		return nil, fmt.Errorf("while encoding the result: %w", err)
-	}
-	var zipped bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&zipped, gzip.BestCompression)
-	if _, err := zw.Write(raw); err != nil {
 		return nil, err
 	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	enc := base64.StdEncoding.EncodeToString(zipped.Bytes())
+	enc := base64.StdEncoding.EncodeToString(packed)
 	var out bytes.Buffer
 	out.WriteString(BlockBegin + "\n")
 	for len(enc) > 76 {
@@ -71,17 +60,5 @@ func DecodeBlock(log []byte) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("while decoding the result block: %w", err)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(zipped))
-	if err != nil {
-		return nil, fmt.Errorf("while decompressing the result block: %w", err)
-	}
-	raw, err := io.ReadAll(io.LimitReader(zr, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("while decompressing the result block: %w", err)
-	}
-	var r Result
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("while reading the result block: %w", err)
-	}
-	return &r, nil
+	return Unpack(zipped)
 }

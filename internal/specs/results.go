@@ -1,8 +1,6 @@
 package specs
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 
@@ -34,15 +32,6 @@ const PrepareKey = unitKeyPrefix + "prepare.json.gz"
 // IsUnitKey tells a per-measurement key from the final ones.
 func IsUnitKey(k string) bool {
 	return len(k) > len(unitKeyPrefix) && k[:len(unitKeyPrefix)] == unitKeyPrefix
-}
-
-// Gzip compresses b.
-func Gzip(b []byte) []byte {
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	_, _ = zw.Write(b)
-	_ = zw.Close()
-	return buf.Bytes()
 }
 
 // Document is the full record of a run, as its results ConfigMap holds it.
@@ -130,7 +119,7 @@ func ResultsConfigMap(run *benchv1.BenchmarkRun, doc *Document) (*corev1.ConfigM
 		case len(raw) < compressAboveBytes:
 			cm.Data = map[string]string{ResultsKey: string(raw)}
 		default:
-			cm.BinaryData = map[string][]byte{ResultsKeyGzip: Gzip(raw)}
+			cm.BinaryData = map[string][]byte{ResultsKeyGzip: results.Gzip(raw)}
 		}
 		if size := len(raw); size < compressAboveBytes || len(cm.BinaryData[ResultsKeyGzip]) < maxConfigMapBytes-configMapHeadroom {
 			return cm, nil
