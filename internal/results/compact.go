@@ -32,9 +32,6 @@ func EncodeCompact(r *Result, limit int) ([]byte, error) {
 		V: SchemaVersion, Tool: r.Tool, Verdict: r.Verdict, Reasons: r.Reasons,
 		Primary: r.Primary, Metrics: r.Headline(), LoadGenerator: r.LoadGenerator, ExitCode: r.ExitCode,
 	}
-	for i := range c.Metrics {
-		c.Metrics[i].Detail = false
-	}
 	for {
 		raw, err := json.Marshal(c)
 		if err != nil {

@@ -114,14 +114,12 @@ func ResultsConfigMap(run *benchv1.BenchmarkRun, doc *Document) (*corev1.ConfigM
 		if err != nil {
 			return nil, err
 		}
-		cm.Data, cm.BinaryData = nil, nil
-		switch {
-		case len(raw) < compressAboveBytes:
+		if len(raw) < compressAboveBytes {
 			cm.Data = map[string]string{ResultsKey: string(raw)}
-		default:
-			cm.BinaryData = map[string][]byte{ResultsKeyGzip: results.Gzip(raw)}
+			return cm, nil
 		}
-		if size := len(raw); size < compressAboveBytes || len(cm.BinaryData[ResultsKeyGzip]) < maxConfigMapBytes-configMapHeadroom {
+		if zipped := results.Gzip(raw); len(zipped) < maxConfigMapBytes-configMapHeadroom {
+			cm.BinaryData = map[string][]byte{ResultsKeyGzip: zipped}
 			return cm, nil
 		}
 	}

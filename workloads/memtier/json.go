@@ -103,7 +103,7 @@ func parseJSON(r *results.Result, data []byte) (map[string]bool, error) {
 	}
 	for k, v := range doc.RunInfo {
 		if s := string(bytes.Trim(v, `"`)); k != "" && len(s) < 64 {
-			r.SetParam(jsonParamName(k), s)
+			r.SetParam(paramName(k), s)
 		}
 	}
 	rows := map[string]bool{}
@@ -119,16 +119,6 @@ func parseJSON(r *results.Result, data []byte) (map[string]bool, error) {
 		}
 	}
 	return rows, nil
-}
-
-func jsonParamName(k string) string {
-	switch k {
-	case "Threads", "Connections per thread", "Seconds", "Requests per client":
-		return paramName(k)
-	case "Format version":
-		return "jsonFormatVersion"
-	}
-	return k
 }
 
 func addOp(r *results.Result, name string, op *jsonOp) {

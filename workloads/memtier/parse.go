@@ -78,6 +78,8 @@ func scanErrors(r *results.Result, lines []string) {
 	}
 }
 
+// paramName names a setting memtier reports, in its text header or in the
+// "run information" of its JSON, the way results name parameters.
 func paramName(s string) string {
 	switch s {
 	case "Threads":
@@ -86,9 +88,12 @@ func paramName(s string) string {
 		return "clientsPerThread"
 	case "Seconds":
 		return "testTimeSeconds"
-	default:
+	case "Requests per client":
 		return "requestsPerClient"
+	case "Format version":
+		return "jsonFormatVersion"
 	}
+	return s
 }
 
 // parseText reads the chosen results table and returns the row types seen.

@@ -61,15 +61,15 @@ func (Pgbench) Parse(in workloads.ParseInput) *results.Result {
 				// Old versions print the rate twice: the one that leaves out
 				// connection setup measures the database, so it wins.
 				if m[2] != "including" || !haveTPS {
-					setMetric(r, results.Metric{Name: "transactionsPerSecond", Value: mustFloat(m[1]), Unit: "tx/s", Direction: results.HigherIsBetter})
+					setMetric(r, results.Metric{Name: "transactionsPerSecond", Value: num(m[1]), Unit: "tx/s", Direction: results.HigherIsBetter})
 					haveTPS = true
 				}
 			} else if m := reFailed.FindStringSubmatch(trimmed); m != nil {
-				r.Add(results.Metric{Name: "failedTransactions", Value: mustFloat(m[1]), Unit: "count", Direction: results.LowerIsBetter})
-				r.Add(results.Metric{Name: "errorPercent", Value: mustFloat(m[2]), Unit: "%", Direction: results.LowerIsBetter})
+				r.Add(results.Metric{Name: "failedTransactions", Value: num(m[1]), Unit: "count", Direction: results.LowerIsBetter})
+				r.Add(results.Metric{Name: "errorPercent", Value: num(m[2]), Unit: "%", Direction: results.LowerIsBetter})
 			} else if m := reLag.FindStringSubmatch(trimmed); m != nil {
-				r.Add(results.Metric{Name: "scheduleLagAverageMillis", Value: mustFloat(m[1]), Unit: "ms", Direction: results.LowerIsBetter})
-				r.Add(results.Metric{Name: "scheduleLagMaxMillis", Value: mustFloat(m[2]), Unit: "ms", Direction: results.LowerIsBetter})
+				r.Add(results.Metric{Name: "scheduleLagAverageMillis", Value: num(m[1]), Unit: "ms", Direction: results.LowerIsBetter})
+				r.Add(results.Metric{Name: "scheduleLagMaxMillis", Value: num(m[2]), Unit: "ms", Direction: results.LowerIsBetter})
 			} else if m := reKV.FindStringSubmatch(trimmed); m != nil {
 				addSetting(r, m[1], m[2])
 			}
@@ -150,9 +150,9 @@ func addStatement(r *results.Result, m []string) {
 	if len(stmt) > 160 {
 		stmt = stmt[:160] + "…"
 	}
-	r.Add(results.Metric{Name: "statementLatencyMillis", Operation: stmt, Value: mustFloat(m[1]), Unit: "ms", Direction: results.LowerIsBetter, Detail: true})
+	r.Add(results.Metric{Name: "statementLatencyMillis", Operation: stmt, Value: num(m[1]), Unit: "ms", Direction: results.LowerIsBetter, Detail: true})
 	if m[2] != "" {
-		r.Add(results.Metric{Name: "statementFailures", Operation: stmt, Value: mustFloat(m[2]), Unit: "count", Direction: results.LowerIsBetter, Detail: true})
+		r.Add(results.Metric{Name: "statementFailures", Operation: stmt, Value: num(m[2]), Unit: "count", Direction: results.LowerIsBetter, Detail: true})
 	}
 }
 
@@ -161,18 +161,18 @@ func addProgress(r *results.Result, line string) {
 	if m == nil {
 		return
 	}
-	p := results.Point{ElapsedSeconds: mustFloat(m[1]), Values: map[string]float64{
-		"transactionsPerSecond": mustFloat(m[2]),
-		"latencyAverageMillis":  mustFloat(m[3]),
+	p := results.Point{ElapsedSeconds: num(m[1]), Values: map[string]float64{
+		"transactionsPerSecond": num(m[2]),
+		"latencyAverageMillis":  num(m[3]),
 	}}
 	if v, ok := workloads.Float(m[4]); ok {
 		p.Values["latencyStddevMillis"] = v
 	}
 	if m[5] != "" {
-		p.Values["failedTransactions"] = mustFloat(m[5])
+		p.Values["failedTransactions"] = num(m[5])
 	}
 	if m[6] != "" {
-		p.Values["scheduleLagMillis"] = mustFloat(m[6])
+		p.Values["scheduleLagMillis"] = num(m[6])
 	}
 	r.TimeSeries = append(r.TimeSeries, p)
 }
@@ -187,8 +187,8 @@ func setMetric(r *results.Result, m results.Metric) {
 	r.Add(m)
 }
 
-// mustFloat is for text the regular expressions already matched as numbers.
-func mustFloat(s string) float64 {
+// num reads text the regular expressions already matched as a number.
+func num(s string) float64 {
 	v, _ := workloads.Float(s)
 	return v
 }
