@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -112,8 +113,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		case benchv1.PhaseCollecting:
 			res, err = r.finish(ctx, st, "")
 		}
-		if err != nil || run.Status.Phase == before || run.Status.Phase.Terminal() ||
-			(before == benchv1.PhasePending && run.Status.Phase == benchv1.PhaseProvisioning) {
+		if err != nil || run.Status.Phase == before || run.Status.Phase.Terminal() {
 			break
 		}
 	}
@@ -130,7 +130,7 @@ func (r *BenchmarkRunReconciler) load(ctx context.Context, run *benchv1.Benchmar
 	run.Status.ObservedGeneration = run.Generation
 	w, err := registry.For(&run.Spec.Workload)
 	if err == nil {
-		if errs := w.Validate(&run.Spec.Workload, fieldPath("spec", "workload")); len(errs) > 0 {
+		if errs := w.Validate(&run.Spec.Workload, field.NewPath("spec", "workload")); len(errs) > 0 {
 			err = errs.ToAggregate()
 		}
 	}

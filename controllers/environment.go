@@ -55,11 +55,7 @@ func (r *BenchmarkRunReconciler) environment(ctx context.Context, st *runState) 
 		KubernetesVersion: r.KubernetesVersion, OperatorVersion: r.OperatorVersion,
 		Images: map[string]string{"runner": r.RunnerImage},
 	}
-	img := run.Spec.Workload.Image
-	if img == "" {
-		img = st.workload.DefaultImage()
-	}
-	env.Images["loadgen"] = img
+	env.Images["loadgen"] = st.loadgenImage()
 	if st.target.Image != "" {
 		env.Images["target"] = st.target.Image
 	}

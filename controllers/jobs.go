@@ -49,13 +49,9 @@ func (r *BenchmarkRunReconciler) ensureJob(ctx context.Context, st *runState, ro
 		}
 		filesCM = cm.Name
 	}
-	image := run.Spec.Workload.Image
-	if image == "" {
-		image = st.workload.DefaultImage()
-	}
 	job = specs.Job(specs.JobParams{
 		Run: run, Name: name, Role: role, Workload: st.workload.Name(), Step: step, Repetition: rep,
-		Invocation: inv, Image: image, RunnerImage: r.RunnerImage, FilesConfigMap: filesCM,
+		Invocation: inv, Image: st.loadgenImage(), RunnerImage: r.RunnerImage, FilesConfigMap: filesCM,
 		Endpoint: st.target.Endpoint, AvoidPods: st.target.PodSelector, ActiveDeadlineSeconds: remainingSeconds(st),
 	})
 	if err := r.Create(ctx, job); err != nil {
@@ -67,6 +63,14 @@ func (r *BenchmarkRunReconciler) ensureJob(ctx context.Context, st *runState, ro
 	}
 	log.FromContext(ctx).Info("Created workload job", "job", name, "role", role)
 	return job, nil
+}
+
+// loadgenImage is the tool's image: the spec's override or the workload's default.
+func (st *runState) loadgenImage() string {
+	if img := st.run.Spec.Workload.Image; img != "" {
+		return img
+	}
+	return st.workload.DefaultImage()
 }
 
 // outcome is what a finished workload Job left.

@@ -147,6 +147,11 @@ func recordUnit(run *benchv1.BenchmarkRun, u unit, job string, out *outcome) {
 	}
 	step := &run.Status.Steps[u.step]
 	step.Repetitions = append(step.Repetitions, rs)
-	summarizeStep(run, step, res.Primary)
-	updatePrimary(run, res.Primary)
+	// Summaries cover valid repetitions only, so nothing else changes them;
+	// and a failed result may not even name the primary metric (a load
+	// generator killed before the runner wrote its summary).
+	if res.Verdict == results.Succeeded {
+		summarizeStep(run, step, res.Primary)
+		updatePrimary(run, res.Primary)
+	}
 }

@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
@@ -20,8 +19,6 @@ func timeout(run *benchv1.BenchmarkRun) time.Duration {
 	}
 	return run.Spec.Timeout.Duration
 }
-
-func fieldPath(first string, rest ...string) *field.Path { return field.NewPath(first, rest...) }
 
 // start stamps a new run and sets every condition to Unknown, so that
 // `kubectl describe` lists what is still to come.

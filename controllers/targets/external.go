@@ -57,9 +57,4 @@ func secretMissing(ctx context.Context, c client.Client, ns, name string) (bool,
 	return false, err
 }
 
-func notReady(o Observed, reason, msg string) Observed {
-	o.Ready, o.Reason, o.Message = false, reason, msg
-	return o
-}
-
 func ptrTrue() *bool { t := true; return &t }

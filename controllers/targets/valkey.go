@@ -6,8 +6,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
@@ -51,31 +49,4 @@ func (Valkey) Cleanup(ctx context.Context, c client.Client, run *benchv1.Benchma
 		return err
 	}
 	return deleteIfExists(ctx, c, &corev1.Service{ObjectMeta: meta})
-}
-
-// createIfMissing creates obj unless it exists; an existing object is left
-// as it is, since a run's children never change after they are made.
-func createIfMissing(ctx context.Context, c client.Client, obj client.Object) error {
-	probe := &metav1.PartialObjectMetadata{}
-	probe.SetGroupVersionKind(obj.GetObjectKind().GroupVersionKind())
-	if probe.GroupVersionKind().Empty() {
-		gvk, err := c.GroupVersionKindFor(obj)
-		if err != nil {
-			return err
-		}
-		probe.SetGroupVersionKind(gvk)
-	}
-	err := c.Get(ctx, client.ObjectKeyFromObject(obj), probe)
-	if !apierrors.IsNotFound(err) {
-		return err
-	}
-	if err := c.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	return nil
-}
-
-func deleteIfExists(ctx context.Context, c client.Client, obj client.Object) error {
-	err := c.Delete(ctx, obj, client.PropagationPolicy("Background"))
-	return client.IgnoreNotFound(err)
 }
