@@ -29,7 +29,7 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := func() *benchv1.BenchmarkRun {
-		r := pgbenchRun("bad", benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "db", Port: 5432}}, []int32{8}, 1)
+		r := pgbenchRun("bad", externalDB(), []int32{8}, 1)
 		r.Namespace = ns.Name
 		return r
 	}
@@ -144,8 +144,7 @@ spec:
 	}
 
 	node := loadgenNode(h)
-	run := pgbenchRun("shown", benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "db", Port: 5432}}, []int32{105}, 1)
-	run.Spec.Workload.Pgbench.SkipInit = true
+	run := measureOnly("shown", 105, 1)
 	h.create(run)
 	h.kubelet(h.waitJob(run.Name+"-s0-r1"), node, "pgbench", fixture(t, "pgbench", "pg14plus-tpcb-scale50-haproxy.txt"))
 	h.waitPhase("shown", 20*time.Second, benchv1.PhaseSucceeded)

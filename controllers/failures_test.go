@@ -19,8 +19,7 @@ import (
 func TestTimeoutKeepsMeasurements(t *testing.T) {
 	h := newHarness(t)
 	node := loadgenNode(h)
-	run := pgbenchRun("slow", benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "db", Port: 5432}}, []int32{16}, 2)
-	run.Spec.Workload.Pgbench.SkipInit = true
+	run := measureOnly("slow", 16, 2)
 	run.Spec.Timeout = &metav1.Duration{Duration: 6 * time.Second}
 	h.create(run)
 	h.kubelet(h.waitJob(specs.MeasureJobName(run, 0, 1)), node, "pgbench", fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt"))
@@ -44,8 +43,7 @@ func TestTimeoutKeepsMeasurements(t *testing.T) {
 func TestManagerRestartMidRun(t *testing.T) {
 	h := newHarness(t)
 	node := loadgenNode(h)
-	run := pgbenchRun("restart", benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "db", Port: 5432}}, []int32{105}, 3)
-	run.Spec.Workload.Pgbench.SkipInit = true
+	run := measureOnly("restart", 105, 3)
 	run.Spec.Cleanup = benchv1.CleanupNever
 	h.create(run)
 	f := fixture(t, "pgbench", "pg14plus-tpcb-scale50-haproxy.txt")
@@ -87,7 +85,7 @@ func TestManagerRestartMidRun(t *testing.T) {
 func TestPrepareFailureEndsTheRun(t *testing.T) {
 	h := newHarness(t)
 	node := loadgenNode(h)
-	run := pgbenchRun("badinit", benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "db", Port: 5432}}, []int32{4}, 1)
+	run := pgbenchRun("badinit", externalDB(), []int32{4}, 1)
 	h.create(run)
 	prep := h.waitJob(specs.PrepareJobName(run))
 	// What `dbperf-runner exec --prepare` leaves when pgbench -i exits 1.
@@ -122,8 +120,7 @@ func TestPrepareFailureEndsTheRun(t *testing.T) {
 func TestLoadGeneratorKilledWithoutSummary(t *testing.T) {
 	h := newHarness(t)
 	node := loadgenNode(h)
-	run := pgbenchRun("oom", benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "db", Port: 5432}}, []int32{4}, 2)
-	run.Spec.Workload.Pgbench.SkipInit = true
+	run := measureOnly("oom", 4, 2)
 	h.create(run)
 	h.noLogs = true
 	h.terminate(h.waitJob(specs.MeasureJobName(run, 0, 1)), node, 137, "")

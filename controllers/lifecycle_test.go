@@ -36,6 +36,20 @@ func pgbenchRun(name string, target benchv1.TargetSpec, clients []int32, reps in
 	}
 }
 
+// externalDB is an endpoint the tests never connect to: their kubelet replays
+// recorded tool outputs.
+func externalDB() benchv1.TargetSpec {
+	return benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "db", Port: 5432}}
+}
+
+// measureOnly is a pgbench run against externalDB with no prepare step, so
+// its first Job is a measurement.
+func measureOnly(name string, clients int32, reps int32) *benchv1.BenchmarkRun {
+	run := pgbenchRun(name, externalDB(), []int32{clients}, reps)
+	run.Spec.Workload.Pgbench.SkipInit = true
+	return run
+}
+
 func loadgenNode(h *harness) string {
 	h.node("loadgen-1", map[string]string{
 		"pool": "loadgen", corev1.LabelInstanceTypeStable: "n4-standard-8", corev1.LabelTopologyZone: "zone-a",
