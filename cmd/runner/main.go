@@ -82,8 +82,11 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		return runner.ExitUsage
 	}
 	w, err := registry.ByName(*name)
-	if err != nil || fs.NArg() == 0 {
-		fmt.Fprintf(stderr, "dbperf-runner exec: %v\n%s\n", orMissing(err, "no tool command after --"), usage)
+	if err == nil && fs.NArg() == 0 {
+		err = fmt.Errorf("no tool command after --")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "dbperf-runner exec: %v\n%s\n", err, usage)
 		return runner.ExitUsage
 	}
 	var secrets []string
@@ -100,13 +103,6 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dbperf-runner: %v\n", err)
 	}
 	return runner.ExitCodeFor(r.Verdict)
-}
-
-func orMissing(err error, msg string) error {
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("%s", msg)
 }
 
 func cmdParse(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
