@@ -95,7 +95,7 @@ type Result struct {
 
 // New returns an empty, successful result for a tool.
 func New(tool string) *Result {
-	return &Result{SchemaVersion: SchemaVersion, Tool: tool, Verdict: Succeeded}
+	return &Result{SchemaVersion: SchemaVersion, Tool: tool, Verdict: Succeeded, Metrics: []Metric{}}
 }
 
 // Fail marks the result failed with a reason.
