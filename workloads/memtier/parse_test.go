@@ -44,15 +44,7 @@ func TestParseFixtures(t *testing.T) {
 
 func check(t *testing.T, r *results.Result, w want) {
 	t.Helper()
-	if r.Verdict != w.verdict {
-		t.Errorf("verdict = %s (%v), want %s", r.Verdict, r.Reasons, w.verdict)
-	}
-	if w.reason != "" && !strings.Contains(strings.Join(r.Reasons, "|"), w.reason) {
-		t.Errorf("reasons %q do not mention %q", r.Reasons, w.reason)
-	}
-	if w.verdict != results.Succeeded && len(r.Reasons) == 0 {
-		t.Errorf("a %s result must say why", r.Verdict)
-	}
+	testutil.CheckVerdict(t, r, w.verdict, w.reason)
 	for name, v := range map[string]float64{"opsPerSecond": w.ops, "latencyAverageMillis": w.avg, "latencyP99Millis": w.p99, "kilobytesPerSecond": w.kbs} {
 		if v == 0 {
 			continue
