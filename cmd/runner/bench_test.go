@@ -19,7 +19,10 @@ import (
 // `dbperf-runner exec`, interleaved in ABBA order (bare-runner, runner-bare,
 // ...) so that drift of the machine and the order within a pair hit both
 // alike, and reports the median of the per-pair ratios runner/bare as
-// tps-ratio (target: at least 0.99).
+// tps-ratio (target: at least 0.99). Because throughput on a shared machine
+// varies far more than the runner could cost, it also reports the runner's
+// own CPU time as a share of the bare pgbench client's, runner-cpu-share: a
+// direct measure of the cost that noise cannot hide.
 // DBPERF_OVERHEAD_PAIRS and DBPERF_OVERHEAD_SECONDS set its size.
 func BenchmarkRunnerOverhead(b *testing.B) {
 	pairs := envInt("DBPERF_OVERHEAD_PAIRS", 8)
@@ -34,27 +37,31 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 		b.Fatalf("building the runner: %v\n%s", err, out)
 	}
 	tool := []string{"pgbench", "--client", "4", "--jobs", "2", "--time", strconv.Itoa(seconds), "--select-only", "--protocol", "prepared"}
-	var ratios []float64
+	var ratios, shares []float64
 	b.ResetTimer()
 	for b.Loop() {
-		ratios = ratios[:0]
+		ratios, shares = ratios[:0], shares[:0]
 		args := append([]string{"exec", "--workload", "pgbench", "--summary-file", filepath.Join(b.TempDir(), "t"), "--max-cpu-percent", "0", "--"}, tool...)
 		for i := range pairs {
-			var bare, wrapped float64
+			var bare, wrapped measurement
 			if i%2 == 0 {
-				bare = tps(b, command(env, tool[0], tool[1:]...))
-				wrapped = tps(b, command(env, runnerBin, args...))
+				bare = measure(b, command(env, tool[0], tool[1:]...))
+				wrapped = measure(b, command(env, runnerBin, args...))
 			} else {
-				wrapped = tps(b, command(env, runnerBin, args...))
-				bare = tps(b, command(env, tool[0], tool[1:]...))
+				wrapped = measure(b, command(env, runnerBin, args...))
+				bare = measure(b, command(env, tool[0], tool[1:]...))
 			}
-			ratios = append(ratios, wrapped/bare)
-			b.Logf("pair: bare %.0f tps, through the runner %.0f tps, ratio %.4f", bare, wrapped, wrapped/bare)
+			ratios = append(ratios, wrapped.tps/bare.tps)
+			shares = append(shares, wrapped.runnerCPU/bare.cpu)
+			b.Logf("pair: bare %.0f tps (client %.2f CPU s), through the runner %.0f tps (runner %.3f CPU s), ratio %.4f",
+				bare.tps, bare.cpu, wrapped.tps, wrapped.runnerCPU, wrapped.tps/bare.tps)
 		}
 	}
 	sort.Float64s(ratios)
+	sort.Float64s(shares)
 	b.ReportMetric(ratios[len(ratios)/2], "tps-ratio")
 	b.ReportMetric(ratios[0], "tps-ratio-min")
+	b.ReportMetric(shares[len(shares)/2], "runner-cpu-share")
 }
 
 func command(env []string, name string, args ...string) *exec.Cmd {
@@ -63,9 +70,16 @@ func command(env []string, name string, args ...string) *exec.Cmd {
 	return c
 }
 
-// tps runs a pgbench command (bare or wrapped) and reads its throughput with
-// the same parser, so both sides are measured alike.
-func tps(b *testing.B, c *exec.Cmd) float64 {
+// measurement is one pgbench run: its throughput, the CPU time of the
+// process started (pgbench, or the runner with pgbench as its child), and,
+// through the runner, the runner's own CPU time from its result.
+type measurement struct {
+	tps, cpu, runnerCPU float64
+}
+
+// measure runs a pgbench command, bare or wrapped, and reads its throughput
+// with the same parser, so both sides are measured alike.
+func measure(b *testing.B, c *exec.Cmd) measurement {
 	b.Helper()
 	var out bytes.Buffer
 	c.Stdout, c.Stderr = &out, &out
@@ -77,7 +91,11 @@ func tps(b *testing.B, c *exec.Cmd) float64 {
 	if !ok {
 		b.Fatalf("no tps in:\n%s", out.String())
 	}
-	return m.Value
+	got := measurement{tps: m.Value, cpu: (c.ProcessState.UserTime() + c.ProcessState.SystemTime()).Seconds()}
+	if block, err := results.DecodeBlock(out.Bytes()); err == nil && block.LoadGenerator != nil {
+		got.runnerCPU = block.LoadGenerator.RunnerCPUSeconds
+	}
+	return got
 }
 
 func envInt(name string, def int) int {

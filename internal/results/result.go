@@ -68,9 +68,12 @@ type Point struct {
 type LoadGenerator struct {
 	// CPUPercent is CPU time used over wall time, as a percent of the CPUs
 	// the container may use (its limit, else its cpuset, else the machine).
-	CPUPercent    float64 `json:"cpuPercent"`
-	CPUSeconds    float64 `json:"cpuSeconds"`
-	AvailableCPUs float64 `json:"availableCPUs"`
+	CPUPercent float64 `json:"cpuPercent"`
+	CPUSeconds float64 `json:"cpuSeconds"`
+	// RunnerCPUSeconds is what dbperf-runner itself used (its own process,
+	// not the tool's): the price of measuring through it.
+	RunnerCPUSeconds float64 `json:"runnerCPUSeconds"`
+	AvailableCPUs    float64 `json:"availableCPUs"`
 	// Source is where the figures came from: "cgroup2", "cgroup1" or "".
 	Source string `json:"source"`
 }

@@ -119,7 +119,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 		avail := o.CPU.AvailableCPUs()
 		wall := end.Sub(start).Seconds()
 		used := (cpu1 - cpu0).Seconds()
-		r.LoadGenerator = &results.LoadGenerator{CPUSeconds: used, AvailableCPUs: avail, Source: source}
+		r.LoadGenerator = &results.LoadGenerator{CPUSeconds: used, AvailableCPUs: avail, Source: source, RunnerCPUSeconds: ownCPU()}
 		if wall > 0 && avail > 0 {
 			r.LoadGenerator.CPUPercent = 100 * used / (wall * avail)
 		}
@@ -192,6 +192,15 @@ func runForwardingSignals(cmd *exec.Cmd) error {
 			return err
 		}
 	}
+}
+
+// ownCPU is the CPU time this process (not its children) has used.
+func ownCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // exitCodeOf returns the tool's exit code, 128+signal when it was killed, or
