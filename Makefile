@@ -20,13 +20,16 @@ generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
 	$(CONTROLLER_GEN) object paths="./api/..."
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the markers.
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the markers, and the chart's copies of them.
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true rbac:roleName=dbperf-manager-role paths="./api/..." paths="./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	go run ./hack/chartgen
 
 .PHONY: verify
-verify: generate manifests ## Fail when generated files are not committed.
-	@git diff --exit-code -- api config || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
+verify: generate manifests ## Fail when generated files are not committed, or the chart and config/ drift.
+	@git diff --exit-code -- api config charts docs || { echo "generated files are stale: run 'make generate manifests docs' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config charts docs)" || { git status --porcelain -- api config charts docs; echo "untracked generated files: commit them"; exit 1; }
+	bash hack/verify-chart.sh
 
 .PHONY: fmt
 fmt:

@@ -1,0 +1,391 @@
+// Package chart tests the Helm chart: its values schema and switches, the
+// restricted Pod Security Standard for the manager pod, and that it installs
+// the same CRDs, RBAC and manager settings as the kustomize config/default.
+// HELM and KUBECTL name the binaries (hack/verify-chart.sh and hack/test.sh
+// set them); the tests skip when they are not given.
+package chart
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	goruntime "runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/yaml"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	psapi "k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
+)
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := goruntime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func tool(t *testing.T, env string) string {
+	t.Helper()
+	p := os.Getenv(env)
+	if p == "" {
+		t.Skipf("%s is not set (hack/verify-chart.sh and hack/test.sh set it)", env)
+	}
+	return p
+}
+
+// render runs `helm template` with the given --set flags.
+func render(t *testing.T, sets ...string) []unstructured.Unstructured {
+	t.Helper()
+	out, err := helmTemplate(t, sets...)
+	if err != nil {
+		t.Fatalf("helm template %v: %v\n%s", sets, err, out)
+	}
+	return decode(t, out)
+}
+
+func helmTemplate(t *testing.T, sets ...string) ([]byte, error) {
+	t.Helper()
+	args := []string{"template", "rel", filepath.Join(repoRoot(t), "charts", "dbperf-operator"), "--namespace", "perf-system"}
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	cmd := exec.Command(tool(t, "HELM"), args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return stderr.Bytes(), err
+	}
+	return out, nil
+}
+
+func decode(t *testing.T, raw []byte) []unstructured.Unstructured {
+	t.Helper()
+	var objs []unstructured.Unstructured
+	r := utilyaml.NewYAMLReader(bufioReader(raw))
+	dec := yaml.NewDecodingSerializer(unstructured.UnstructuredJSONScheme)
+	for {
+		doc, err := r.Read()
+		if err != nil {
+			break
+		}
+		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		if _, _, err := dec.Decode(doc, nil, u); err != nil {
+			t.Fatalf("decode %q: %v", doc, err)
+		}
+		objs = append(objs, *u)
+	}
+	return objs
+}
+
+func stripComments(doc []byte) []byte {
+	var b bytes.Buffer
+	for _, l := range strings.Split(string(doc), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.Bytes()
+}
+
+func ofKind(objs []unstructured.Unstructured, kind string) []unstructured.Unstructured {
+	var r []unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			r = append(r, o)
+		}
+	}
+	return r
+}
+
+func one[T any](t *testing.T, objs []unstructured.Unstructured, kind string) *T {
+	t.Helper()
+	found := ofKind(objs, kind)
+	if len(found) != 1 {
+		t.Fatalf("want exactly one %s, got %d", kind, len(found))
+	}
+	var v T
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(found[0].Object, &v); err != nil {
+		t.Fatalf("convert %s: %v", kind, err)
+	}
+	return &v
+}
+
+func TestDefaultsRenderEverythingTheManagerNeeds(t *testing.T) {
+	objs := render(t)
+	kinds := map[string]int{}
+	for _, o := range objs {
+		kinds[o.GetKind()]++
+		if ns := o.GetNamespace(); ns != "" && ns != "perf-system" {
+			t.Errorf("%s %s is in namespace %q, want the release namespace", o.GetKind(), o.GetName(), ns)
+		}
+	}
+	for _, k := range []string{"CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment", "Service"} {
+		if kinds[k] == 0 {
+			t.Errorf("default render has no %s (kinds: %v)", k, kinds)
+		}
+	}
+	if kinds["ServiceMonitor"] != 0 {
+		t.Error("ServiceMonitor rendered although metrics.serviceMonitor.enabled is false by default")
+	}
+	crd := one[apiextv1.CustomResourceDefinition](t, objs, "CustomResourceDefinition")
+	if crd.Annotations["helm.sh/resource-policy"] != "keep" {
+		t.Errorf("CRD annotations %v: want helm.sh/resource-policy=keep by default", crd.Annotations)
+	}
+	dep := one[appsv1.Deployment](t, objs, "Deployment")
+	sa := one[corev1.ServiceAccount](t, objs, "ServiceAccount")
+	if dep.Spec.Template.Spec.ServiceAccountName != sa.Name {
+		t.Errorf("manager runs as %q, the chart creates %q", dep.Spec.Template.Spec.ServiceAccountName, sa.Name)
+	}
+	for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
+		b := one[rbacv1.ClusterRoleBinding](t, objs, kind) // same shape for both
+		if len(b.Subjects) != 1 || b.Subjects[0].Name != sa.Name || b.Subjects[0].Namespace != "perf-system" {
+			t.Errorf("%s subjects %+v: want the chart's ServiceAccount", kind, b.Subjects)
+		}
+	}
+	args := dep.Spec.Template.Spec.Containers[0].Args
+	for _, want := range []string{"--leader-elect", "--runner-image=ghcr.io/dbperf-io/dbperf-runner:v0.1.0", "--metrics-bind-address=:8080"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("manager args %v lack %s", args, want)
+		}
+	}
+}
+
+// The manager pod passes the "restricted" Pod Security Standard, checked by
+// the same library the API server's admission plugin uses.
+func TestManagerPodIsRestricted(t *testing.T) {
+	dep := one[appsv1.Deployment](t, render(t), "Deployment")
+	checkRestricted(t, "chart", dep)
+	kdep := one[appsv1.Deployment](t, kustomize(t), "Deployment")
+	checkRestricted(t, "config/default", kdep)
+}
+
+func checkRestricted(t *testing.T, from string, dep *appsv1.Deployment) {
+	t.Helper()
+	ev, err := policy.NewEvaluator(policy.DefaultChecks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv := psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()}
+	for _, r := range ev.EvaluatePod(lv, &dep.Spec.Template.ObjectMeta, &dep.Spec.Template.Spec) {
+		if !r.Allowed {
+			t.Errorf("%s: manager pod violates restricted: %s: %s", from, r.ForbiddenReason, r.ForbiddenDetail)
+		}
+	}
+}
+
+func TestSwitches(t *testing.T) {
+	cases := []struct {
+		name  string
+		sets  []string
+		check func(t *testing.T, objs []unstructured.Unstructured)
+	}{
+		{"no CRDs", []string{"crds.install=false"}, func(t *testing.T, objs []unstructured.Unstructured) {
+			if n := len(ofKind(objs, "CustomResourceDefinition")); n != 0 {
+				t.Errorf("%d CRDs rendered with crds.install=false", n)
+			}
+		}},
+		{"CRDs without keep", []string{"crds.keep=false"}, func(t *testing.T, objs []unstructured.Unstructured) {
+			crd := one[apiextv1.CustomResourceDefinition](t, objs, "CustomResourceDefinition")
+			if _, ok := crd.Annotations["helm.sh/resource-policy"]; ok {
+				t.Error("keep annotation present with crds.keep=false")
+			}
+		}},
+		{"no RBAC", []string{"rbac.create=false"}, func(t *testing.T, objs []unstructured.Unstructured) {
+			for _, k := range []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"} {
+				if n := len(ofKind(objs, k)); n != 0 {
+					t.Errorf("%d %s rendered with rbac.create=false", n, k)
+				}
+			}
+		}},
+		{"existing service account", []string{"serviceAccount.create=false", "serviceAccount.name=perf-operator"}, func(t *testing.T, objs []unstructured.Unstructured) {
+			if n := len(ofKind(objs, "ServiceAccount")); n != 0 {
+				t.Errorf("ServiceAccount rendered with serviceAccount.create=false")
+			}
+			if dep := one[appsv1.Deployment](t, objs, "Deployment"); dep.Spec.Template.Spec.ServiceAccountName != "perf-operator" {
+				t.Errorf("serviceAccountName %q", dep.Spec.Template.Spec.ServiceAccountName)
+			}
+		}},
+		{"service monitor", []string{"metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=prom"}, func(t *testing.T, objs []unstructured.Unstructured) {
+			sm := ofKind(objs, "ServiceMonitor")
+			if len(sm) != 1 || sm[0].GetLabels()["release"] != "prom" {
+				t.Fatalf("want one ServiceMonitor labelled release=prom, got %v", sm)
+			}
+			eps, _, _ := unstructured.NestedSlice(sm[0].Object, "spec", "endpoints")
+			if len(eps) != 1 || eps[0].(map[string]any)["port"] != "metrics" {
+				t.Errorf("ServiceMonitor endpoints %v", eps)
+			}
+		}},
+		{"metrics off", []string{"metrics.enabled=false"}, func(t *testing.T, objs []unstructured.Unstructured) {
+			if n := len(ofKind(objs, "Service")); n != 0 {
+				t.Errorf("metrics Service rendered with metrics.enabled=false")
+			}
+			if args := one[appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--metrics-bind-address=0") {
+				t.Errorf("args %v: metrics not switched off", args)
+			}
+		}},
+		{"images, placement and leader election", []string{"image.tag=v9", "runnerImage.repository=reg.local/runner", "runnerImage.tag=v9",
+			"nodeSelector.pool=system", "tolerations[0].key=dedicated", "tolerations[0].operator=Exists", "leaderElection.enabled=false", "logLevel=debug"},
+			func(t *testing.T, objs []unstructured.Unstructured) {
+				dep := one[appsv1.Deployment](t, objs, "Deployment")
+				spec := dep.Spec.Template.Spec
+				if spec.Containers[0].Image != "ghcr.io/dbperf-io/dbperf-operator:v9" {
+					t.Errorf("image %s", spec.Containers[0].Image)
+				}
+				args := spec.Containers[0].Args
+				if !slices.Contains(args, "--runner-image=reg.local/runner:v9") || slices.Contains(args, "--leader-elect") || !slices.Contains(args, "--zap-log-level=debug") {
+					t.Errorf("args %v", args)
+				}
+				if spec.NodeSelector["pool"] != "system" || len(spec.Tolerations) != 1 || spec.Tolerations[0].Key != "dedicated" {
+					t.Errorf("placement %v %v", spec.NodeSelector, spec.Tolerations)
+				}
+				if n := len(ofKind(objs, "Role")); n != 0 {
+					t.Errorf("leader-election Role rendered with leaderElection.enabled=false")
+				}
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.check(t, render(t, c.sets...)) })
+	}
+}
+
+// Bad values are refused by values.schema.json, naming the value.
+func TestSchemaRefusesBadValues(t *testing.T) {
+	for set, want := range map[string]string{
+		"replicaCount=-1":            "/replicaCount",
+		"image.pullPolicy=Sometimes": "/image/pullPolicy",
+		"extraArgs[0]=verbose":       "/extraArgs/0",
+		"metrics.port=70000":         "/metrics/port",
+		"replicas=2":                 "replicas",
+		"logLevel=loud":              "/logLevel",
+	} {
+		out, err := helmTemplate(t, set)
+		if err == nil {
+			t.Errorf("--set %s accepted", set)
+			continue
+		}
+		if !strings.Contains(string(out), want) {
+			t.Errorf("--set %s: error does not name %s:\n%s", set, want, out)
+		}
+	}
+}
+
+func kustomize(t *testing.T) []unstructured.Unstructured {
+	t.Helper()
+	cmd := exec.Command(tool(t, "KUBECTL"), "kustomize", filepath.Join(repoRoot(t), "config", "default"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize config/default: %v\n%s", err, stderr.String())
+	}
+	return decode(t, out)
+}
+
+// The chart and config/default install the same thing: CRDs, the manager's
+// cluster and leader-election rules, and the manager container apart from its
+// image tags. `make verify` runs this.
+func TestChartMatchesKustomize(t *testing.T) {
+	chart, kust := render(t), kustomize(t)
+
+	crds := func(objs []unstructured.Unstructured) map[string]apiextv1.CustomResourceDefinitionSpec {
+		m := map[string]apiextv1.CustomResourceDefinitionSpec{}
+		for _, o := range ofKind(objs, "CustomResourceDefinition") {
+			var c apiextv1.CustomResourceDefinition
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &c); err != nil {
+				t.Fatal(err)
+			}
+			m[c.Name] = c.Spec
+		}
+		return m
+	}
+	if c, k := crds(chart), crds(kust); !reflect.DeepEqual(c, k) {
+		t.Errorf("chart CRDs differ from config/crd/bases (run `make manifests`): chart has %d, kustomize %d", len(c), len(k))
+	}
+
+	if c, k := one[rbacv1.ClusterRole](t, chart, "ClusterRole"), one[rbacv1.ClusterRole](t, kust, "ClusterRole"); !reflect.DeepEqual(c.Rules, k.Rules) {
+		t.Errorf("ClusterRole rules drift:\nchart:     %+v\nkustomize: %+v", c.Rules, k.Rules)
+	}
+	if c, k := one[rbacv1.Role](t, chart, "Role"), one[rbacv1.Role](t, kust, "Role"); !reflect.DeepEqual(c.Rules, k.Rules) {
+		t.Errorf("leader-election Role rules drift:\nchart:     %+v\nkustomize: %+v", c.Rules, k.Rules)
+	}
+
+	cd, kd := one[appsv1.Deployment](t, chart, "Deployment"), one[appsv1.Deployment](t, kust, "Deployment")
+	cc, kc := cd.Spec.Template.Spec.Containers[0], kd.Spec.Template.Spec.Containers[0]
+	untag := func(args []string) []string {
+		var r []string
+		for _, a := range args {
+			if strings.HasPrefix(a, "--runner-image=") {
+				a = a[:strings.LastIndex(a, ":")]
+			}
+			r = append(r, a)
+		}
+		return r
+	}
+	if !reflect.DeepEqual(untag(cc.Args), untag(kc.Args)) {
+		t.Errorf("manager args drift:\nchart:     %v\nkustomize: %v", cc.Args, kc.Args)
+	}
+	for name, pair := range map[string][2]any{
+		"container securityContext": {cc.SecurityContext, kc.SecurityContext},
+		"pod securityContext":       {cd.Spec.Template.Spec.SecurityContext, kd.Spec.Template.Spec.SecurityContext},
+		"resources":                 {cc.Resources, kc.Resources},
+		"ports":                     {cc.Ports, kc.Ports},
+		"liveness probe":            {cc.LivenessProbe, kc.LivenessProbe},
+		"readiness probe":           {cc.ReadinessProbe, kc.ReadinessProbe},
+	} {
+		if !reflect.DeepEqual(pair[0], pair[1]) {
+			t.Errorf("%s drift:\nchart:     %+v\nkustomize: %+v", name, pair[0], pair[1])
+		}
+	}
+	if c, k := strings.Split(cc.Image, ":")[0], strings.Split(kc.Image, ":")[0]; c != k {
+		t.Errorf("manager image repository: chart %s, kustomize %s", c, k)
+	}
+	cs, ks := one[corev1.Service](t, chart, "Service"), one[corev1.Service](t, kust, "Service")
+	if !reflect.DeepEqual(cs.Spec.Ports, ks.Spec.Ports) {
+		t.Errorf("metrics Service ports drift: chart %+v, kustomize %+v", cs.Spec.Ports, ks.Spec.Ports)
+	}
+}
+
+// The generated chart templates are what hack/chartgen makes of config/ now.
+func TestGeneratedTemplatesAreCurrent(t *testing.T) {
+	root := repoRoot(t)
+	tmp := t.TempDir()
+	chart := filepath.Join(tmp, "chart")
+	if err := os.MkdirAll(filepath.Join(chart, "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "run", "./hack/chartgen", "-chart", chart)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chartgen: %v\n%s", err, out)
+	}
+	for _, rel := range []string{"templates/clusterrole.yaml", "templates/crds/bench.dbperf.io_benchmarkruns.yaml"} {
+		want, err := os.ReadFile(filepath.Join(chart, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(root, "charts", "dbperf-operator", rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("charts/dbperf-operator/%s is stale: run `make manifests`", rel)
+		}
+	}
+}
+
+func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
