@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -138,7 +139,16 @@ func (r *BenchmarkRunReconciler) fromTermination(ctx context.Context, st *runSta
 		return o
 	}
 	res := results.New(st.workload.Name())
-	res.Fail("the load generator ended (exit code %d, %s) without a dbperf summary; its log may say why", term.ExitCode, orDash(term.Reason))
+	if msg := strings.TrimSpace(term.Message); msg != "" {
+		// Not the runner's summary: what the kubelet (or the container
+		// runtime) said, such as a missing image or tool.
+		if len(msg) > 300 {
+			msg = msg[:300] + "…"
+		}
+		res.Fail("the load generator ended (exit code %d, %s) without a dbperf summary: %s", term.ExitCode, orDash(term.Reason), msg)
+	} else {
+		res.Fail("the load generator ended (exit code %d, %s) without a dbperf summary; its log may say why", term.ExitCode, orDash(term.Reason))
+	}
 	code := int(term.ExitCode)
 	res.ExitCode = &code
 	o.result = res

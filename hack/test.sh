@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: parsers against ../shared/fixtures, the runner against
 # real PostgreSQL and redis-server on 127.0.0.1, and the controller in
-# envtest on the control plane built by hack/build-control-plane.sh.
+# envtest on the control plane built by hack/build-control-plane.sh, the Helm
+# chart, and the end-to-end suite on the local simulated cluster (test/e2e).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { printf '[test] %s\n' "$*" >&2; }
@@ -10,7 +11,10 @@ log "control-plane binaries (the first build takes several minutes)"
 KUBEBUILDER_ASSETS="$(bash hack/build-control-plane.sh | tail -n 1)"
 log "CloudNativePG CRDs"
 CNPG_CRD_DIR="$(bash hack/fetch-cnpg-crds.sh | tail -n 1)"
-export KUBEBUILDER_ASSETS CNPG_CRD_DIR
+log "helm (for the chart tests and the end-to-end tests)"
+HELM="$(bash hack/build-helm.sh | tail -n 1)"
+KUBECTL="${KUBEBUILDER_ASSETS}/kubectl"
+export KUBEBUILDER_ASSETS CNPG_CRD_DIR HELM KUBECTL
 for tool in initdb redis-server redis-benchmark pgbench; do
   if ! command -v "$tool" >/dev/null && ! compgen -G "/usr/lib/postgresql/*/bin/$tool" >/dev/null; then
     log "ERROR: $tool is not installed: run 'bash hack/install-deps.sh' (apt-get install postgresql redis-server)"

@@ -25,18 +25,19 @@ import (
 
 func main() {
 	var (
-		metricsAddr, probeAddr, runnerImage string
-		leaderElect                         bool
+		metricsAddr, probeAddr, runnerImage, leaderNamespace string
+		leaderElect                                          bool
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probes bind to")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one manager reconciles at a time")
+	flag.StringVar(&leaderNamespace, "leader-election-namespace", "", "namespace of the leader-election Lease; default: the manager's own (needed when running outside the cluster)")
 	flag.StringVar(&runnerImage, "runner-image", "ghcr.io/dbperf-io/dbperf-runner:"+version.Version, "image holding the static dbperf-runner binary")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
-	o := options{metricsAddr: metricsAddr, probeAddr: probeAddr, runnerImage: runnerImage, leaderElect: leaderElect}
+	o := options{metricsAddr: metricsAddr, probeAddr: probeAddr, runnerImage: runnerImage, leaderElect: leaderElect, leaderNamespace: leaderNamespace}
 	if err := run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), o); err != nil {
 		ctrl.Log.Error(err, "Manager stopped")
 		os.Exit(1)
@@ -52,19 +53,20 @@ func Scheme() *runtime.Scheme {
 }
 
 type options struct {
-	metricsAddr, probeAddr, runnerImage string
-	leaderElect                         bool
+	metricsAddr, probeAddr, runnerImage, leaderNamespace string
+	leaderElect                                          bool
 }
 
 func run(ctx context.Context, cfg *rest.Config, o options) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
-		HealthProbeBindAddress: o.probeAddr,
-		LeaderElection:         o.leaderElect,
-		LeaderElectionID:       "dbperf-operator.bench.dbperf.io",
-		Cache:                  controllers.CacheOptions(),
-		Client:                 controllers.ClientOptions(),
+		Scheme:                  Scheme(),
+		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElect,
+		LeaderElectionID:        "dbperf-operator.bench.dbperf.io",
+		LeaderElectionNamespace: o.leaderNamespace,
+		Cache:                   controllers.CacheOptions(),
+		Client:                  controllers.ClientOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("while creating the manager: %w", err)

@@ -74,6 +74,9 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		}
 		o.Dir = d
 	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, err
+	}
 	port, err := FreePort()
 	if err != nil {
 		return nil, err

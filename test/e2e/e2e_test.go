@@ -1,0 +1,590 @@
+// Package e2e runs the operator end to end on the local simulated cluster:
+// the Helm chart installed with helm, the manager as a local process acting
+// as the chart's ServiceAccount (so a missing RBAC rule fails the test),
+// BenchmarkRuns applied with kubectl, their Jobs scheduled by the real
+// scheduler onto simulated node pools, and their pods run by the test
+// executor with the real pgbench and redis-benchmark against local
+// PostgreSQL and redis-server.
+//
+// It needs KUBEBUILDER_ASSETS (control plane with kwokctl), HELM and
+// CNPG_CRD_DIR, which hack/test.sh sets; without them it skips.
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/test/executor"
+	"github.com/dbperf-io/dbperf-operator/test/sim"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+)
+
+var (
+	runGVR     = schema.GroupVersionResource{Group: "bench.dbperf.io", Version: "v1alpha1", Resource: "benchmarkruns"}
+	clusterGVR = schema.GroupVersionResource{Group: "postgresql.cnpg.io", Version: "v1", Resource: "clusters"}
+)
+
+const ns = "perf"
+
+func repoRoot() string {
+	_, file, _, _ := goruntime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func need(t *testing.T, env string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		t.Skipf("%s is not set (hack/test.sh sets it)", env)
+	}
+	return v
+}
+
+// build compiles one of the project's commands into dir.
+func build(t *testing.T, dir, pkg, name string) string {
+	t.Helper()
+	out := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = repoRoot()
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return out
+}
+
+type logWriter struct {
+	mu sync.Mutex
+	t  *testing.T
+	f  *os.File
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.f.Write(p)
+}
+
+// placements records where every workload pod was bound, as pods are
+// deleted by cleanup before the end.
+type placements struct {
+	mu   sync.Mutex
+	node map[string]string // pod → node
+	run  map[string]string // pod → run UID
+	role map[string]string
+}
+
+func (p *placements) watch(ctx context.Context, c *sim.Cluster) {
+	for ctx.Err() == nil {
+		pods, err := c.Clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: executor.WorkloadSelector})
+		if err == nil {
+			p.mu.Lock()
+			for _, pod := range pods.Items {
+				if pod.Spec.NodeName != "" {
+					p.node[pod.Name] = pod.Spec.NodeName
+					p.run[pod.Name] = pod.Labels["bench.dbperf.io/run-uid"]
+					p.role[pod.Name] = pod.Labels["bench.dbperf.io/role"]
+				}
+			}
+			p.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func TestEndToEnd(t *testing.T) {
+	binDir := need(t, "KUBEBUILDER_ASSETS")
+	helm := need(t, "HELM")
+	cnpgCRDs := need(t, "CNPG_CRD_DIR")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	// The work directory (cluster logs, each pod's log and termination
+	// message) is kept when the test fails.
+	work, err := os.MkdirTemp("", "dbperf-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(work, 0o755); err != nil { // pods run as their runAsUser
+		t.Fatal(err)
+	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("kept the work directory for inspection: %s", work)
+			return
+		}
+		_ = os.RemoveAll(work)
+	}()
+	logf, err := os.Create(filepath.Join(work, "components.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lw := &logWriter{t: t, f: logf}
+	defer func() {
+		if t.Failed() {
+			raw, _ := os.ReadFile(logf.Name())
+			if len(raw) > 60000 {
+				raw = raw[len(raw)-60000:]
+			}
+			t.Logf("manager and executor log (end):\n%s", raw)
+		}
+	}()
+	bins := t.TempDir()
+	manager := build(t, bins, "./cmd/manager", "manager")
+	runner := build(t, bins, "./cmd/runner", "dbperf-runner")
+
+	pg := testutil.StartPostgres(t)
+	redis := testutil.StartRedis(t)
+
+	c, err := sim.Start(ctx, sim.Options{Name: fmt.Sprintf("e2e-%d", os.Getpid()), BinDir: binDir, Dir: filepath.Join(work, "cluster"), Log: lw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	if err := c.CreateNodes(ctx, sim.DefaultPools()); err != nil {
+		t.Fatal(err)
+	}
+	// CloudNativePG's own CRDs: the test plays CloudNativePG's part below.
+	if out, err := c.Kubectl(ctx, nil, "apply", "--server-side", "-f", cnpgCRDs); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+
+	// 1. helm install: CRDs, RBAC, ServiceAccount from the chart.
+	op, err := c.HelmInstall(ctx, helm, filepath.Join(repoRoot(), "charts", "dbperf-operator"), "dbperf-operator", "dbperf-system")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLeastPrivilege(ctx, t, c, op)
+
+	// 2. The manager as a local process with the chart's identity, and the
+	// executor as the kubelet of workload pods.
+	mgr, err := c.StartManager(ctx, manager, op, lw, "--zap-log-level=info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mgr.Stop()
+	ex, err := executor.New(executor.Options{Client: c.Clientset, RunnerPath: runner, WorkDir: filepath.Join(work, "pods"),
+		KubeletAddr: fmt.Sprintf("127.0.0.1:%d", c.KubeletPort), Log: lw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exCtx, exStop := context.WithCancel(ctx)
+	exDone := make(chan struct{})
+	go func() { _ = ex.Run(exCtx); close(exDone) }()
+	defer func() { exStop(); <-exDone }()
+	seen := &placements{node: map[string]string{}, run: map[string]string{}, role: map[string]string{}}
+	go seen.watch(exCtx, c)
+
+	// 3. kubectl apply: external PostgreSQL (pgbench on standard-v3), external
+	// Redis (redis-benchmark on standard-v4a), CloudNativePG (target and load
+	// generator both asked onto standard-v4a: anti-affinity must separate them).
+	manifest := fmt.Sprintf(runsYAML, pg.User, pg.Password, pg.Port, redis.Port)
+	if out, err := c.Kubectl(ctx, strings.NewReader("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n"), "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if out, err := c.Kubectl(ctx, strings.NewReader(manifest), "apply", "-n", ns, "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	dyn := dynamic.NewForConfigOrDie(c.Config)
+	go playCloudNativePG(ctx, t, c, dyn, "pgbench-cnpg", pg)
+
+	runs := []string{"pgbench-external", "redis-external", "pgbench-cnpg"}
+	final := map[string]*benchv1.BenchmarkRun{}
+	testutil.Eventually(t, 6*time.Minute, "every run finished", func() error {
+		if _, err := exec.LookPath("memtier_benchmark"); err == nil {
+			return nil // installed after all: nothing to check
+		}
+		run, err := getRun(ctx, dyn, "memtier-missing-tool")
+		if err != nil {
+			return err
+		}
+		if run.Status.Phase != benchv1.PhaseFailed && run.Status.Phase != benchv1.PhaseInvalid {
+			return fmt.Errorf("memtier-missing-tool is %s", run.Status.Phase)
+		}
+		if why := conditionsOf(run) + mustJSON(run.Status.Steps); !strings.Contains(why, "memtier_benchmark") || !strings.Contains(why, "not have") {
+			t.Errorf("memtier-missing-tool failed without saying the tool is missing: %s", why)
+		}
+		final["memtier-missing-tool"] = run
+		return nil
+	})
+	testutil.Eventually(t, 6*time.Minute, "every run finished", func() error {
+		if gone, err := mgr.Exited(); gone {
+			t.Fatalf("the manager exited: %v", err)
+		}
+		for _, name := range runs {
+			run, err := getRun(ctx, dyn, name)
+			if err != nil {
+				return err
+			}
+			switch run.Status.Phase {
+			case benchv1.PhaseSucceeded, benchv1.PhaseFailed, benchv1.PhaseInvalid:
+				final[name] = run
+			default:
+				return fmt.Errorf("%s is %s (%s)", name, run.Status.Phase, conditionsOf(run))
+			}
+		}
+		return nil
+	})
+
+	// 4. Real numbers from real tools, in status and in the results ConfigMap.
+	for _, name := range runs {
+		run := final[name]
+		if run.Status.Phase != benchv1.PhaseSucceeded {
+			t.Errorf("%s ended %s: %s; steps %s", name, run.Status.Phase, conditionsOf(run), mustJSON(run.Status.Steps))
+			continue
+		}
+		if run.Status.Primary == nil || run.Status.Primary.Display == "" {
+			t.Errorf("%s has no primary result", name)
+		}
+		for _, st := range run.Status.Steps {
+			for _, rep := range st.Repetitions {
+				if rep.Verdict != benchv1.VerdictSucceeded || len(rep.Metrics) == 0 || rep.Node == "" {
+					t.Errorf("%s step %s repetition %d: verdict %s, %d metrics, node %q", name, st.Name, rep.Index, rep.Verdict, len(rep.Metrics), rep.Node)
+				}
+				for _, m := range rep.Metrics {
+					if m.Value <= 0 && m.Direction == benchv1.HigherIsBetter {
+						t.Errorf("%s %s: %s = %v", name, st.Name, m.Name, m.Value)
+					}
+				}
+			}
+		}
+		// The environment names the simulated nodes with their pool labels.
+		if env := run.Status.Environment; env == nil || len(env.Nodes) == 0 {
+			t.Errorf("%s records no environment", name)
+		} else {
+			for _, n := range env.Nodes {
+				if n.Pool == "" || n.InstanceType == "" || n.CPUModel == "" || n.KernelVersion == "" {
+					t.Errorf("%s environment node %+v lacks pool, instance type, CPU model or kernel", name, n)
+				}
+			}
+		}
+		cm, err := c.Clientset.CoreV1().ConfigMaps(ns).Get(ctx, run.Status.ResultsConfigMap, metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("%s results ConfigMap %q: %v", name, run.Status.ResultsConfigMap, err)
+		} else if len(cm.Data)+len(cm.BinaryData) == 0 {
+			t.Errorf("%s results ConfigMap is empty", name)
+		}
+		t.Logf("%s: %s", name, run.Status.Primary.Display)
+	}
+
+	// 5. Placement: requested pools, never a target's node.
+	checkPlacement(ctx, t, c, seen, final)
+
+	// 6. kubectl get: the printer columns.
+	out, err := c.Kubectl(ctx, nil, "get", "benchmarkruns", "-n", ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kubectl get benchmarkruns:\n%s", out)
+	header := strings.Fields(strings.SplitN(string(out), "\n", 2)[0])
+	if strings.Join(header, " ") != "NAME TARGET WORKLOAD PHASE PRIMARY VALID AGE" {
+		t.Errorf("columns %v", header)
+	}
+	for _, name := range runs {
+		if !strings.Contains(string(out), name) || strings.Count(string(out), " Succeeded ") != len(runs) {
+			t.Errorf("kubectl get does not show %s Succeeded", name)
+		}
+	}
+
+	// 7. Logs: the tool's output reaches kubectl logs through the executor's
+	// kubelet endpoint (cleanup Never kept pgbench-external's Jobs).
+	logs, err := c.Kubectl(ctx, nil, "logs", "-n", ns, "-l", "bench.dbperf.io/role=loadgen,bench.dbperf.io/run-uid="+string(final["pgbench-external"].UID), "--tail", "-1")
+	if err != nil || !strings.Contains(string(logs), "tps = ") || !strings.Contains(string(logs), "DBPERF RESULT") {
+		t.Errorf("kubectl logs of the pgbench pods: %v\n%.2000s", err, logs)
+	}
+	if strings.Contains(string(logs), pg.Password) {
+		t.Error("the database password appears in the load generator's log")
+	}
+
+	// 8. Cleanup: Always removes Jobs and the target; Never keeps them.
+	testutil.Eventually(t, time.Minute, "cleanup", func() error {
+		for name, keep := range map[string]bool{"pgbench-external": true, "redis-external": false, "pgbench-cnpg": false} {
+			jobs, err := c.Clientset.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{LabelSelector: "bench.dbperf.io/run-uid=" + string(final[name].UID)})
+			if err != nil {
+				return err
+			}
+			if keep && len(jobs.Items) == 0 {
+				return fmt.Errorf("%s (cleanup Never) lost its Jobs", name)
+			}
+			if !keep && len(jobs.Items) != 0 {
+				return fmt.Errorf("%s (cleanup Always) still has %d Jobs", name, len(jobs.Items))
+			}
+		}
+		if _, err := dyn.Resource(clusterGVR).Namespace(ns).Get(ctx, "pgbench-cnpg-pg", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the CloudNativePG Cluster of pgbench-cnpg is still there (err %v)", err)
+		}
+		return nil
+	})
+}
+
+const runsYAML = `
+apiVersion: v1
+kind: Secret
+metadata:
+  name: local-pg
+stringData:
+  username: %[1]s
+  password: %[2]s
+---
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: pgbench-external
+spec:
+  repetitions: 2
+  cleanup: Never
+  target:
+    external: {host: 127.0.0.1, port: %[3]d, database: postgres, secretRef: {name: local-pg}}
+  workload:
+    pgbench: {scale: 2, clients: [2, 4], jobs: 2, duration: 3s}
+    placement:
+      nodeSelector: {pool: standard-v3}
+    resources:
+      limits: {cpu: "1"}
+---
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: redis-external
+spec:
+  repetitions: 1
+  target:
+    external: {host: 127.0.0.1, port: %[4]d}
+  workload:
+    redisBenchmark: {tests: [set, get], requests: 20000, clients: [10], pipeline: [1, 8], keySpace: 1000}
+    placement:
+      nodeSelector: {pool: standard-v4a}
+---
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: pgbench-cnpg
+spec:
+  repetitions: 1
+  target:
+    postgres:
+      instances: 1
+      storage: {size: 1Gi}
+    placement:
+      nodeSelector: {pool: standard-v4a}
+  workload:
+    pgbench: {scale: 1, clients: [2], duration: 3s}
+    placement:
+      nodeSelector: {pool: standard-v4a}
+---
+# memtier_benchmark is not installed here: the run must fail, saying so.
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: memtier-missing-tool
+spec:
+  target:
+    external: {host: 127.0.0.1, port: %[4]d}
+  workload:
+    memtier: {threads: [1], clients: 1, pipeline: [1], duration: 2s}
+    placement:
+      nodeSelector: {pool: loadgen}
+`
+
+func getRun(ctx context.Context, dyn dynamic.Interface, name string) (*benchv1.BenchmarkRun, error) {
+	u, err := dyn.Resource(runGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	raw, err := u.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	run := &benchv1.BenchmarkRun{}
+	return run, json.Unmarshal(raw, run)
+}
+
+func conditionsOf(run *benchv1.BenchmarkRun) string {
+	var parts []string
+	for _, c := range run.Status.Conditions {
+		parts = append(parts, fmt.Sprintf("%s=%s/%s: %s", c.Type, c.Status, c.Reason, c.Message))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// playCloudNativePG does what CloudNativePG would for the run's Cluster: an
+// instance pod on the target pool (scheduled for real, simulated by kwok),
+// the -app Secret, the -rw Service with an endpoint at the local PostgreSQL,
+// and a healthy status.
+func playCloudNativePG(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dynamic.Interface, run string, pg testutil.Postgres) {
+	name := run + "-pg"
+	var cl *unstructured.Unstructured
+	for ctx.Err() == nil {
+		var err error
+		if cl, err = dyn.Resource(clusterGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	owner := []metav1.OwnerReference{{APIVersion: "postgresql.cnpg.io/v1", Kind: "Cluster", Name: name, UID: cl.GetUID(), Controller: ptr.To(true)}}
+	nodeSelector, _, _ := unstructured.NestedStringMap(cl.Object, "spec", "affinity", "nodeSelector")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-1", Namespace: ns, OwnerReferences: owner,
+			Labels: map[string]string{"cnpg.io/cluster": name, "cnpg.io/instanceRole": "primary", "cnpg.io/podRole": "instance", "role": "primary"}},
+		Spec: corev1.PodSpec{NodeSelector: nodeSelector, Containers: []corev1.Container{{Name: "postgres", Image: "ghcr.io/cloudnative-pg/postgresql:17"}}},
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-app", Namespace: ns, OwnerReferences: owner},
+		StringData: map[string]string{"username": pg.User, "password": pg.Password, "dbname": "postgres"}}
+	// The -rw Service selects the instance pod; the executor's forwarder
+	// sends its traffic to the local PostgreSQL that stands for the pod.
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-rw", Namespace: ns, OwnerReferences: owner,
+			Annotations: map[string]string{executor.BackendAnnotation: fmt.Sprintf("127.0.0.1:%d", pg.Port)}},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "postgres", Port: 5432}},
+			Selector: map[string]string{"cnpg.io/cluster": name, "role": "primary"}}}
+	// CloudNativePG bootstraps the database "app" (spec.bootstrap.initdb).
+	createdb := exec.CommandContext(ctx, "psql", "-v", "ON_ERROR_STOP=1", "-c", "CREATE DATABASE app")
+	if dir, _ := filepath.Glob("/usr/lib/postgresql/*/bin/psql"); len(dir) > 0 {
+		createdb.Path = dir[len(dir)-1]
+	}
+	createdb.Env = append(os.Environ(), pg.Env()...)
+	if out, err := createdb.CombinedOutput(); err != nil {
+		t.Errorf("simulating CloudNativePG: create database app: %v\n%s", err, out)
+		return
+	}
+	core := c.Clientset.CoreV1()
+	for _, err := range []error{
+		ignoreExists(core.Pods(ns).Create(ctx, pod, metav1.CreateOptions{})),
+		ignoreExists(core.Secrets(ns).Create(ctx, secret, metav1.CreateOptions{})),
+		ignoreExists(core.Services(ns).Create(ctx, svc, metav1.CreateOptions{})),
+	} {
+		if err != nil {
+			t.Errorf("simulating CloudNativePG: %v", err)
+			return
+		}
+	}
+	for ctx.Err() == nil {
+		p, err := core.Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err == nil && p.Status.Phase == corev1.PodRunning {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	patch := []byte(`{"status":{"phase":"Cluster in healthy state","instances":1,"readyInstances":1,"currentPrimary":"` + pod.Name + `"}}`)
+	if _, err := dyn.Resource(clusterGVR).Namespace(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		t.Errorf("marking the Cluster healthy: %v", err)
+	}
+}
+
+func ignoreExists[T any](_ T, err error) error {
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// checkPlacement: every workload pod ran on a node of its run's pool, and no
+// load generator shared a node with its run's target.
+func checkPlacement(ctx context.Context, t *testing.T, c *sim.Cluster, seen *placements, final map[string]*benchv1.BenchmarkRun) {
+	t.Helper()
+	wantPool := map[string]string{"pgbench-external": "standard-v3", "redis-external": "standard-v4a", "pgbench-cnpg": "standard-v4a", "memtier-missing-tool": "loadgen"}
+	byUID := map[string]string{}
+	for name, run := range final {
+		byUID[string(run.UID)] = name
+	}
+	targetNode := ""
+	if p, err := c.Clientset.CoreV1().Pods(ns).Get(ctx, "pgbench-cnpg-pg-1", metav1.GetOptions{}); err == nil {
+		targetNode = p.Spec.NodeName
+	} else if env := final["pgbench-cnpg"].Status.Environment; env != nil {
+		for _, n := range env.Nodes {
+			if slices.Contains(n.Roles, "target") {
+				targetNode = n.Name
+			}
+		}
+	}
+	if targetNode == "" {
+		t.Error("could not tell where the CloudNativePG instance ran")
+	}
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	counted := map[string]int{}
+	for pod, node := range seen.node {
+		run := byUID[seen.run[pod]]
+		counted[run]++
+		n, err := c.Clientset.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("node %s of pod %s: %v", node, pod, err)
+			continue
+		}
+		if got := n.Labels[sim.PoolLabel]; got != wantPool[run] {
+			t.Errorf("pod %s of %s ran on %s in pool %s, want pool %s", pod, run, node, got, wantPool[run])
+		}
+		if run == "pgbench-cnpg" && node == targetNode {
+			t.Errorf("load generator %s (%s) ran on the target's node %s", pod, seen.role[pod], node)
+		}
+	}
+	// pgbench-external: prepare + 2 clients × 2 repetitions; redis: 2 steps;
+	// cnpg: prepare + 1.
+	want := map[string]int{"pgbench-external": 5, "redis-external": 2, "pgbench-cnpg": 2}
+	if final["memtier-missing-tool"] != nil {
+		want["memtier-missing-tool"] = 1
+	}
+	for run, want := range want {
+		if counted[run] != want {
+			t.Errorf("%s: saw %d workload pods, want %d", run, counted[run], want)
+		}
+	}
+}
+
+// checkLeastPrivilege asks the API server what the chart's ServiceAccount
+// may do: what the manager needs, and nothing of what it must not.
+func checkLeastPrivilege(ctx context.Context, t *testing.T, c *sim.Cluster, op sim.Operator) {
+	t.Helper()
+	for _, check := range []struct {
+		verb, resource string
+		want           string
+	}{
+		{"create", "jobs.batch", "yes"},
+		{"patch", "benchmarkruns.bench.dbperf.io/status", "yes"},
+		{"create", "clusters.postgresql.cnpg.io", "yes"},
+		{"get", "secrets", "yes"}, // by name, for their metadata: the existence check
+		{"list", "secrets", "no"}, // never all of them
+		{"watch", "secrets", "no"},
+		{"update", "secrets", "no"},
+		{"create", "pods", "no"},
+		{"create", "clusterrolebindings.rbac.authorization.k8s.io", "no"},
+		{"delete", "nodes", "no"},
+		{"create", "pods/exec", "no"},
+	} {
+		out, _ := c.Kubectl(ctx, nil, "auth", "can-i", check.verb, check.resource, "-A", "--as", op.User())
+		if got := strings.TrimSpace(string(out)); got != check.want {
+			t.Errorf("can %s %s %s? %q, want %q", op.User(), check.verb, check.resource, got, check.want)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package executor
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// cgroupManager gives each pod's process a CPU cgroup of its own with the
+// container's CPU limit, so that the runner's load-generator CPU check
+// measures the load generator and not the database servers beside it.
+type cgroupManager struct {
+	v2   bool
+	base string // parent cgroup directory (v2) or "" for v1
+	err  error
+}
+
+const cgroupParent = "dbperf-executor"
+
+func newCgroupManager() cgroupManager {
+	if os.Geteuid() != 0 {
+		return cgroupManager{err: fmt.Errorf("not root")}
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		base := filepath.Join("/sys/fs/cgroup", cgroupParent)
+		if err := os.MkdirAll(base, 0o755); err != nil {
+			return cgroupManager{err: err}
+		}
+		_ = os.WriteFile("/sys/fs/cgroup/cgroup.subtree_control", []byte("+cpu"), 0o644)
+		if err := os.WriteFile(filepath.Join(base, "cgroup.subtree_control"), []byte("+cpu"), 0o644); err != nil {
+			return cgroupManager{err: fmt.Errorf("enable the cpu controller: %w", err)}
+		}
+		return cgroupManager{v2: true, base: base}
+	}
+	for _, c := range []string{"cpu", "cpuacct"} {
+		if err := os.MkdirAll(filepath.Join("/sys/fs/cgroup", c, cgroupParent), 0o755); err != nil {
+			return cgroupManager{err: err}
+		}
+	}
+	return cgroupManager{}
+}
+
+func (m cgroupManager) describe() string {
+	switch {
+	case m.err != nil:
+		return "none (" + m.err.Error() + "): runners measure the whole machine"
+	case m.v2:
+		return "cgroup v2, one per pod under " + m.base
+	default:
+		return "cgroup v1 (cpu, cpuacct), one per pod under " + cgroupParent
+	}
+}
+
+type podCgroup struct {
+	root  string   // what the runner gets as --cgroup-root
+	dirs  []string // the cgroup directories
+	procs []string // their cgroup.procs files
+}
+
+// create makes the pod's cgroup with a CPU limit of milliCPU (0: none).
+func (m cgroupManager) create(name string, milliCPU int64) (*podCgroup, error) {
+	if m.err != nil {
+		return nil, m.err
+	}
+	pc := &podCgroup{}
+	quota := "max 100000"
+	if milliCPU > 0 {
+		quota = strconv.FormatInt(milliCPU*100, 10) + " 100000"
+	}
+	if m.v2 {
+		dir := filepath.Join(m.base, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		pc.dirs = []string{dir}
+		pc.procs = []string{filepath.Join(dir, "cgroup.procs")}
+		pc.root = dir
+		if err := os.WriteFile(filepath.Join(dir, "cpu.max"), []byte(quota), 0o644); err != nil {
+			pc.remove()
+			return nil, err
+		}
+		return pc, nil
+	}
+	// v1: a directory that looks like a container's /sys/fs/cgroup.
+	root, err := os.MkdirTemp("", "dbperf-cgroot-")
+	if err != nil {
+		return nil, err
+	}
+	pc.root = root
+	for _, c := range []string{"cpu", "cpuacct"} {
+		dir := filepath.Join("/sys/fs/cgroup", c, cgroupParent, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			pc.remove()
+			return nil, err
+		}
+		pc.dirs = append(pc.dirs, dir)
+		pc.procs = append(pc.procs, filepath.Join(dir, "cgroup.procs"))
+		if err := os.Symlink(dir, filepath.Join(root, c)); err != nil {
+			pc.remove()
+			return nil, err
+		}
+	}
+	if milliCPU > 0 {
+		q := strings.Fields(quota)[0]
+		if err := os.WriteFile(filepath.Join(pc.dirs[0], "cpu.cfs_quota_us"), []byte(q), 0o644); err != nil {
+			pc.remove()
+			return nil, err
+		}
+	}
+	return pc, nil
+}
+
+// joinCommand is a prefix that moves the process into the cgroup before it
+// runs anything, so that every child is counted from the first instruction.
+func (pc *podCgroup) joinCommand() []string {
+	script := ""
+	for i := range pc.procs {
+		script += fmt.Sprintf(`echo $$ > "$%d" && `, i+1)
+	}
+	script += fmt.Sprintf(`shift %d && exec "$@"`, len(pc.procs))
+	return append([]string{"/bin/sh", "-c", script, "sh"}, pc.procs...)
+}
+
+func (pc *podCgroup) remove() {
+	for _, d := range pc.dirs {
+		// Processes may take a moment to leave; the kernel refuses rmdir until then.
+		_ = os.Remove(d)
+	}
+	if !strings.HasPrefix(pc.root, "/sys/") {
+		_ = os.RemoveAll(pc.root)
+	}
+}

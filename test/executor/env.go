@@ -1,0 +1,177 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// resolveEnv resolves a container's environment as the kubelet does:
+// envFrom first, then env in order with $(VAR) references expanded.
+func (e *Executor) resolveEnv(ctx context.Context, pod *corev1.Pod, c corev1.Container) ([]string, error) {
+	vals := map[string]string{}
+	var order []string
+	set := func(k, v string) {
+		if _, ok := vals[k]; !ok {
+			order = append(order, k)
+		}
+		vals[k] = v
+	}
+	for _, from := range c.EnvFrom {
+		switch {
+		case from.SecretRef != nil:
+			s, err := e.o.Client.CoreV1().Secrets(pod.Namespace).Get(ctx, from.SecretRef.Name, metav1.GetOptions{})
+			if err != nil {
+				if optional(from.SecretRef.Optional) && apierrors.IsNotFound(err) {
+					continue
+				}
+				return nil, fmt.Errorf("envFrom secret %q: %w", from.SecretRef.Name, err)
+			}
+			for k, v := range s.Data {
+				set(from.Prefix+k, string(v))
+			}
+		case from.ConfigMapRef != nil:
+			cm, err := e.o.Client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, from.ConfigMapRef.Name, metav1.GetOptions{})
+			if err != nil {
+				if optional(from.ConfigMapRef.Optional) && apierrors.IsNotFound(err) {
+					continue
+				}
+				return nil, fmt.Errorf("envFrom configMap %q: %w", from.ConfigMapRef.Name, err)
+			}
+			for k, v := range cm.Data {
+				set(from.Prefix+k, v)
+			}
+		}
+	}
+	for _, ev := range c.Env {
+		if ev.ValueFrom == nil {
+			set(ev.Name, expand(ev.Value, vals))
+			continue
+		}
+		v, skip, err := e.valueFrom(ctx, pod, c, ev.ValueFrom)
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %w", ev.Name, err)
+		}
+		if !skip {
+			set(ev.Name, v)
+		}
+	}
+	env := make([]string, 0, len(order))
+	for _, k := range order {
+		env = append(env, k+"="+vals[k])
+	}
+	return env, nil
+}
+
+func (e *Executor) valueFrom(ctx context.Context, pod *corev1.Pod, c corev1.Container, src *corev1.EnvVarSource) (string, bool, error) {
+	switch {
+	case src.SecretKeyRef != nil:
+		ref := src.SecretKeyRef
+		s, err := e.o.Client.CoreV1().Secrets(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		if err != nil {
+			if optional(ref.Optional) && apierrors.IsNotFound(err) {
+				return "", true, nil
+			}
+			return "", false, fmt.Errorf("secret %q: %w", ref.Name, err)
+		}
+		v, ok := s.Data[ref.Key]
+		if !ok {
+			if optional(ref.Optional) {
+				return "", true, nil
+			}
+			return "", false, fmt.Errorf("secret %q has no key %q", ref.Name, ref.Key)
+		}
+		return string(v), false, nil
+	case src.ConfigMapKeyRef != nil:
+		ref := src.ConfigMapKeyRef
+		cm, err := e.o.Client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		if err != nil {
+			if optional(ref.Optional) && apierrors.IsNotFound(err) {
+				return "", true, nil
+			}
+			return "", false, fmt.Errorf("configMap %q: %w", ref.Name, err)
+		}
+		v, ok := cm.Data[ref.Key]
+		if !ok {
+			if optional(ref.Optional) {
+				return "", true, nil
+			}
+			return "", false, fmt.Errorf("configMap %q has no key %q", ref.Name, ref.Key)
+		}
+		return v, false, nil
+	case src.FieldRef != nil:
+		switch src.FieldRef.FieldPath {
+		case "metadata.name":
+			return pod.Name, false, nil
+		case "metadata.namespace":
+			return pod.Namespace, false, nil
+		case "metadata.uid":
+			return string(pod.UID), false, nil
+		case "spec.nodeName":
+			return pod.Spec.NodeName, false, nil
+		case "spec.serviceAccountName":
+			return pod.Spec.ServiceAccountName, false, nil
+		case "status.podIP", "status.hostIP":
+			return "127.0.0.1", false, nil
+		}
+		if k, ok := strings.CutPrefix(src.FieldRef.FieldPath, "metadata.labels['"); ok {
+			return pod.Labels[strings.TrimSuffix(k, "']")], false, nil
+		}
+		if k, ok := strings.CutPrefix(src.FieldRef.FieldPath, "metadata.annotations['"); ok {
+			return pod.Annotations[strings.TrimSuffix(k, "']")], false, nil
+		}
+		return "", false, fmt.Errorf("fieldRef %q is not supported by the test executor", src.FieldRef.FieldPath)
+	case src.ResourceFieldRef != nil:
+		r := src.ResourceFieldRef.Resource
+		var q = c.Resources.Limits
+		if strings.HasPrefix(r, "requests.") {
+			q = c.Resources.Requests
+		}
+		name := corev1.ResourceName(r[strings.Index(r, ".")+1:])
+		v, ok := q[name]
+		if !ok {
+			return "", false, nil
+		}
+		if name == corev1.ResourceCPU {
+			return fmt.Sprint((v.MilliValue() + 999) / 1000), false, nil
+		}
+		return fmt.Sprint(v.Value()), false, nil
+	}
+	return "", true, nil
+}
+
+func optional(b *bool) bool { return b != nil && *b }
+
+// expand replaces $(VAR) with earlier variables, keeping unknown references
+// and turning $$ into $, as Kubernetes does.
+func expand(s string, vals map[string]string) string {
+	if !strings.Contains(s, "$") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '$' && i+1 < len(s) {
+			if s[i+1] == '$' {
+				b.WriteByte('$')
+				i++
+				continue
+			}
+			if s[i+1] == '(' {
+				if end := strings.IndexByte(s[i+2:], ')'); end >= 0 {
+					name := s[i+2 : i+2+end]
+					if v, ok := vals[name]; ok {
+						b.WriteString(v)
+						i += 2 + end
+						continue
+					}
+				}
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,243 @@
+// Package executor is the test executor of the local simulated cluster: a
+// stand-in kubelet for dbperf workload pods. It watches pods bound to
+// simulated nodes that carry bench.dbperf.io/role loadgen or prepare, runs
+// their container's command as a local process — the dbperf-runner of this
+// build in place of the one the init container installs, the tool from the
+// local installation that stands for the pod's image — against local database
+// servers, and reports the container's termination (exit code, reason,
+// termination message) and the pod's phase the way a kubelet does. It serves
+// the containers' logs on the nodes' kubelet endpoint.
+//
+// What it emulates, and how:
+//   - image → tools: Options.Images maps an image repository to local
+//     directories; a pod whose tool is not installed here fails with reason
+//     ToolNotInstalled, never with a made-up result;
+//   - env: literal values, Secret and ConfigMap keys, downward-API fields;
+//   - volumes: each mount is a directory of the pod's work directory, and
+//     paths under a mount are rewritten to it;
+//   - Services: a name <svc>.<ns>.svc[.cluster.local] in an env value or an
+//     argument is rewritten to a loopback address of its own on which a
+//     forwarder listens on the Service's ports and forwards to the Service's
+//     ready endpoints (kube-proxy's job);
+//   - CPU: when the executor may create cgroups (root), each pod's process
+//     runs in a cgroup of its own with the container's CPU limit, and the
+//     runner measures that cgroup, as it would in a pod; otherwise the runner
+//     sees the whole machine and says so in the log;
+//   - users: as root, the process runs as the pod's runAsUser/runAsGroup.
+package executor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// WorkloadSelector selects the pods the executor runs.
+const WorkloadSelector = "bench.dbperf.io/role in (loadgen,prepare)"
+
+// Options configure an Executor.
+type Options struct {
+	Client kubernetes.Interface
+	// RunnerPath is the dbperf-runner binary that stands for the one the
+	// pod's init container installs.
+	RunnerPath string
+	// Images maps an image repository (tag and registry host dropped, e.g.
+	// "postgres", "redis", "redislabs/memtier_benchmark") to the local
+	// directories holding its tools. DefaultImages discovers them.
+	Images map[string][]string
+	// WorkDir holds one directory per pod: volumes, log, termination message.
+	WorkDir string
+	// KubeletAddr, when set (127.0.0.1:port), serves container logs.
+	KubeletAddr string
+	// PollInterval between pod listings; default 200ms.
+	PollInterval time.Duration
+	Log          io.Writer
+}
+
+// Executor runs workload pods as local processes.
+type Executor struct {
+	o        Options
+	mu       sync.Mutex
+	pods     map[types.UID]*podRun
+	services *serviceProxy
+	cgroups  cgroupManager
+}
+
+// New returns an executor; call Run.
+func New(o Options) (*Executor, error) {
+	if o.Client == nil || o.RunnerPath == "" || o.WorkDir == "" {
+		return nil, fmt.Errorf("executor: Client, RunnerPath and WorkDir are required")
+	}
+	if _, err := os.Stat(o.RunnerPath); err != nil {
+		return nil, fmt.Errorf("executor: runner: %w", err)
+	}
+	if o.PollInterval == 0 {
+		o.PollInterval = 200 * time.Millisecond
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Images == nil {
+		o.Images = DefaultImages()
+	}
+	if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
+		return nil, err
+	}
+	if os.Geteuid() == 0 {
+		// Pods run as their runAsUser, which must reach its directory.
+		if err := traversable(o.WorkDir); err != nil {
+			return nil, err
+		}
+	}
+	e := &Executor{o: o, pods: map[types.UID]*podRun{}, cgroups: newCgroupManager()}
+	e.services = &serviceProxy{client: o.Client, log: o.Log}
+	return e, nil
+}
+
+func (e *Executor) logf(format string, args ...any) {
+	fmt.Fprintf(e.o.Log, "executor: "+format+"\n", args...)
+}
+
+// Run watches pods until ctx ends, then stops every process it started.
+func (e *Executor) Run(ctx context.Context) error {
+	e.logf("running dbperf workload pods with %s; cgroups: %s", e.o.RunnerPath, e.cgroups.describe())
+	var srv *http.Server
+	if e.o.KubeletAddr != "" {
+		var err error
+		if srv, err = e.serveLogs(e.o.KubeletAddr); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		if srv != nil {
+			_ = srv.Close()
+		}
+		e.services.close()
+		e.mu.Lock()
+		runs := make([]*podRun, 0, len(e.pods))
+		for _, r := range e.pods {
+			runs = append(runs, r)
+		}
+		e.mu.Unlock()
+		for _, r := range runs {
+			r.cancel()
+			<-r.done
+		}
+	}()
+	t := time.NewTicker(e.o.PollInterval)
+	defer t.Stop()
+	for {
+		if err := e.sync(ctx); err != nil && ctx.Err() == nil {
+			e.logf("list pods: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func (e *Executor) sync(ctx context.Context) error {
+	pods, err := e.o.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: WorkloadSelector})
+	if err != nil {
+		return err
+	}
+	seen := map[types.UID]bool{}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		seen[pod.UID] = true
+		e.mu.Lock()
+		run, known := e.pods[pod.UID]
+		e.mu.Unlock()
+		switch {
+		case known && pod.DeletionTimestamp != nil:
+			run.cancel() // the kubelet kills the containers of a deleted pod
+		case known, pod.Spec.NodeName == "", pod.DeletionTimestamp != nil:
+		case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+		case pod.Status.Phase == corev1.PodRunning:
+			// Running but not ours: started by an executor that is gone.
+			e.failOrphan(ctx, pod)
+		default:
+			e.start(ctx, pod)
+		}
+	}
+	e.mu.Lock()
+	for uid, r := range e.pods {
+		if !seen[uid] {
+			r.cancel()
+		}
+	}
+	e.mu.Unlock()
+	return nil
+}
+
+// DefaultImages maps the images dbperf workloads use by default to the tools
+// installed on this machine (Debian's PostgreSQL and Redis packages).
+func DefaultImages() map[string][]string {
+	m := map[string][]string{}
+	pg, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Sort(sort.Reverse(sort.StringSlice(pg))) // newest first
+	m["postgres"] = pg
+	if p, err := exec.LookPath("redis-benchmark"); err == nil {
+		m["redis"] = []string{filepath.Dir(p)}
+		m["valkey/valkey"] = []string{filepath.Dir(p)}
+	}
+	if p, err := exec.LookPath("memtier_benchmark"); err == nil {
+		m["redislabs/memtier_benchmark"] = []string{filepath.Dir(p)}
+	}
+	return m
+}
+
+// ImageRepository drops the registry host, the tag and the digest:
+// "docker.io/library/postgres:17" → "postgres".
+func ImageRepository(image string) string {
+	if i := strings.Index(image, "@"); i >= 0 {
+		image = image[:i]
+	}
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		image = image[:i]
+	}
+	parts := strings.Split(image, "/")
+	if len(parts) > 1 && (strings.ContainsAny(parts[0], ".:") || parts[0] == "localhost") {
+		parts = parts[1:]
+	}
+	if len(parts) == 2 && parts[0] == "library" {
+		parts = parts[1:]
+	}
+	return strings.Join(parts, "/")
+}
+
+// traversable checks that every directory on the way to dir lets others pass
+// (o+x), so that a pod's process running as its own user can reach its files.
+func traversable(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("executor: work directory %s: %s is not searchable by other users (mode %v), so pods running as their runAsUser cannot reach their files; chmod o+x it or choose another WorkDir", dir, d, fi.Mode().Perm())
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,398 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+)
+
+// maxTerminationMessage is the kubelet's limit for a termination message.
+const maxTerminationMessage = 4096
+
+type podRun struct {
+	dir     string
+	logPath string
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// notRunnable is a pod the executor cannot run here; reason and message go
+// into the container's terminated state.
+type notRunnable struct{ reason, message string }
+
+func (n *notRunnable) Error() string { return n.reason + ": " + n.message }
+
+func (e *Executor) start(ctx context.Context, pod *corev1.Pod) {
+	dir := filepath.Join(e.o.WorkDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
+	runCtx, cancel := context.WithCancel(ctx)
+	r := &podRun{dir: dir, logPath: filepath.Join(dir, "container.log"), cancel: cancel, done: make(chan struct{})}
+	e.mu.Lock()
+	e.pods[pod.UID] = r
+	e.mu.Unlock()
+	go func() {
+		defer close(r.done)
+		defer cancel()
+		e.run(runCtx, pod.DeepCopy(), r)
+	}()
+}
+
+func (e *Executor) failOrphan(ctx context.Context, pod *corev1.Pod) {
+	e.logf("pod %s/%s is Running without a process (executor restarted): failing it", pod.Namespace, pod.Name)
+	now := metav1.Now()
+	_ = e.updateStatus(ctx, pod, func(p *corev1.Pod) {
+		terminate(p, now, now, 137, "ExecutorRestarted", "the test executor that ran this container restarted")
+	})
+}
+
+func (e *Executor) run(ctx context.Context, pod *corev1.Pod, r *podRun) {
+	c := pod.Spec.Containers[0]
+	started := metav1.Now()
+	cmd, cleanup, err := e.prepare(ctx, pod, c, r)
+	defer cleanup()
+	if err != nil {
+		var nr *notRunnable
+		if !errors.As(err, &nr) {
+			nr = &notRunnable{reason: "CreateContainerError", message: err.Error()}
+		}
+		e.logf("pod %s/%s cannot run here: %v", pod.Namespace, pod.Name, nr)
+		_ = os.WriteFile(r.logPath, []byte(nr.Error()+"\n"), 0o644)
+		_ = e.updateStatus(ctx, pod, func(p *corev1.Pod) {
+			terminate(p, started, metav1.Now(), 128, nr.reason, nr.message)
+		})
+		return
+	}
+	if err := e.updateStatus(ctx, pod, func(p *corev1.Pod) { markRunning(p, started) }); err != nil {
+		e.logf("pod %s/%s: status Running: %v", pod.Namespace, pod.Name, err)
+		return
+	}
+	e.logf("pod %s/%s on %s: %s", pod.Namespace, pod.Name, pod.Spec.NodeName, strings.Join(cmd.Args, " "))
+	runErr := cmd.Run()
+	code := 0
+	reason := "Completed"
+	if runErr != nil {
+		var ee *exec.ExitError
+		switch {
+		case ctx.Err() != nil:
+			code, reason = 137, "Error" // killed: pod deleted or executor stopping
+		case errors.As(runErr, &ee):
+			code, reason = ee.ExitCode(), "Error"
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int(ws.Signal())
+			}
+		default:
+			code, reason = 128, "ContainerCannotRun"
+		}
+	}
+	msg := readTerminationMessage(filepath.Join(r.dir, "termination-log"), r.logPath, c.TerminationMessagePolicy, code)
+	if ctx.Err() != nil {
+		return // the pod is gone (or we are stopping): nobody to report to
+	}
+	e.logf("pod %s/%s exited %d", pod.Namespace, pod.Name, code)
+	if err := e.updateStatus(context.Background(), pod, func(p *corev1.Pod) {
+		terminate(p, started, metav1.Now(), int32(code), reason, msg)
+	}); err != nil {
+		e.logf("pod %s/%s: status Terminated: %v", pod.Namespace, pod.Name, err)
+	}
+}
+
+// prepare builds the container's process: command, environment, volumes,
+// cgroup and user. cleanup removes the cgroup and the Service forwarders'
+// references.
+func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Container, r *podRun) (*exec.Cmd, func(), error) {
+	cleanup := func() {}
+	if err := os.MkdirAll(r.dir, 0o777); err != nil {
+		return nil, cleanup, err
+	}
+	argv := append(append([]string{}, c.Command...), c.Args...)
+	if len(argv) == 0 {
+		return nil, cleanup, &notRunnable{"ContainerCannotRun", "the container has no command: the executor runs dbperf-runner commands only"}
+	}
+	if filepath.Base(argv[0]) != "dbperf-runner" || len(argv) < 2 || argv[1] != "exec" {
+		return nil, cleanup, &notRunnable{"ContainerCannotRun", fmt.Sprintf("command %q is not `dbperf-runner exec`: the executor runs dbperf workload containers only", argv[0])}
+	}
+	dash := indexOf(argv, "--")
+	if dash < 0 || dash+1 >= len(argv) {
+		return nil, cleanup, &notRunnable{"ContainerCannotRun", "no tool command after -- in the runner's arguments"}
+	}
+	tool := argv[dash+1]
+	repo := ImageRepository(c.Image)
+	toolPath := ""
+	for _, d := range e.o.Images[repo] {
+		if p := filepath.Join(d, filepath.Base(tool)); isExecutable(p) {
+			toolPath = p
+			break
+		}
+	}
+	if toolPath == "" {
+		return nil, cleanup, &notRunnable{"ToolNotInstalled", fmt.Sprintf(
+			"image %s stands for a local installation of %s, which this machine does not have: the test executor runs real tools only", c.Image, tool)}
+	}
+
+	// Volumes: every mount becomes a directory of the pod; paths under a
+	// mount point are rewritten to it.
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		host := filepath.Join(r.dir, "volumes", m.Name)
+		if err := os.MkdirAll(host, 0o777); err != nil {
+			return nil, cleanup, err
+		}
+		_ = os.Chmod(host, 0o777)
+		mounts[m.MountPath] = host
+	}
+	rewritePath := func(s string) string {
+		best := ""
+		for mp := range mounts {
+			if (s == mp || strings.HasPrefix(s, mp+"/")) && len(mp) > len(best) {
+				best = mp
+			}
+		}
+		if best == "" {
+			return s
+		}
+		return mounts[best] + strings.TrimPrefix(s, best)
+	}
+
+	env, err := e.resolveEnv(ctx, pod, c)
+	if err != nil {
+		return nil, cleanup, &notRunnable{"CreateContainerConfigError", err.Error()}
+	}
+	var svcRefs []string
+	rewrite := func(s string) (string, error) {
+		s = rewritePath(s)
+		out, refs, err := e.services.rewrite(ctx, s, pod.Namespace)
+		svcRefs = append(svcRefs, refs...)
+		return out, err
+	}
+	for i := range env {
+		k, v, _ := strings.Cut(env[i], "=")
+		nv, err := rewrite(v)
+		if err != nil {
+			return nil, cleanup, &notRunnable{"CreateContainerConfigError", fmt.Sprintf("env %s: %v", k, err)}
+		}
+		env[i] = k + "=" + nv
+	}
+	for i := 1; i < len(argv); i++ {
+		if argv[i], err = rewrite(argv[i]); err != nil {
+			return nil, cleanup, &notRunnable{"CreateContainerConfigError", fmt.Sprintf("argument %d: %v", i, err)}
+		}
+	}
+
+	// The runner of this build stands for the installed one; its summary
+	// goes where the kubelet would read the termination message.
+	termPath := filepath.Join(r.dir, "termination-log")
+	if err := os.WriteFile(termPath, nil, 0o666); err != nil {
+		return nil, cleanup, err
+	}
+	_ = os.Chmod(termPath, 0o666)
+	runnerArgs := []string{"exec", "--summary-file", termPath}
+	cg, cgErr := e.cgroups.create(string(pod.UID), c.Resources.Limits.Cpu().MilliValue())
+	if cgErr == nil {
+		runnerArgs = append(runnerArgs, "--cgroup-root", cg.root)
+		cleanup = cg.remove
+	} else {
+		e.logf("pod %s/%s: no cgroup of its own (%v): the runner measures the whole machine", pod.Namespace, pod.Name, cgErr)
+	}
+	argv = append(append([]string{e.o.RunnerPath}, runnerArgs...), argv[2:]...)
+	// The tool is looked up on PATH, as in the image.
+	env = setEnv(env, "PATH", strings.Join(append(e.o.Images[repo], "/usr/local/bin", "/usr/bin", "/bin"), ":"))
+	if getEnv(env, "HOME") == "" {
+		env = setEnv(env, "HOME", mounts["/tmp"])
+	}
+
+	logFile, err := os.OpenFile(r.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	prev := cleanup
+	cleanup = func() { logFile.Close(); prev(); e.services.release(svcRefs) }
+
+	var cmd *exec.Cmd
+	prefix := []string{}
+	if cg != nil {
+		prefix = cg.joinCommand()
+	}
+	if uid, gid, ok := runAs(pod, c); ok && os.Geteuid() == 0 {
+		prefix = append(prefix, "setpriv", "--reuid="+strconv.FormatInt(uid, 10), "--regid="+strconv.FormatInt(gid, 10), "--clear-groups", "--")
+		_ = os.Chown(r.dir, int(uid), int(gid))
+		_ = os.Chown(logFile.Name(), int(uid), int(gid))
+	}
+	all := append(prefix, argv...)
+	cmd = exec.CommandContext(ctx, all[0], all[1:]...)
+	cmd.Env = env
+	cmd.Dir = r.dir
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	return cmd, cleanup, nil
+}
+
+func runAs(pod *corev1.Pod, c corev1.Container) (uid, gid int64, ok bool) {
+	var u, g *int64
+	if sc := pod.Spec.SecurityContext; sc != nil {
+		u, g = sc.RunAsUser, sc.RunAsGroup
+	}
+	if sc := c.SecurityContext; sc != nil {
+		if sc.RunAsUser != nil {
+			u = sc.RunAsUser
+		}
+		if sc.RunAsGroup != nil {
+			g = sc.RunAsGroup
+		}
+	}
+	if u == nil {
+		return 0, 0, false
+	}
+	if g == nil {
+		g = u
+	}
+	return *u, *g, true
+}
+
+// readTerminationMessage reads what the kubelet would put into the
+// container's terminated state: the file, else (FallbackToLogsOnError, on
+// failure) the end of the log; at most 4096 bytes.
+func readTerminationMessage(path, logPath string, policy corev1.TerminationMessagePolicy, code int) string {
+	raw, _ := os.ReadFile(path)
+	if len(raw) == 0 && policy == corev1.TerminationMessageFallbackToLogsOnError && code != 0 {
+		raw, _ = os.ReadFile(logPath)
+		if len(raw) > 2048 {
+			raw = raw[len(raw)-2048:]
+		}
+	}
+	if len(raw) > maxTerminationMessage {
+		raw = raw[:maxTerminationMessage]
+	}
+	return string(raw)
+}
+
+func (e *Executor) updateStatus(ctx context.Context, pod *corev1.Pod, mutate func(*corev1.Pod)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := e.o.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if cur.UID != pod.UID {
+			return apierrors.NewNotFound(corev1.Resource("pods"), pod.Name)
+		}
+		mutate(cur)
+		_, err = e.o.Client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+func setCondition(p *corev1.Pod, t corev1.PodConditionType, s corev1.ConditionStatus, now metav1.Time, reason string) {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == t {
+			if p.Status.Conditions[i].Status != s {
+				p.Status.Conditions[i].LastTransitionTime = now
+			}
+			p.Status.Conditions[i].Status, p.Status.Conditions[i].Reason = s, reason
+			return
+		}
+	}
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: t, Status: s, LastTransitionTime: now, Reason: reason})
+}
+
+func initDone(p *corev1.Pod, now metav1.Time) {
+	p.Status.InitContainerStatuses = nil
+	for _, ic := range p.Spec.InitContainers {
+		// The init container installs the runner; the executor's runner
+		// stands for it.
+		p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, corev1.ContainerStatus{
+			Name: ic.Name, Image: ic.Image, ImageID: "local://" + ic.Image, Ready: true,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now}},
+		})
+	}
+}
+
+func markRunning(p *corev1.Pod, now metav1.Time) {
+	p.Status.Phase = corev1.PodRunning
+	p.Status.HostIP, p.Status.PodIP = "127.0.0.1", "127.0.0.1"
+	p.Status.HostIPs = []corev1.HostIP{{IP: "127.0.0.1"}}
+	p.Status.PodIPs = []corev1.PodIP{{IP: "127.0.0.1"}}
+	p.Status.StartTime = &now
+	initDone(p, now)
+	t := true
+	p.Status.ContainerStatuses = nil
+	for _, c := range p.Spec.Containers {
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, ImageID: "local://" + c.Image, Ready: true, Started: &t,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+		})
+	}
+	for _, ct := range []corev1.PodConditionType{corev1.PodInitialized, corev1.PodReady, corev1.ContainersReady} {
+		setCondition(p, ct, corev1.ConditionTrue, now, "")
+	}
+}
+
+func terminate(p *corev1.Pod, started, now metav1.Time, code int32, reason, msg string) {
+	if p.Status.StartTime == nil {
+		p.Status.StartTime = &started
+	}
+	if p.Status.HostIP == "" {
+		p.Status.HostIP = "127.0.0.1"
+	}
+	initDone(p, started)
+	f := false
+	p.Status.ContainerStatuses = nil
+	for _, c := range p.Spec.Containers {
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, ImageID: "local://" + c.Image, Ready: false, Started: &f,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: code, Reason: reason, Message: msg, StartedAt: started, FinishedAt: now}},
+		})
+	}
+	p.Status.Phase = corev1.PodSucceeded
+	if code != 0 {
+		p.Status.Phase = corev1.PodFailed
+	}
+	setCondition(p, corev1.PodInitialized, corev1.ConditionTrue, now, "")
+	setCondition(p, corev1.PodReady, corev1.ConditionFalse, now, "PodCompleted")
+	setCondition(p, corev1.ContainersReady, corev1.ConditionFalse, now, "PodCompleted")
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+func getEnv(env []string, k string) string {
+	for _, kv := range env {
+		if key, v, _ := strings.Cut(kv, "="); key == k {
+			return v
+		}
+	}
+	return ""
+}
+
+func setEnv(env []string, k, v string) []string {
+	for i, kv := range env {
+		if key, _, _ := strings.Cut(kv, "="); key == k {
+			env[i] = k + "=" + v
+			return env
+		}
+	}
+	return append(env, k+"="+v)
+}
