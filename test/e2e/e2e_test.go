@@ -159,42 +159,20 @@ func TestEndToEnd(t *testing.T) {
 	pg := testutil.StartPostgres(t)
 	redis := testutil.StartRedis(t)
 
-	c, err := sim.Start(ctx, sim.Options{Name: fmt.Sprintf("e2e-%d", os.Getpid()), BinDir: binDir, Dir: filepath.Join(work, "cluster"), Log: lw})
+	stack, err := sim.Up(ctx, sim.StackOptions{
+		Name: fmt.Sprintf("e2e-%d", os.Getpid()), Dir: work, BinDir: binDir, Helm: helm,
+		Chart: filepath.Join(repoRoot(), "charts", "dbperf-operator"), Manager: manager, Runner: runner,
+		// CloudNativePG's own CRDs: the test plays CloudNativePG's part below.
+		CNPGCRDs: cnpgCRDs, Log: lw, Progress: func(s string) { t.Log(s) },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Stop()
-	if err := c.CreateNodes(ctx, sim.DefaultPools()); err != nil {
-		t.Fatal(err)
-	}
-	// CloudNativePG's own CRDs: the test plays CloudNativePG's part below.
-	if out, err := c.Kubectl(ctx, nil, "apply", "--server-side", "-f", cnpgCRDs); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-
-	// 1. helm install: CRDs, RBAC, ServiceAccount from the chart.
-	op, err := c.HelmInstall(ctx, helm, filepath.Join(repoRoot(), "charts", "dbperf-operator"), "dbperf-operator", "dbperf-system")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkLeastPrivilege(ctx, t, c, op)
-
-	// 2. The manager as a local process with the chart's identity, and the
-	// executor as the kubelet of workload pods.
-	mgr, err := c.StartManager(ctx, manager, op, lw, "--zap-log-level=info")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mgr.Stop()
-	ex, err := executor.New(executor.Options{Client: c.Clientset, RunnerPath: runner, WorkDir: filepath.Join(work, "pods"),
-		KubeletAddr: fmt.Sprintf("127.0.0.1:%d", c.KubeletPort), Log: lw})
-	if err != nil {
-		t.Fatal(err)
-	}
+	defer stack.Stop()
+	c, mgr := stack.Cluster, stack.Manager
+	checkLeastPrivilege(ctx, t, c, stack.Operator)
 	exCtx, exStop := context.WithCancel(ctx)
-	exDone := make(chan struct{})
-	go func() { _ = ex.Run(exCtx); close(exDone) }()
-	defer func() { exStop(); <-exDone }()
+	defer exStop()
 	seen := &placements{node: map[string]string{}, run: map[string]string{}, role: map[string]string{}}
 	go seen.watch(exCtx, c)
 
@@ -209,7 +187,12 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	dyn := dynamic.NewForConfigOrDie(c.Config)
-	go playCloudNativePG(ctx, t, c, dyn, "pgbench-cnpg", pg)
+	simFailed := make(chan struct{})
+	go func() {
+		if !playCloudNativePG(ctx, t, c, dyn, "pgbench-cnpg", pg) {
+			close(simFailed)
+		}
+	}()
 
 	runs := []string{"pgbench-external", "redis-external", "pgbench-cnpg"}
 	final := map[string]*benchv1.BenchmarkRun{}
@@ -231,6 +214,11 @@ func TestEndToEnd(t *testing.T) {
 		return nil
 	})
 	testutil.Eventually(t, 6*time.Minute, "every run finished", func() error {
+		select {
+		case <-simFailed:
+			t.Fatal("simulating CloudNativePG failed")
+		default:
+		}
 		if gone, err := mgr.Exited(); gone {
 			t.Fatalf("the manager exited: %v", err)
 		}
@@ -439,7 +427,7 @@ func mustJSON(v any) string {
 // instance pod on the target pool (scheduled for real, simulated by kwok),
 // the -app Secret, the -rw Service with an endpoint at the local PostgreSQL,
 // and a healthy status.
-func playCloudNativePG(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dynamic.Interface, run string, pg testutil.Postgres) {
+func playCloudNativePG(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dynamic.Interface, run string, pg testutil.Postgres) bool {
 	name := run + "-pg"
 	var cl *unstructured.Unstructured
 	for ctx.Err() == nil {
@@ -450,7 +438,7 @@ func playCloudNativePG(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dy
 		time.Sleep(200 * time.Millisecond)
 	}
 	if ctx.Err() != nil {
-		return
+		return false
 	}
 	owner := []metav1.OwnerReference{{APIVersion: "postgresql.cnpg.io/v1", Kind: "Cluster", Name: name, UID: cl.GetUID(), Controller: ptr.To(true)}}
 	nodeSelector, _, _ := unstructured.NestedStringMap(cl.Object, "spec", "affinity", "nodeSelector")
@@ -469,14 +457,9 @@ func playCloudNativePG(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dy
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "postgres", Port: 5432}},
 			Selector: map[string]string{"cnpg.io/cluster": name, "role": "primary"}}}
 	// CloudNativePG bootstraps the database "app" (spec.bootstrap.initdb).
-	createdb := exec.CommandContext(ctx, "psql", "-v", "ON_ERROR_STOP=1", "-c", "CREATE DATABASE app")
-	if dir, _ := filepath.Glob("/usr/lib/postgresql/*/bin/psql"); len(dir) > 0 {
-		createdb.Path = dir[len(dir)-1]
-	}
-	createdb.Env = append(os.Environ(), pg.Env()...)
-	if out, err := createdb.CombinedOutput(); err != nil {
-		t.Errorf("simulating CloudNativePG: create database app: %v\n%s", err, out)
-		return
+	if err := pg.SQL("CREATE DATABASE app"); err != nil {
+		t.Errorf("simulating CloudNativePG: %v", err)
+		return false
 	}
 	core := c.Clientset.CoreV1()
 	for _, err := range []error{
@@ -486,7 +469,7 @@ func playCloudNativePG(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dy
 	} {
 		if err != nil {
 			t.Errorf("simulating CloudNativePG: %v", err)
-			return
+			return false
 		}
 	}
 	for ctx.Err() == nil {
@@ -499,7 +482,9 @@ func playCloudNativePG(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dy
 	patch := []byte(`{"status":{"phase":"Cluster in healthy state","instances":1,"readyInstances":1,"currentPrimary":"` + pod.Name + `"}}`)
 	if _, err := dyn.Resource(clusterGVR).Namespace(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
 		t.Errorf("marking the Cluster healthy: %v", err)
+		return false
 	}
+	return true
 }
 
 func ignoreExists[T any](_ T, err error) error {

@@ -1,0 +1,200 @@
+// Package localdb starts throwaway database servers on 127.0.0.1 from the
+// local installation (Debian's postgresql and redis-server): for tests
+// (through test/testutil) and for the quickstart on the simulated cluster.
+package localdb
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// ErrNotInstalled says which program is missing and how to get it.
+var ErrNotInstalled = errors.New("not installed (bash hack/install-deps.sh installs it: apt-get install postgresql redis-server)")
+
+// Tool finds a program on PATH or in the given globs (newest match last).
+func Tool(name string, globs ...string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	for _, g := range globs {
+		if m, _ := filepath.Glob(g); len(m) > 0 {
+			return m[len(m)-1], nil
+		}
+	}
+	return "", fmt.Errorf("%s is %w", name, ErrNotInstalled)
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// WaitForPort waits until something accepts connections on 127.0.0.1:port.
+func WaitForPort(port int, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			return c.Close()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nothing listens on 127.0.0.1:%d after %s: %w", port, within, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Redis is a redis-server on 127.0.0.1.
+type Redis struct {
+	Port int
+	cmd  *exec.Cmd
+	dir  string
+}
+
+// StartRedis starts redis-server without persistence, with extra arguments.
+func StartRedis(args ...string) (*Redis, error) {
+	bin, err := Tool("redis-server")
+	if err != nil {
+		return nil, err
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "dbperf-redis-")
+	if err != nil {
+		return nil, err
+	}
+	all := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, args...)
+	cmd := exec.Command(bin, all...)
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	r := &Redis{Port: port, cmd: cmd, dir: dir}
+	if err := WaitForPort(port, 10*time.Second); err != nil {
+		r.Stop()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Stop kills the server and removes its directory.
+func (r *Redis) Stop() {
+	_ = r.cmd.Process.Kill()
+	_ = r.cmd.Wait()
+	_ = os.RemoveAll(r.dir)
+}
+
+// Postgres is a PostgreSQL server on 127.0.0.1 with a password-protected
+// user (scram-sha-256 over TCP).
+type Postgres struct {
+	Port     int
+	User     string
+	Password string
+	Database string
+	BinDir   string
+	dir      string
+	as       *syscall.SysProcAttr
+}
+
+// Env returns the libpq variables that reach the server.
+func (p *Postgres) Env() []string {
+	return []string{"PGHOST=127.0.0.1", "PGPORT=" + strconv.Itoa(p.Port), "PGUSER=" + p.User,
+		"PGPASSWORD=" + p.Password, "PGDATABASE=" + p.Database, "PGSSLMODE=disable"}
+}
+
+// StartPostgres initialises a cluster in a temporary directory and starts
+// it. PostgreSQL refuses to run as root, so as root it runs as the postgres
+// user.
+func StartPostgres() (*Postgres, error) {
+	initdb, err := Tool("initdb", "/usr/lib/postgresql/*/bin/initdb")
+	if err != nil {
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(initdb); err == nil {
+		initdb = real // /usr/local/bin/initdb may link to the versioned bindir
+	}
+	dir, err := os.MkdirTemp("", "dbperf-pg-")
+	if err != nil {
+		return nil, err
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	p := &Postgres{Port: port, User: "bench", Password: "s3cret-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(port),
+		Database: "postgres", BinDir: filepath.Dir(initdb), dir: dir}
+	pwfile := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pwfile, []byte(p.Password+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	if p.as, err = asPostgresUser(dir); err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	if err := p.run(initdb, "-D", data, "-U", p.User, "--pwfile", pwfile, "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-sync"); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off", p.Port, dir)
+	if err := p.run(filepath.Join(p.BinDir, "pg_ctl"), "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start"); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *Postgres) run(name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.SysProcAttr = p.as
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s %v: %w\n%s", name, args, err, out)
+	}
+	return nil
+}
+
+// SQL runs statements with psql as the server's user.
+func (p *Postgres) SQL(statements string) error {
+	cmd := exec.Command(filepath.Join(p.BinDir, "psql"), "-v", "ON_ERROR_STOP=1", "-q", "-c", statements)
+	cmd.Env = append(os.Environ(), p.Env()...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("psql: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Stop stops the server and removes its files.
+func (p *Postgres) Stop() {
+	_ = p.run(filepath.Join(p.BinDir, "pg_ctl"), "-D", filepath.Join(p.dir, "data"), "-m", "immediate", "-w", "stop")
+	_ = os.RemoveAll(p.dir)
+}
+
+// asPostgresUser returns the credentials to run PostgreSQL with when running
+// as root, and hands it the directory.
+func asPostgresUser(dir string) (*syscall.SysProcAttr, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("running as root needs the postgres user (from the postgresql package): %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	_ = filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { return os.Chown(p, uid, gid) })
+	return &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}, nil
+}

@@ -1,0 +1,108 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/dbperf-io/dbperf-operator/test/executor"
+)
+
+// StackOptions configure Up.
+type StackOptions struct {
+	Name       string
+	Dir        string // work directory; must be searchable by others (pods run as their runAsUser)
+	BinDir     string // control-plane binaries
+	Helm       string // helm binary
+	Chart      string // charts/dbperf-operator
+	Manager    string // manager binary
+	Runner     string // dbperf-runner binary
+	CNPGCRDs   string // directory of CloudNativePG's CRDs to install; optional
+	Pools      []Pool // default DefaultPools()
+	Log        io.Writer
+	Progress   func(string) // called before each step; optional
+	ManagerLog io.Writer    // default Log
+}
+
+// Stack is the simulated cluster with the operator installed by its chart,
+// the manager running as the chart's ServiceAccount and the test executor
+// running workload pods.
+type Stack struct {
+	*Cluster
+	Operator Operator
+	Manager  *ManagerProcess
+	stopExec context.CancelFunc
+	execDone chan struct{}
+}
+
+// Up starts everything; Stop undoes it.
+func Up(ctx context.Context, o StackOptions) (_ *Stack, err error) {
+	step := func(s string) {
+		if o.Progress != nil {
+			o.Progress(s)
+		}
+	}
+	if o.Pools == nil {
+		o.Pools = DefaultPools()
+	}
+	if o.ManagerLog == nil {
+		o.ManagerLog = o.Log
+	}
+	step("starting the simulated cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)")
+	c, err := Start(ctx, Options{Name: o.Name, BinDir: o.BinDir, Dir: filepath.Join(o.Dir, "cluster"), Log: o.Log})
+	if err != nil {
+		return nil, err
+	}
+	s := &Stack{Cluster: c}
+	defer func() {
+		if err != nil {
+			s.Stop()
+		}
+	}()
+	step(fmt.Sprintf("creating simulated nodes in %d pools", len(o.Pools)))
+	if err := c.CreateNodes(ctx, o.Pools); err != nil {
+		return nil, err
+	}
+	if o.CNPGCRDs != "" {
+		step("installing the CloudNativePG CRDs")
+		if out, err := c.Kubectl(ctx, nil, "apply", "--server-side", "-f", o.CNPGCRDs); err != nil {
+			return nil, fmt.Errorf("%w\n%s", err, out)
+		}
+	}
+	step("helm install dbperf-operator (CRDs, RBAC, ServiceAccount)")
+	if s.Operator, err = c.HelmInstall(ctx, o.Helm, o.Chart, "dbperf-operator", "dbperf-system"); err != nil {
+		return nil, err
+	}
+	step("starting the manager as " + s.Operator.User())
+	if s.Manager, err = c.StartManager(ctx, o.Manager, s.Operator, o.ManagerLog); err != nil {
+		return nil, err
+	}
+	step("starting the test executor (runs workload pods as local processes)")
+	podsDir := filepath.Join(o.Dir, "pods")
+	if err := os.MkdirAll(podsDir, 0o755); err != nil {
+		return nil, err
+	}
+	ex, err := executor.New(executor.Options{Client: c.Clientset, RunnerPath: o.Runner, WorkDir: podsDir,
+		KubeletAddr: fmt.Sprintf("127.0.0.1:%d", c.KubeletPort), Log: o.Log})
+	if err != nil {
+		return nil, err
+	}
+	exCtx, cancel := context.WithCancel(context.Background())
+	s.stopExec, s.execDone = cancel, make(chan struct{})
+	go func() { _ = ex.Run(exCtx); close(s.execDone) }()
+	return s, nil
+}
+
+// Stop stops the executor, the manager and the cluster.
+func (s *Stack) Stop() {
+	if s.stopExec != nil {
+		s.stopExec()
+		<-s.execDone
+	}
+	if s.Manager != nil {
+		s.Manager.Stop()
+	}
+	s.Cluster.Stop()
+}
