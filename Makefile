@@ -61,8 +61,12 @@ test: build ## Run every test: parsers, runner against real servers, controller 
 	bash hack/test.sh
 
 .PHONY: demo
-demo: ## The embedded default: real PostgreSQL and Redis measured through dbperf-runner.
-	bash hack/demo.sh
+demo: ## The quickstart: simulated cluster, Helm install, BenchmarkRuns on two pools, results table.
+	bash hack/quickstart.sh
+
+.PHONY: demo-runner
+demo-runner: ## No cluster: real PostgreSQL and Redis measured through dbperf-runner directly.
+	bash hack/demo-runner.sh
 
 .PHONY: bench
 bench: ## Run the benchmarks: parse throughput and runner overhead.
