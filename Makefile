@@ -24,6 +24,7 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the markers, and the
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true rbac:roleName=dbperf-manager-role paths="./api/..." paths="./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	go run ./hack/chartgen
+	go run ./hack/apidocs
 
 .PHONY: verify
 verify: generate manifests ## Fail when generated files are not committed, or the chart and config/ drift.

@@ -278,6 +278,20 @@ func TestEndToEnd(t *testing.T) {
 		t.Logf("%s: %s", name, run.Status.Primary.Display)
 	}
 
+	// Secrets never reach status, results, events or the manager's log.
+	for _, name := range runs {
+		cm, _ := c.Clientset.CoreV1().ConfigMaps(ns).Get(ctx, final[name].Status.ResultsConfigMap, metav1.GetOptions{})
+		if strings.Contains(mustJSON(final[name].Status), pg.Password) || (cm != nil && strings.Contains(mustJSON(cm), pg.Password)) {
+			t.Errorf("%s: the database password appears in status or the results ConfigMap", name)
+		}
+	}
+	if evs, err := c.Clientset.CoreV1().Events(ns).List(ctx, metav1.ListOptions{}); err == nil && strings.Contains(mustJSON(evs), pg.Password) {
+		t.Error("the database password appears in an event")
+	}
+	if raw, _ := os.ReadFile(logf.Name()); strings.Contains(string(raw), pg.Password) {
+		t.Error("the database password appears in the manager's or the executor's log")
+	}
+
 	// 5. Placement: requested pools, never a target's node.
 	checkPlacement(ctx, t, c, seen, final)
 
