@@ -55,7 +55,9 @@ func main() {
 	}
 }
 
-func progress(s string) { fmt.Fprintf(os.Stderr, "[quickstart] %s (%s)\n", s, time.Now().UTC().Format("15:04:05")) }
+func progress(s string) {
+	fmt.Fprintf(os.Stderr, "[quickstart] %s (%s)\n", s, time.Now().UTC().Format("15:04:05"))
+}
 
 func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -127,7 +129,7 @@ func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep boo
 		case <-time.After(time.Second):
 		}
 		if gone, err := stack.Manager.Exited(); gone {
-			return fmt.Errorf("the manager exited: %v (log: %s)", err, logf.Name())
+			return fmt.Errorf("the manager exited: %w (log: %s)", err, logf.Name())
 		}
 		var states []string
 		for _, n := range names {

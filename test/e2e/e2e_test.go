@@ -335,8 +335,11 @@ func TestEndToEnd(t *testing.T) {
 				return fmt.Errorf("%s (cleanup Always) still has %d Jobs", name, len(jobs.Items))
 			}
 		}
-		if _, err := dyn.Resource(clusterGVR).Namespace(ns).Get(ctx, "pgbench-cnpg-pg", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the CloudNativePG Cluster of pgbench-cnpg is still there (err %v)", err)
+		switch _, err := dyn.Resource(clusterGVR).Namespace(ns).Get(ctx, "pgbench-cnpg-pg", metav1.GetOptions{}); {
+		case err == nil:
+			return fmt.Errorf("the CloudNativePG Cluster of pgbench-cnpg is still there")
+		case !apierrors.IsNotFound(err):
+			return err
 		}
 		return nil
 	})

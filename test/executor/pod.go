@@ -171,7 +171,7 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 	var svcRefs []string
 	rewrite := func(s string) (string, error) {
 		s = rewritePath(s)
-		out, refs, err := e.services.rewrite(ctx, s, pod.Namespace)
+		out, refs, err := e.services.rewrite(ctx, s)
 		svcRefs = append(svcRefs, refs...)
 		return out, err
 	}
@@ -228,7 +228,7 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 		_ = os.Chown(r.dir, int(uid), int(gid))
 		_ = os.Chown(logFile.Name(), int(uid), int(gid))
 	}
-	all := append(prefix, argv...)
+	all := append(append([]string{}, prefix...), argv...)
 	cmd = exec.CommandContext(ctx, all[0], all[1:]...)
 	cmd.Env = env
 	cmd.Dir = r.dir

@@ -38,7 +38,7 @@ type forwarder struct {
 }
 
 // rewrite replaces Service DNS names in s by their forwarder's address.
-func (p *serviceProxy) rewrite(ctx context.Context, s, podNamespace string) (string, []string, error) {
+func (p *serviceProxy) rewrite(ctx context.Context, s string) (string, []string, error) {
 	var refs []string
 	var firstErr error
 	out := serviceName.ReplaceAllStringFunc(s, func(m string) string {

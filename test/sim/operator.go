@@ -114,10 +114,12 @@ func (m *ManagerProcess) Stop() {
 		return
 	}
 	_ = m.cmd.Process.Signal(os.Interrupt)
+	var err error
 	select {
-	case <-m.done:
+	case err = <-m.done:
 	case <-time.After(20 * time.Second):
 		_ = m.cmd.Process.Kill()
-		<-m.done
+		err = <-m.done
 	}
+	m.done <- err // Exited keeps answering
 }

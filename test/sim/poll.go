@@ -22,5 +22,5 @@ func poll(ctx context.Context, what string, cond func() (bool, error)) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("waiting for %s: timed out after 1m (last error: %v)", what, last)
+	return fmt.Errorf("waiting for %s: timed out after 1m (last error: %w)", what, last)
 }

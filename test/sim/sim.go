@@ -144,7 +144,7 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("simulated cluster not ready after 2m: %v", last)
+	return fmt.Errorf("simulated cluster not ready after 2m: %w", last)
 }
 
 // Stop deletes the cluster: its processes stop and its data goes.

@@ -125,7 +125,7 @@ func assertLoopbackOnly(t *testing.T, c *Cluster) {
 			if !ours {
 				continue
 			}
-			addr := f[1][:strings.Index(f[1], ":")]
+			addr, _, _ := strings.Cut(f[1], ":")
 			if addr != "0100007F" && addr != "00000000000000000000000001000000" {
 				t.Errorf("%s listens on %s (%s), not on 127.0.0.1", who, f[1], table)
 			}
