@@ -47,6 +47,10 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endRe
 	setCondition(run, benchv1.ConditionValid, status, validReason, validMsg)
 	run.Status.Phase = phase
 	if err := r.writeDocument(ctx, st); err != nil {
+		// The deferred status patch still runs: the phase must not say the
+		// run is over before its results document is complete (a conflict
+		// on the ConfigMap is retried by the next reconcile).
+		run.Status.Phase = benchv1.PhaseCollecting
 		return ctrl.Result{}, err
 	}
 	now := metav1.NewTime(st.now)
