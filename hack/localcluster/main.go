@@ -8,7 +8,8 @@
 //
 //	go run ./hack/localcluster -bin-dir DIR -helm HELM -manager M -runner R [-keep]
 //
-// With -keep the cluster stays up until Ctrl-C, with KUBECONFIG printed.
+// With -keep the cluster stays up until Ctrl-C, with KUBECONFIG printed;
+// with -up-only nothing is applied (a local cluster to try your own runs on).
 package main
 
 import (
@@ -38,7 +39,7 @@ func main() {
 	var o struct {
 		binDir, helm, manager, runner, chart, dir string
 		seconds                                   int
-		keep                                      bool
+		keep, upOnly                              bool
 	}
 	flag.StringVar(&o.binDir, "bin-dir", "", "control-plane binaries (hack/build-control-plane.sh)")
 	flag.StringVar(&o.helm, "helm", "", "helm binary (hack/build-helm.sh)")
@@ -48,8 +49,9 @@ func main() {
 	flag.StringVar(&o.dir, "dir", "", "work directory (default: a new one under /tmp)")
 	flag.IntVar(&o.seconds, "seconds", 5, "duration of each pgbench measurement")
 	flag.BoolVar(&o.keep, "keep", false, "keep everything running until Ctrl-C")
+	flag.BoolVar(&o.upOnly, "up-only", false, "start the cluster, the operator and the executor, apply nothing, and wait for Ctrl-C")
 	flag.Parse()
-	if err := run(o.binDir, o.helm, o.manager, o.runner, o.chart, o.dir, o.seconds, o.keep); err != nil {
+	if err := run(o.binDir, o.helm, o.manager, o.runner, o.chart, o.dir, o.seconds, o.keep, o.upOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "[quickstart] ERROR:", err)
 		os.Exit(1)
 	}
@@ -59,7 +61,7 @@ func progress(s string) {
 	fmt.Fprintf(os.Stderr, "[quickstart] %s (%s)\n", s, time.Now().UTC().Format("15:04:05"))
 }
 
-func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep bool) error {
+func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, upOnly bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if dir == "" {
@@ -99,6 +101,14 @@ func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep boo
 	}
 	defer stack.Stop()
 
+	if upOnly {
+		fmt.Printf("\nThe simulated cluster runs, with the operator and the executor. In another shell:\n"+
+			"  export KUBECONFIG=%s PATH=%s:$PATH\n  kubectl get nodes -L pool,node.kubernetes.io/instance-type\n"+
+			"Local PostgreSQL: 127.0.0.1:%d (user %s, password in the Secret you create); redis-server: 127.0.0.1:%d.\n"+
+			"Ctrl-C stops everything.\n", stack.Kubeconfig, binDir, pg.Port, pg.User, redis.Port)
+		<-ctx.Done()
+		return nil
+	}
 	// One database per run: two pgbench runs initialising the same tables at
 	// the same time would measure each other.
 	if err := pg.SQL("CREATE DATABASE bench_v3"); err != nil {
@@ -156,7 +166,7 @@ func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep boo
 	fmt.Printf("\n$ kubectl get benchmarkruns\n%s\n", out)
 	printTable(names, runs)
 	if keep {
-		fmt.Printf("\nThe cluster keeps running. In another shell:\n  export KUBECONFIG=%s\n  %s/kubectl get benchmarkruns,jobs,pods -o wide\nCtrl-C stops everything.\n",
+		fmt.Printf("\nThe cluster keeps running. In another shell:\n  export KUBECONFIG=%s PATH=%s:$PATH\n  kubectl get benchmarkruns,jobs,pods -o wide\nCtrl-C stops everything.\n",
 			stack.Kubeconfig, binDir)
 		<-ctx.Done()
 	}
