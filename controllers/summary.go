@@ -7,6 +7,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/stats"
 )
 
 // summarizeStep recomputes a step's summary over its valid repetitions:
@@ -37,7 +38,7 @@ func summarizeStep(run *benchv1.BenchmarkRun, step *benchv1.StepStatus, primary 
 	step.Unstable = false
 	for _, k := range order {
 		s := byKey[k]
-		st := results.Summarize(s.values)
+		st := stats.Summarize(s.values)
 		ms := benchv1.MetricSummary{
 			Name: s.m.Name, Operation: s.m.Operation, Unit: s.m.Unit, Direction: s.m.Direction,
 			N: int32(st.N), Median: st.Median, Mean: roundTo(st.Mean, 6), Min: st.Min, Max: st.Max,

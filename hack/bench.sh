@@ -3,9 +3,13 @@
 #  - parse throughput of the largest memtier JSON fixture (target >= 100 MB/s),
 #  - the runner's overhead on pgbench throughput, bare and wrapped,
 #    interleaved, as the median ratio runner/bare (target >= 0.99).
+#  - the comparison statistics: power to detect 3 % and 5 % drops and the
+#    false-verdict rate, per CV and repetition count, by simulation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "[bench] parse throughput" >&2
 go test ./workloads/memtier/ -run '^$' -bench BenchmarkParseJSON -benchtime 3s -count 3
 echo "[bench] runner overhead (pgbench bare vs through dbperf-runner exec, interleaved)" >&2
 go test ./cmd/runner/ -run '^$' -bench BenchmarkRunnerOverhead -benchtime 1x -timeout 30m -v
+echo "[bench] statistics: power and false verdicts per CV and repetition count (docs/statistics.md)" >&2
+go test ./internal/stats/ -run '^$' -bench BenchmarkPowerSimulation -benchtime 1x -timeout 10m

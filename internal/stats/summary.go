@@ -1,12 +1,12 @@
-package results
+package stats
 
 import (
 	"math"
 	"sort"
 )
 
-// Stats summarises one metric over repetitions.
-type Stats struct {
+// Summary summarises one metric over repetitions.
+type Summary struct {
 	N      int
 	Median float64
 	Mean   float64
@@ -22,15 +22,15 @@ type Stats struct {
 	CVPercent float64
 }
 
-// Summarize computes Stats over values. It does not modify values.
-func Summarize(values []float64) Stats {
+// Summarize computes the Summary of values. It does not modify values.
+func Summarize(values []float64) Summary {
 	n := len(values)
 	if n == 0 {
-		return Stats{}
+		return Summary{}
 	}
 	s := append([]float64(nil), values...)
 	sort.Float64s(s)
-	st := Stats{N: n, Min: s[0], Max: s[n-1]}
+	st := Summary{N: n, Min: s[0], Max: s[n-1]}
 	if n%2 == 1 {
 		st.Median = s[n/2]
 	} else {
