@@ -1,0 +1,354 @@
+// Package compare turns the results of two sets of BenchmarkRuns — a
+// baseline and a candidate — into a per-step, per-metric comparison: both
+// summaries, Δ %, its confidence interval, the p-value and a verdict
+// (internal/stats), and renders it as a table, Markdown, CSV, JSON or a
+// self-contained HTML page with SVG charts. Used by the BenchmarkComparison
+// controller and by kubectl-dbperf, online and from exported files.
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strings"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/stats"
+)
+
+// Run is what a comparison needs of one BenchmarkRun: its spec, its
+// measurements and where it ran. `kubectl dbperf results -o json` writes it.
+type Run struct {
+	Name        string                   `json:"name"`
+	Namespace   string                   `json:"namespace,omitempty"`
+	Labels      map[string]string        `json:"labels,omitempty"`
+	Spec        benchv1.BenchmarkRunSpec `json:"spec"`
+	Phase       benchv1.Phase            `json:"phase,omitempty"`
+	Steps       []benchv1.StepStatus     `json:"steps"`
+	Environment *benchv1.Environment     `json:"environment,omitempty"`
+}
+
+// FromBenchmarkRun takes what a comparison needs from a run.
+func FromBenchmarkRun(r *benchv1.BenchmarkRun) Run {
+	return Run{Name: r.Name, Namespace: r.Namespace, Labels: r.Labels, Spec: r.Spec, Phase: r.Status.Phase,
+		Steps: r.Status.Steps, Environment: r.Status.Environment}
+}
+
+// Side is a named set of runs: a variant.
+type Side struct {
+	Name string
+	Runs []Run
+}
+
+// Exclusion is a measurement left out of the comparison, and why.
+type Exclusion struct {
+	Side       string   `json:"side"`
+	Run        string   `json:"run"`
+	Step       string   `json:"step"`
+	Repetition int32    `json:"repetition"`
+	Verdict    string   `json:"verdict"`
+	Reasons    []string `json:"reasons,omitempty"`
+}
+
+// Row is one metric of one step.
+type Row struct {
+	Step          string            `json:"step"`
+	Metric        string            `json:"metric"`
+	Operation     string            `json:"operation,omitempty"`
+	Unit          string            `json:"unit"`
+	Direction     stats.Direction   `json:"direction"`
+	Baseline      stats.Summary     `json:"baseline"`
+	Candidate     stats.Summary     `json:"candidate"`
+	BaselineVals  []float64         `json:"baselineValues"`
+	CandidateVals []float64         `json:"candidateValues"`
+	DeltaPercent  Num               `json:"deltaPercent"`
+	CILowPercent  Num               `json:"ciLowPercent"`
+	CIHighPercent Num               `json:"ciHighPercent"`
+	CILevel       Num               `json:"ciLevel"`
+	P             Num               `json:"p"`
+	PAdjusted     Num               `json:"pAdjusted"`
+	Unstable      bool              `json:"unstable,omitempty"`
+	Verdict       stats.Verdict     `json:"verdict"`
+	Reason        string            `json:"reason"`
+	Parameters    map[string]string `json:"parameters,omitempty"`
+}
+
+// Report is the comparison of a candidate against a baseline.
+type Report struct {
+	Baseline      string         `json:"baseline"`
+	Candidate     string         `json:"candidate"`
+	BaselineRuns  []string       `json:"baselineRuns"`
+	CandidateRuns []string       `json:"candidateRuns"`
+	Workload      string         `json:"workload"`
+	Criteria      stats.Criteria `json:"criteria"`
+	Rows          []Row          `json:"rows"`
+	Excluded      []Exclusion    `json:"excluded,omitempty"`
+	// Primary names the workload's primary metric (of the first run).
+	Primary string `json:"primary,omitempty"`
+	// Counts of verdicts.
+	Better       int `json:"better"`
+	Worse        int `json:"worse"`
+	NoChange     int `json:"noChange"`
+	Inconclusive int `json:"inconclusive"`
+}
+
+// Num is a float that is null in JSON when it is not finite (an unbounded
+// interval, an undefined change).
+type Num float64
+
+// MarshalJSON writes null for NaN and ±Inf, which JSON cannot hold.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
+}
+
+// UnmarshalJSON reads null as NaN.
+func (n *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Num(math.NaN())
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*n = Num(f)
+	return nil
+}
+
+// Options of a comparison.
+type Options struct {
+	Criteria stats.Criteria
+	// IgnorePaths are JSON paths of the run spec that may differ between
+	// the sides (a variant's patch), besides what never matters to the
+	// workload: target, placement, image, resources, repetitions, timeout,
+	// cleanup and validity.
+	IgnorePaths []string
+}
+
+type sampleKey struct{ step, metric, op string }
+
+// Build compares candidate against baseline. It refuses sides whose
+// workload settings differ in anything but the allowed paths.
+func Build(baseline, candidate Side, o Options) (*Report, error) {
+	if len(baseline.Runs) == 0 || len(candidate.Runs) == 0 {
+		return nil, fmt.Errorf("nothing to compare: %d baseline and %d candidate runs", len(baseline.Runs), len(candidate.Runs))
+	}
+	ref := baseline.Runs[0]
+	for _, side := range []Side{baseline, candidate} {
+		for _, r := range side.Runs {
+			if err := Comparable(ref.Spec, r.Spec, o.IgnorePaths); err != nil {
+				return nil, fmt.Errorf("run %s (%s) cannot be compared with %s (%s): %w", r.Name, side.Name, ref.Name, baseline.Name, err)
+			}
+		}
+	}
+	rep := &Report{Baseline: baseline.Name, Candidate: candidate.Name, Workload: workloadName(ref.Spec), Criteria: o.Criteria}
+	type acc struct {
+		unit       string
+		dir        benchv1.Direction
+		params     map[string]string
+		base, cand []float64
+	}
+	samples := map[sampleKey]*acc{}
+	var order []sampleKey
+	collect := func(side Side, isBase bool) []string {
+		var names []string
+		for _, r := range side.Runs {
+			names = append(names, r.Name)
+			for _, st := range r.Steps {
+				for _, rep0 := range st.Repetitions {
+					if rep0.Verdict != benchv1.VerdictSucceeded {
+						rep.Excluded = append(rep.Excluded, Exclusion{Side: side.Name, Run: r.Name, Step: st.Name, Repetition: rep0.Index,
+							Verdict: string(rep0.Verdict), Reasons: rep0.Reasons})
+						continue
+					}
+					for _, m := range rep0.Metrics {
+						k := sampleKey{st.Name, m.Name, m.Operation}
+						a, ok := samples[k]
+						if !ok {
+							a = &acc{unit: m.Unit, dir: m.Direction, params: st.Parameters}
+							samples[k] = a
+							order = append(order, k)
+						}
+						if isBase {
+							a.base = append(a.base, m.Value)
+						} else {
+							a.cand = append(a.cand, m.Value)
+						}
+					}
+				}
+			}
+		}
+		return names
+	}
+	rep.BaselineRuns = collect(baseline, true)
+	rep.CandidateRuns = collect(candidate, false)
+	var in []stats.Sample
+	var keys []sampleKey
+	for _, k := range order {
+		a := samples[k]
+		if len(a.base) == 0 || len(a.cand) == 0 {
+			continue // measured on one side only: nothing to compare
+		}
+		in = append(in, stats.Sample{Key: k.step + "/" + k.metric + "/" + k.op, Direction: stats.Direction(a.dir), Baseline: a.base, Candidate: a.cand})
+		keys = append(keys, k)
+	}
+	out := stats.Compare(in, o.Criteria)
+	for i, c := range out {
+		k, a := keys[i], samples[keys[i]]
+		rep.Rows = append(rep.Rows, Row{Step: k.step, Metric: k.metric, Operation: k.op, Unit: a.unit, Direction: c.Direction,
+			Baseline: c.Baseline, Candidate: c.Candidate, BaselineVals: a.base, CandidateVals: a.cand,
+			DeltaPercent: Num(c.DeltaPercent), CILowPercent: Num(c.CILowPercent), CIHighPercent: Num(c.CIHighPercent), CILevel: Num(c.Level),
+			P: Num(c.P), PAdjusted: Num(c.PAdjusted), Unstable: c.Unstable, Verdict: c.Verdict, Reason: c.Reason, Parameters: a.params})
+		switch c.Verdict {
+		case stats.Better:
+			rep.Better++
+		case stats.Worse:
+			rep.Worse++
+		case stats.NoChange:
+			rep.NoChange++
+		default:
+			rep.Inconclusive++
+		}
+	}
+	rep.Primary = primaryMetric(ref)
+	return rep, nil
+}
+
+func primaryMetric(r Run) string {
+	for _, st := range r.Steps {
+		for _, s := range st.Summary {
+			return s.Name // the first summary entry is the workload's primary metric
+		}
+	}
+	return ""
+}
+
+func workloadName(s benchv1.BenchmarkRunSpec) string {
+	switch {
+	case s.Workload.Pgbench != nil:
+		return "pgbench"
+	case s.Workload.Memtier != nil:
+		return "memtier"
+	case s.Workload.RedisBenchmark != nil:
+		return "redisBenchmark"
+	}
+	return "unknown"
+}
+
+// neverMatters are the spec paths that describe the platform or the run's
+// bookkeeping, not the load the tool applies.
+var neverMatters = []string{"target", "workload.placement", "workload.image", "workload.resources",
+	"repetitions", "timeout", "cleanup", "validity"}
+
+// Comparable says why two run specs do not apply the same load, ignoring
+// the platform (neverMatters) and the given paths; nil when they do.
+func Comparable(a, b benchv1.BenchmarkRunSpec, ignore []string) error {
+	ma, mb := toMap(a), toMap(b)
+	for _, p := range append(append([]string{}, neverMatters...), ignore...) {
+		deletePath(ma, p)
+		deletePath(mb, p)
+	}
+	var diffs []string
+	diffMaps("", ma, mb, &diffs)
+	if len(diffs) > 0 {
+		sort.Strings(diffs)
+		return fmt.Errorf("the workload settings differ in %s (only the variant's patch and the platform may differ)", strings.Join(diffs, ", "))
+	}
+	return nil
+}
+
+func toMap(s benchv1.BenchmarkRunSpec) map[string]any {
+	raw, _ := json.Marshal(s)
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	return m
+}
+
+func deletePath(m map[string]any, path string) {
+	parts := strings.Split(path, ".")
+	for i, p := range parts {
+		if i == len(parts)-1 {
+			delete(m, p)
+			return
+		}
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			return
+		}
+		m = next
+	}
+}
+
+func diffMaps(prefix string, a, b map[string]any, out *[]string) {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	for k := range keys {
+		p := k
+		if prefix != "" {
+			p = prefix + "." + k
+		}
+		va, vb := a[k], b[k]
+		ma, oka := va.(map[string]any)
+		mb, okb := vb.(map[string]any)
+		if oka && okb {
+			diffMaps(p, ma, mb, out)
+			continue
+		}
+		if !reflect.DeepEqual(va, vb) {
+			*out = append(*out, fmt.Sprintf("%s (%s vs %s)", p, short(va), short(vb)))
+		}
+	}
+}
+
+func short(v any) string {
+	if v == nil {
+		return "unset"
+	}
+	raw, _ := json.Marshal(v)
+	s := string(raw)
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return s
+}
+
+// PatchPaths lists the leaf paths a JSON merge patch sets, so that a
+// comparison ignores exactly what its variants change.
+func PatchPaths(patch []byte) ([]string, error) {
+	if len(patch) == 0 {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(patch, &m); err != nil {
+		return nil, fmt.Errorf("patch is not a JSON object: %w", err)
+	}
+	var out []string
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			if sub, ok := v.(map[string]any); ok && len(sub) > 0 {
+				walk(p, sub)
+				continue
+			}
+			out = append(out, p)
+		}
+	}
+	walk("", m)
+	sort.Strings(out)
+	return out, nil
+}

@@ -1,0 +1,233 @@
+package compare
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"sort"
+	"strings"
+)
+
+// palette colours the variants: baseline first.
+var palette = []string{"#5b6f82", "#e07b39", "#3f9c6d", "#8a5ac2", "#c94f6d", "#2f86c9"}
+
+// Bar is one bar of a grouped bar chart, with its whisker (min–max).
+type bar struct {
+	Variant       string
+	Value, Lo, Hi float64
+}
+
+type group struct {
+	Label string
+	Bars  []bar
+}
+
+type chart struct {
+	Title, Unit string
+	Groups      []group
+	Variants    []string
+}
+
+// svg renders a grouped bar chart with min–max whiskers as inline SVG.
+func (c chart) svg() template.HTML {
+	const width, height, left, bottom, top = 760.0, 300.0, 70.0, 50.0, 30.0
+	max := 0.0
+	for _, g := range c.Groups {
+		for _, b := range g.Bars {
+			max = math.Max(max, math.Max(b.Hi, b.Value))
+		}
+	}
+	if max <= 0 {
+		max = 1
+	}
+	max = niceCeil(max)
+	plotH := height - bottom - top
+	var sb strings.Builder
+	fmt.Fprintf(&sb, `<svg xmlns="http://www.w3.org/2000/svg" role="img" width="%g" height="%g" viewBox="0 0 %g %g" class="chart">`, width, height, width, height)
+	fmt.Fprintf(&sb, `<title>%s</title>`, template.HTMLEscapeString(c.Title))
+	fmt.Fprintf(&sb, `<text x="%g" y="18" class="ct">%s</text>`, left, template.HTMLEscapeString(c.Title+" ("+c.Unit+")"))
+	for i := 0; i <= 4; i++ {
+		v := max * float64(i) / 4
+		y := top + plotH - plotH*float64(i)/4
+		fmt.Fprintf(&sb, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" class="grid"/><text x="%g" y="%.1f" class="ax" text-anchor="end">%s</text>`,
+			left, width-10, y, y, left-6, y+4, fnum(v))
+	}
+	n := len(c.Groups)
+	if n == 0 {
+		sb.WriteString(`</svg>`)
+		return template.HTML(sb.String()) //nolint:gosec // built from escaped text and numbers
+	}
+	slot := (width - left - 10) / float64(n)
+	bw := math.Min(40, slot*0.8/float64(max1(len(c.Variants))))
+	for gi, g := range c.Groups {
+		x0 := left + slot*float64(gi) + (slot-bw*float64(len(g.Bars)))/2
+		for bi, b := range g.Bars {
+			color := palette[indexOf(c.Variants, b.Variant)%len(palette)]
+			h := plotH * b.Value / max
+			x := x0 + bw*float64(bi)
+			fmt.Fprintf(&sb, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" class="bar"><title>%s: %s</title></rect>`,
+				x, top+plotH-h, bw-2, h, color, template.HTMLEscapeString(b.Variant), fnum(b.Value))
+			if b.Hi > b.Lo {
+				cx := x + (bw-2)/2
+				y1, y2 := top+plotH-plotH*b.Lo/max, top+plotH-plotH*b.Hi/max
+				fmt.Fprintf(&sb, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" class="wh"/><line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" class="wh"/><line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" class="wh"/>`,
+					cx, cx, y1, y2, cx-4, cx+4, y1, y1, cx-4, cx+4, y2, y2)
+			}
+		}
+		fmt.Fprintf(&sb, `<text x="%.1f" y="%g" class="ax" text-anchor="middle">%s</text>`, left+slot*(float64(gi)+0.5), height-bottom+16, template.HTMLEscapeString(g.Label))
+	}
+	for i, v := range c.Variants {
+		x := left + float64(i)*150
+		fmt.Fprintf(&sb, `<rect x="%g" y="%g" width="12" height="12" fill="%s"/><text x="%g" y="%g" class="ax">%s</text>`,
+			x, height-18, palette[i%len(palette)], x+16, height-8, template.HTMLEscapeString(v))
+	}
+	sb.WriteString(`</svg>`)
+	return template.HTML(sb.String()) //nolint:gosec // built from escaped text and numbers
+}
+
+func max1(n int) int {
+	if n < 1 {
+		return 1
+	}
+	return n
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return 0
+}
+
+func niceCeil(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*p >= v {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// charts builds, from reports that share a baseline, the throughput chart
+// (the primary metric per step per variant) and one latency-percentile chart
+// per operation (at the last step).
+func charts(reports []*Report) []chart {
+	if len(reports) == 0 {
+		return nil
+	}
+	variants := []string{reports[0].Baseline}
+	for _, r := range reports {
+		variants = append(variants, r.Candidate)
+	}
+	var out []chart
+	primary := reports[0].Primary
+	if primary != "" {
+		c := chart{Title: primary + " per step", Variants: variants}
+		for _, row := range reports[0].Rows {
+			if row.Metric != primary {
+				continue
+			}
+			c.Unit = row.Unit
+			label := row.Step
+			if row.Operation != "" {
+				label += " " + row.Operation
+			}
+			g := group{Label: label, Bars: []bar{{Variant: variants[0], Value: row.Baseline.Median, Lo: row.Baseline.Min, Hi: row.Baseline.Max}}}
+			for _, r := range reports {
+				for _, cr := range r.Rows {
+					if cr.Step == row.Step && cr.Metric == row.Metric && cr.Operation == row.Operation {
+						g.Bars = append(g.Bars, bar{Variant: r.Candidate, Value: cr.Candidate.Median, Lo: cr.Candidate.Min, Hi: cr.Candidate.Max})
+					}
+				}
+			}
+			c.Groups = append(c.Groups, g)
+		}
+		out = append(out, c)
+	}
+	// Latency percentiles per operation at the last step.
+	last := ""
+	for _, row := range reports[0].Rows {
+		last = row.Step
+	}
+	byOp := map[string]*chart{}
+	var ops []string
+	for _, row := range reports[0].Rows {
+		if row.Step != last || !strings.HasPrefix(row.Metric, "latencyP") {
+			continue
+		}
+		op := row.Operation
+		c, ok := byOp[op]
+		if !ok {
+			title := "latency percentiles"
+			if op != "" {
+				title += " of " + op
+			}
+			c = &chart{Title: title + " at " + last, Unit: row.Unit, Variants: variants}
+			byOp[op] = c
+			ops = append(ops, op)
+		}
+		label := strings.TrimSuffix(strings.TrimPrefix(row.Metric, "latency"), "Millis")
+		g := group{Label: label, Bars: []bar{{Variant: variants[0], Value: row.Baseline.Median, Lo: row.Baseline.Min, Hi: row.Baseline.Max}}}
+		for _, r := range reports {
+			for _, cr := range r.Rows {
+				if cr.Step == row.Step && cr.Metric == row.Metric && cr.Operation == row.Operation {
+					g.Bars = append(g.Bars, bar{Variant: r.Candidate, Value: cr.Candidate.Median, Lo: cr.Candidate.Min, Hi: cr.Candidate.Max})
+				}
+			}
+		}
+		c.Groups = append(c.Groups, g)
+	}
+	sort.Strings(ops)
+	for _, op := range ops {
+		out = append(out, *byOp[op])
+	}
+	return out
+}
+
+var page = template.Must(template.New("report").Funcs(template.FuncMap{
+	"fnum": fnum, "pct": pct, "ci": ci, "metric": metricName, "lower": strings.ToLower,
+	"svg":  func(c chart) template.HTML { return c.svg() },
+	"p":    func(n Num) string { return fmt.Sprintf("%.3g", float64(n)) },
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}
+h1{font-size:20px}h2{font-size:16px;margin-top:28px}
+table{border-collapse:collapse;width:100%;margin:8px 0}th,td{border-bottom:1px solid #ddd;padding:4px 6px;text-align:right}
+th:nth-child(-n+3),td:nth-child(-n+3){text-align:left}
+.better{background:#dff3e4}.worse{background:#fbe0e0}.nochange{background:#eef1f4}.inconclusive{background:#fff6d9}
+.chart{display:block;margin:8px 0;border:1px solid #eee}.ct{font-weight:600;font-size:13px}.ax{font-size:11px;fill:#444}
+.grid{stroke:#e5e5e5}.wh{stroke:#222;stroke-width:1.2}
+.small{color:#666;font-size:12px}
+</style></head><body>
+<h1>{{.Title}}</h1>
+<p class="small">Generated by dbperf-operator. Δ % is the Hodges-Lehmann change of the candidate against the baseline, with its exact 95 % interval; p is the Mann-Whitney p-value adjusted for the number of metrics. Bars are medians, whiskers min–max over repetitions.</p>
+{{range .Charts}}{{svg .}}{{end}}
+{{range .Reports}}
+<h2>{{.Candidate}} vs {{.Baseline}} — {{.Workload}}</h2>
+<p>{{.Better}} better, {{.Worse}} worse, {{.NoChange}} no change, {{.Inconclusive}} inconclusive; {{len .Excluded}} measurements excluded. Runs: {{.Baseline}}: {{range .BaselineRuns}}{{.}} {{end}}; {{.Candidate}}: {{range .CandidateRuns}}{{.}} {{end}}</p>
+<table><thead><tr><th>Step</th><th>Metric</th><th>Unit</th><th>{{.Baseline}}</th><th>{{.Candidate}}</th><th>Δ %</th><th>95 % CI</th><th>p</th><th>Verdict</th></tr></thead><tbody>
+{{range .Rows}}<tr class="{{lower (printf "%s" .Verdict)}}" title="{{.Reason}}"><td>{{.Step}}</td><td>{{metric .}}</td><td>{{.Unit}}</td><td>{{fnum .Baseline.Median}} (n={{.Baseline.N}})</td><td>{{fnum .Candidate.Median}} (n={{.Candidate.N}})</td><td>{{pct .DeltaPercent}}</td><td>{{ci .}}</td><td>{{p .PAdjusted}}</td><td>{{.Verdict}}</td></tr>
+{{end}}</tbody></table>
+{{if .Excluded}}<p class="small">Excluded: {{range .Excluded}}{{.Side}} {{.Run}} {{.Step}} #{{.Repetition}} {{.Verdict}}; {{end}}</p>{{end}}
+{{end}}
+</body></html>
+`))
+
+// RenderHTML writes one self-contained page (inline CSS and SVG, no script,
+// nothing fetched) for reports that share a baseline.
+func RenderHTML(w io.Writer, reports []*Report) error {
+	title := "dbperf comparison"
+	if len(reports) > 0 {
+		var c []string
+		for _, r := range reports {
+			c = append(c, r.Candidate)
+		}
+		title = fmt.Sprintf("dbperf comparison: %s vs %s (%s)", strings.Join(c, ", "), reports[0].Baseline, reports[0].Workload)
+	}
+	return page.Execute(w, map[string]any{"Title": title, "Reports": reports, "Charts": charts(reports)})
+}
