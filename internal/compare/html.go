@@ -190,8 +190,8 @@ func charts(reports []*Report) []chart {
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"fnum": fnum, "pct": pct, "ci": ci, "metric": metricName, "lower": strings.ToLower,
-	"svg":  func(c chart) template.HTML { return c.svg() },
-	"p":    func(n Num) string { return fmt.Sprintf("%.3g", float64(n)) },
+	"svg": func(c chart) template.HTML { return c.svg() },
+	"p":   func(n Num) string { return fmt.Sprintf("%.3g", float64(n)) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
 <style>
