@@ -222,13 +222,27 @@ func TestSamplesAreValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	files, _ := filepath.Glob(filepath.Join(repoRoot(), "config", "samples", "*.yaml"))
-	runs := 0
+	runs, comparisons := 0, 0
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, doc := range strings.Split(string(raw), "\n---\n") {
+			var cmp benchv1.BenchmarkComparison
+			if err := yaml.Unmarshal([]byte(doc), &cmp); err == nil && cmp.Kind == "BenchmarkComparison" {
+				cmp.Namespace = ns.Name
+				if err := k8s.Create(context.Background(), &cmp, client.DryRunAll); err != nil {
+					t.Errorf("%s: %v", filepath.Base(f), err)
+				}
+				for _, v := range cmp.Spec.Variants {
+					if _, err := variantSpec(&cmp, v); err != nil {
+						t.Errorf("%s: %v", filepath.Base(f), err)
+					}
+				}
+				comparisons++
+				continue
+			}
 			var run benchv1.BenchmarkRun
 			if err := yaml.Unmarshal([]byte(doc), &run); err != nil || run.Kind != "BenchmarkRun" {
 				continue
@@ -240,7 +254,7 @@ func TestSamplesAreValid(t *testing.T) {
 			runs++
 		}
 	}
-	if runs < 4 {
-		t.Fatalf("only %d sample runs found", runs)
+	if runs < 4 || comparisons < 1 {
+		t.Fatalf("only %d sample runs and %d comparisons found", runs, comparisons)
 	}
 }

@@ -184,6 +184,10 @@ func (h *harness) startManager(c *rest.Config) {
 	if err := r.SetupWithManager(mgr); err != nil {
 		h.t.Fatal(err)
 	}
+	cr := &BenchmarkComparisonReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dbperf-operator")}
+	if err := cr.SetupWithManager(mgr); err != nil {
+		h.t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stop, h.done = cancel, make(chan struct{})
 	go func() {

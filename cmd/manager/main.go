@@ -99,6 +99,10 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	if err := rec.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("while setting up the BenchmarkRun controller: %w", err)
 	}
+	cmp := &controllers.BenchmarkComparisonReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dbperf-operator")}
+	if err := cmp.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("while setting up the BenchmarkComparison controller: %w", err)
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}

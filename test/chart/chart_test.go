@@ -142,9 +142,14 @@ func TestDefaultsRenderEverythingTheManagerNeeds(t *testing.T) {
 	if kinds["ServiceMonitor"] != 0 {
 		t.Error("ServiceMonitor rendered although metrics.serviceMonitor.enabled is false by default")
 	}
-	crd := one[apiextv1.CustomResourceDefinition](t, objs, "CustomResourceDefinition")
-	if crd.Annotations["helm.sh/resource-policy"] != "keep" {
-		t.Errorf("CRD annotations %v: want helm.sh/resource-policy=keep by default", crd.Annotations)
+	crds := ofKind(objs, "CustomResourceDefinition")
+	if len(crds) < 2 {
+		t.Errorf("%d CRDs, want BenchmarkRun and BenchmarkComparison at least", len(crds))
+	}
+	for _, crd := range crds {
+		if crd.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+			t.Errorf("CRD %s annotations %v: want helm.sh/resource-policy=keep by default", crd.GetName(), crd.GetAnnotations())
+		}
 	}
 	dep := one[appsv1.Deployment](t, objs, "Deployment")
 	sa := one[corev1.ServiceAccount](t, objs, "ServiceAccount")
@@ -200,9 +205,10 @@ func TestSwitches(t *testing.T) {
 			}
 		}},
 		{"CRDs without keep", []string{"crds.keep=false"}, func(t *testing.T, objs []unstructured.Unstructured) {
-			crd := one[apiextv1.CustomResourceDefinition](t, objs, "CustomResourceDefinition")
-			if _, ok := crd.Annotations["helm.sh/resource-policy"]; ok {
-				t.Error("keep annotation present with crds.keep=false")
+			for _, crd := range ofKind(objs, "CustomResourceDefinition") {
+				if _, ok := crd.GetAnnotations()["helm.sh/resource-policy"]; ok {
+					t.Errorf("keep annotation on %s with crds.keep=false", crd.GetName())
+				}
 			}
 		}},
 		{"no RBAC", []string{"rbac.create=false"}, func(t *testing.T, objs []unstructured.Unstructured) {
@@ -373,7 +379,12 @@ func TestGeneratedTemplatesAreCurrent(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("chartgen: %v\n%s", err, out)
 	}
-	for _, rel := range []string{"templates/clusterrole.yaml", "templates/crds/bench.dbperf.io_benchmarkruns.yaml"} {
+	crds, _ := filepath.Glob(filepath.Join(root, "config", "crd", "bases", "*.yaml"))
+	rels := []string{"templates/clusterrole.yaml"}
+	for _, c := range crds {
+		rels = append(rels, "templates/crds/"+filepath.Base(c))
+	}
+	for _, rel := range rels {
 		want, err := os.ReadFile(filepath.Join(chart, rel))
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,205 @@
+package v1alpha1
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ComparisonOrder is how the child runs of the variants are scheduled.
+// +kubebuilder:validation:Enum=Interleaved;Concurrent;Sequential
+type ComparisonOrder string
+
+const (
+	// OrderInterleaved runs A, B, A, B, …: one run at a time, alternating
+	// variants, so that slow drift of the platform hits every variant alike.
+	OrderInterleaved ComparisonOrder = "Interleaved"
+	// OrderConcurrent starts one run of every variant at the same time,
+	// repetition after repetition: for variants on their own node pools.
+	OrderConcurrent ComparisonOrder = "Concurrent"
+	// OrderSequential runs every repetition of A, then of B.
+	OrderSequential ComparisonOrder = "Sequential"
+)
+
+// Variant is one side of a comparison: the template with a patch applied.
+type Variant struct {
+	// Name of the variant, such as standard-v3 or pg17.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=30
+	Name string `json:"name"`
+	// Patch is a JSON merge patch (RFC 7386) applied to the template's
+	// BenchmarkRunSpec: a node pool, an image, database or tool parameters.
+	// The comparison refuses results whose workload settings differ in
+	// anything but the paths the patches set.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	Patch *apiextensionsv1.JSON `json:"patch,omitempty"`
+}
+
+// ComparisonCriteria decide the verdicts.
+type ComparisonCriteria struct {
+	// Alpha is the significance level for the p-values (adjusted for the
+	// number of metrics) and 1 minus the confidence of the intervals, as a
+	// decimal string.
+	// +kubebuilder:validation:XValidation:rule="self.matches('^0?[.][0-9]+$') && double(self) > 0.0 && double(self) < 0.5",message="must be a decimal between 0 and 0.5, such as 0.05"
+	// +kubebuilder:default="0.05"
+	// +optional
+	Alpha string `json:"alpha,omitempty"`
+	// MinEffectPercent is the smallest change worth Better or Worse, and
+	// the margin within which NoChange is declared.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=1
+	// +optional
+	MinEffectPercent int32 `json:"minEffectPercent,omitempty"`
+	// MaxCoefficientOfVariationPercent makes a metric Inconclusive when a
+	// variant's repetitions vary more; 0 disables.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	MaxCoefficientOfVariationPercent int32 `json:"maxCoefficientOfVariationPercent,omitempty"`
+	// Correction for comparing many metrics at once.
+	// +kubebuilder:validation:Enum=Holm;BenjaminiHochberg;None
+	// +kubebuilder:default=Holm
+	// +optional
+	Correction string `json:"correction,omitempty"`
+}
+
+// BenchmarkComparisonSpec is a run template, its variants, and how to run them.
+// +kubebuilder:validation:XValidation:rule="self.variants.exists(v, v.name == self.baseline)",message="baseline must name one of the variants"
+// +kubebuilder:validation:XValidation:rule="self.variants.all(v, self.variants.exists_one(w, w.name == v.name))",message="variant names must be unique"
+type BenchmarkComparisonSpec struct {
+	// Template is the BenchmarkRun spec every variant starts from.
+	Template BenchmarkRunSpec `json:"template"`
+	// Variants are the things compared; each gets its own BenchmarkRuns.
+	// +kubebuilder:validation:MinItems=2
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	Variants []Variant `json:"variants"`
+	// Baseline names the variant the others are compared against.
+	Baseline string `json:"baseline"`
+	// Order of the runs.
+	// +kubebuilder:default=Interleaved
+	// +optional
+	Order ComparisonOrder `json:"order,omitempty"`
+	// Repetitions is how many runs each variant gets. Every run measures
+	// each step template.repetitions times; all valid measurements of a
+	// variant form its sample.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=50
+	// +kubebuilder:default=5
+	// +optional
+	Repetitions int32 `json:"repetitions,omitempty"`
+	// Criteria for the verdicts.
+	// +optional
+	Criteria ComparisonCriteria `json:"criteria,omitempty"`
+}
+
+// ComparisonRun is one child run.
+type ComparisonRun struct {
+	Name    string `json:"name"`
+	Variant string `json:"variant"`
+	// Index counts a variant's runs from 1.
+	Index int32 `json:"index"`
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+}
+
+// MetricComparison is one row of the comparison: a metric of a step,
+// candidate against baseline.
+type MetricComparison struct {
+	Candidate string `json:"candidate"`
+	Step      string `json:"step"`
+	Metric    string `json:"metric"`
+	// +optional
+	Operation string    `json:"operation,omitempty"`
+	Unit      string    `json:"unit"`
+	Direction Direction `json:"direction"`
+	// BaselineMedian and CandidateMedian over the valid measurements.
+	BaselineMedian  float64 `json:"baselineMedian"`
+	CandidateMedian float64 `json:"candidateMedian"`
+	BaselineN       int32   `json:"baselineN"`
+	CandidateN      int32   `json:"candidateN"`
+	// DeltaPercent is the change of the candidate against the baseline.
+	// +optional
+	DeltaPercent *float64 `json:"deltaPercent,omitempty"`
+	// CILowPercent and CIHighPercent bound its 95 % interval; absent when
+	// unbounded (too few repetitions).
+	// +optional
+	CILowPercent *float64 `json:"ciLowPercent,omitempty"`
+	// +optional
+	CIHighPercent *float64 `json:"ciHighPercent,omitempty"`
+	// PValue adjusted for the number of metrics.
+	PValue float64 `json:"pValue"`
+	// +kubebuilder:validation:Enum=Better;Worse;NoChange;Inconclusive
+	Verdict string `json:"verdict"`
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// BenchmarkComparisonStatus is what the comparison has run and found.
+type BenchmarkComparisonStatus struct {
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Phase: Pending, Running, Succeeded (compared) or Failed.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+	// Progress counts finished runs: "4/10".
+	// +optional
+	Progress string `json:"progress,omitempty"`
+	// +optional
+	Runs []ComparisonRun `json:"runs,omitempty"`
+	// Results holds the primary metric of every step per candidate; every
+	// metric is in the report ConfigMap.
+	// +optional
+	Results []MetricComparison `json:"results,omitempty"`
+	// Summary counts the verdicts of all metrics: "2 better, 1 worse, …".
+	// +optional
+	Summary string `json:"summary,omitempty"`
+	// ExcludedMeasurements counts failed and invalid measurements left out.
+	// +optional
+	ExcludedMeasurements int32 `json:"excludedMeasurements,omitempty"`
+	// ReportConfigMap holds report.json, report.md and report.html.
+	// +optional
+	ReportConfigMap string `json:"reportConfigMap,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=benchcmp;benchcmps,categories=dbperf
+// +kubebuilder:printcolumn:name="Baseline",type=string,JSONPath=`.spec.baseline`
+// +kubebuilder:printcolumn:name="Order",type=string,JSONPath=`.spec.order`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Summary",type=string,JSONPath=`.status.summary`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// BenchmarkComparison runs a template as several variants, in a chosen
+// order, and compares every variant with the baseline per step and metric.
+type BenchmarkComparison struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec cannot change once created: the runs already made belong to it.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: create a new BenchmarkComparison instead"
+	Spec   BenchmarkComparisonSpec   `json:"spec"`
+	Status BenchmarkComparisonStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// BenchmarkComparisonList lists BenchmarkComparisons.
+type BenchmarkComparisonList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []BenchmarkComparison `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&BenchmarkComparison{}, &BenchmarkComparisonList{})
+}

@@ -1,0 +1,409 @@
+package controllers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/compare"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/internal/stats"
+)
+
+// Labels on the runs a comparison owns.
+const (
+	LabelComparison = "bench.dbperf.io/comparison"
+	LabelVariant    = "bench.dbperf.io/variant"
+)
+
+// Conditions of a BenchmarkComparison.
+const (
+	// ConditionCompared is True once the report is written; False with
+	// InvalidPatch or NotComparable when it cannot be.
+	ConditionCompared = "Compared"
+	ReasonRunning     = "Running"
+	ReasonInvalid     = "InvalidPatch"
+	ReasonNotComp     = "NotComparable"
+	ReasonCompared    = "Compared"
+	ReasonAllRunsDone = "AllRunsFinished"
+)
+
+// maxStatusRows bounds status.results; the report ConfigMap has them all.
+const maxStatusRows = 64
+
+// BenchmarkComparisonReconciler runs the variants of a comparison as
+// BenchmarkRuns in the requested order and compares them with the baseline.
+type BenchmarkComparisonReconciler struct {
+	client.Client
+	Recorder record.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkcomparisons,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkcomparisons/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkruns,verbs=create
+
+// plannedRun is one child run and the batch it starts in.
+type plannedRun struct {
+	name, variant string
+	index         int32
+	batch         int
+}
+
+// plan lists the child runs in order: Interleaved and Sequential run one at
+// a time (i-major and variant-major), Concurrent runs all variants of a
+// repetition together.
+func plan(cmp *benchv1.BenchmarkComparison) []plannedRun {
+	n := cmp.Spec.Repetitions
+	if n < 1 {
+		n = 1
+	}
+	var out []plannedRun
+	add := func(v benchv1.Variant, i int32, batch int) {
+		out = append(out, plannedRun{name: comparisonRunName(cmp, v.Name, i), variant: v.Name, index: i, batch: batch})
+	}
+	switch cmp.Spec.Order {
+	case benchv1.OrderSequential:
+		for _, v := range cmp.Spec.Variants {
+			for i := int32(1); i <= n; i++ {
+				add(v, i, len(out))
+			}
+		}
+	case benchv1.OrderConcurrent:
+		for i := int32(1); i <= n; i++ {
+			for _, v := range cmp.Spec.Variants {
+				add(v, i, int(i))
+			}
+		}
+	default: // Interleaved
+		for i := int32(1); i <= n; i++ {
+			for _, v := range cmp.Spec.Variants {
+				add(v, i, len(out))
+			}
+		}
+	}
+	return out
+}
+
+func comparisonRunName(cmp *benchv1.BenchmarkComparison, variant string, i int32) string {
+	name := fmt.Sprintf("%s-%s-%d", cmp.Name, variant, i)
+	if len(name) <= 253 {
+		return name
+	}
+	return cmp.Name[:200] + "-" + strconv.FormatUint(uint64(len(cmp.Name)), 10) + "-" + variant + "-" + strconv.Itoa(int(i))
+}
+
+// variantSpec applies a variant's merge patch to the template, refusing
+// fields the BenchmarkRun spec does not have.
+func variantSpec(cmp *benchv1.BenchmarkComparison, v benchv1.Variant) (benchv1.BenchmarkRunSpec, error) {
+	spec := cmp.Spec.Template
+	if v.Patch == nil || len(v.Patch.Raw) == 0 {
+		return spec, nil
+	}
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return spec, err
+	}
+	patched, err := jsonpatch.MergePatch(raw, v.Patch.Raw)
+	if err != nil {
+		return spec, fmt.Errorf("variant %s: patch: %w", v.Name, err)
+	}
+	var out benchv1.BenchmarkRunSpec
+	dec := json.NewDecoder(bytes.NewReader(patched))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		return spec, fmt.Errorf("variant %s: the patched template is not a BenchmarkRun spec: %w", v.Name, err)
+	}
+	return out, nil
+}
+
+func setCmpCondition(cmp *benchv1.BenchmarkComparison, t string, s metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&cmp.Status.Conditions, metav1.Condition{
+		Type: t, Status: s, Reason: reason, Message: truncate(msg, 1024), ObservedGeneration: cmp.Generation,
+	})
+}
+
+// Reconcile creates the next batch of runs, or compares when all are done.
+func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
+	cmp := &benchv1.BenchmarkComparison{}
+	if err := r.Get(ctx, req.NamespacedName, cmp); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkComparison", klog.KObj(cmp)))
+	base := cmp.DeepCopy()
+	defer func() {
+		if equalJSON(base.Status, cmp.Status) {
+			return
+		}
+		if perr := r.Status().Patch(ctx, cmp, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); perr != nil && err == nil {
+			err = perr
+		}
+	}()
+	if cmp.Status.Phase.Terminal() {
+		return ctrl.Result{}, nil
+	}
+	cmp.Status.ObservedGeneration = cmp.Generation
+	if cmp.Status.Phase == "" {
+		cmp.Status.Phase = benchv1.PhasePending
+	}
+
+	specsByVariant := map[string]benchv1.BenchmarkRunSpec{}
+	for _, v := range cmp.Spec.Variants {
+		s, err := variantSpec(cmp, v)
+		if err != nil {
+			r.fail(cmp, ReasonInvalid, err.Error())
+			return ctrl.Result{}, nil
+		}
+		specsByVariant[v.Name] = s
+	}
+
+	var runs benchv1.BenchmarkRunList
+	if err := r.List(ctx, &runs, client.InNamespace(cmp.Namespace), client.MatchingLabels{LabelComparison: string(cmp.UID)}); err != nil {
+		return ctrl.Result{}, err
+	}
+	existing := map[string]*benchv1.BenchmarkRun{}
+	for i := range runs.Items {
+		existing[runs.Items[i].Name] = &runs.Items[i]
+	}
+	planned := plan(cmp)
+	cmp.Status.Runs = nil
+	done := 0
+	for _, p := range planned {
+		cr := benchv1.ComparisonRun{Name: p.name, Variant: p.variant, Index: p.index}
+		if run, ok := existing[p.name]; ok {
+			cr.Phase = run.Status.Phase
+			if run.Status.Phase.Terminal() {
+				done++
+			}
+		}
+		cmp.Status.Runs = append(cmp.Status.Runs, cr)
+	}
+	cmp.Status.Progress = fmt.Sprintf("%d/%d", done, len(planned))
+
+	// The first batch with an unfinished run is the current one.
+	for batch := 0; batch <= planned[len(planned)-1].batch; batch++ {
+		pending := false
+		for _, p := range planned {
+			if p.batch != batch {
+				continue
+			}
+			run, ok := existing[p.name]
+			if !ok {
+				if err := r.createRun(ctx, cmp, p, specsByVariant[p.variant]); err != nil {
+					return ctrl.Result{}, err
+				}
+				pending = true
+				continue
+			}
+			if !run.Status.Phase.Terminal() {
+				pending = true
+			}
+		}
+		if pending {
+			cmp.Status.Phase = benchv1.PhaseRunning
+			setCmpCondition(cmp, ConditionCompared, metav1.ConditionFalse, ReasonRunning, "runs in progress: "+cmp.Status.Progress)
+			return ctrl.Result{}, nil
+		}
+	}
+	return ctrl.Result{}, r.compareAll(ctx, cmp, existing, planned)
+}
+
+func (r *BenchmarkComparisonReconciler) fail(cmp *benchv1.BenchmarkComparison, reason, msg string) {
+	cmp.Status.Phase = benchv1.PhaseFailed
+	setCmpCondition(cmp, ConditionCompared, metav1.ConditionFalse, reason, msg)
+	r.Recorder.Event(cmp, corev1.EventTypeWarning, reason, truncate(msg, 1024))
+}
+
+func (r *BenchmarkComparisonReconciler) createRun(ctx context.Context, cmp *benchv1.BenchmarkComparison, p plannedRun, spec benchv1.BenchmarkRunSpec) error {
+	run := &benchv1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: cmp.Namespace, Labels: map[string]string{
+			LabelComparison: string(cmp.UID), LabelVariant: p.variant, "app.kubernetes.io/managed-by": "dbperf-operator",
+		}},
+		Spec: spec,
+	}
+	if err := controllerutil.SetControllerReference(cmp, run, r.Scheme()); err != nil {
+		return err
+	}
+	if err := r.Create(ctx, run); err != nil && !apierrors.IsAlreadyExists(err) {
+		if apierrors.IsInvalid(err) {
+			r.fail(cmp, ReasonInvalid, fmt.Sprintf("variant %s: the API server refused its run: %v", p.variant, err))
+			return nil
+		}
+		return err
+	}
+	log.FromContext(ctx).Info("Created run", "run", p.name, "variant", p.variant, "index", p.index)
+	r.Recorder.Eventf(cmp, corev1.EventTypeNormal, "RunCreated", "Created BenchmarkRun %s (variant %s, %d of %d)", p.name, p.variant, p.index, cmp.Spec.Repetitions)
+	return nil
+}
+
+// compareAll compares every variant with the baseline and writes the report.
+func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *benchv1.BenchmarkComparison, existing map[string]*benchv1.BenchmarkRun, planned []plannedRun) error {
+	sides := map[string]*compare.Side{}
+	paths := map[string][]string{}
+	for _, v := range cmp.Spec.Variants {
+		sides[v.Name] = &compare.Side{Name: v.Name}
+		if v.Patch != nil {
+			p, err := compare.PatchPaths(v.Patch.Raw)
+			if err != nil {
+				r.fail(cmp, ReasonInvalid, fmt.Sprintf("variant %s: %v", v.Name, err))
+				return nil
+			}
+			paths[v.Name] = p
+		}
+	}
+	for _, p := range planned {
+		if run := existing[p.name]; run != nil {
+			sides[p.variant].Runs = append(sides[p.variant].Runs, compare.FromBenchmarkRun(run))
+		}
+	}
+	crit := criteria(cmp.Spec.Criteria)
+	var reports []*compare.Report
+	for _, v := range cmp.Spec.Variants {
+		if v.Name == cmp.Spec.Baseline {
+			continue
+		}
+		rep, err := compare.Build(*sides[cmp.Spec.Baseline], *sides[v.Name], compare.Options{
+			Criteria: crit, IgnorePaths: append(append([]string{}, paths[cmp.Spec.Baseline]...), paths[v.Name]...)})
+		if err != nil {
+			r.fail(cmp, ReasonNotComp, err.Error())
+			return nil
+		}
+		reports = append(reports, rep)
+	}
+	excluded := countExcluded(reports) // the baseline's exclusions repeat in every report
+	if err := r.writeReport(ctx, cmp, reports); err != nil {
+		return err
+	}
+	cmp.Status.Results = nil
+	var better, worse, same, unsure int
+	for _, rep := range reports {
+		better, worse, same, unsure = better+rep.Better, worse+rep.Worse, same+rep.NoChange, unsure+rep.Inconclusive
+		for _, row := range rep.Rows {
+			if row.Metric != rep.Primary || len(cmp.Status.Results) >= maxStatusRows {
+				continue
+			}
+			cmp.Status.Results = append(cmp.Status.Results, benchv1.MetricComparison{
+				Candidate: rep.Candidate, Step: row.Step, Metric: row.Metric, Operation: row.Operation, Unit: row.Unit,
+				Direction: benchv1.Direction(row.Direction), BaselineMedian: row.Baseline.Median, CandidateMedian: row.Candidate.Median,
+				BaselineN: int32(row.Baseline.N), CandidateN: int32(row.Candidate.N),
+				DeltaPercent: finite(float64(row.DeltaPercent)), CILowPercent: finite(float64(row.CILowPercent)), CIHighPercent: finite(float64(row.CIHighPercent)),
+				PValue: roundTo(float64(row.PAdjusted), 6), Verdict: string(row.Verdict), Reason: truncate(row.Reason, 256),
+			})
+		}
+	}
+	cmp.Status.ExcludedMeasurements = int32(excluded)
+	cmp.Status.Summary = fmt.Sprintf("%d better, %d worse, %d no change, %d inconclusive", better, worse, same, unsure)
+	cmp.Status.Phase = benchv1.PhaseSucceeded
+	setCmpCondition(cmp, ConditionCompared, metav1.ConditionTrue, ReasonCompared,
+		fmt.Sprintf("every run finished; %s; %d measurements excluded; report in ConfigMap %s", cmp.Status.Summary, excluded, cmp.Status.ReportConfigMap))
+	r.Recorder.Eventf(cmp, corev1.EventTypeNormal, ReasonCompared, "%s against %s: %s", strings.Join(candidates(cmp), ", "), cmp.Spec.Baseline, cmp.Status.Summary)
+	return nil
+}
+
+func countExcluded(reports []*compare.Report) int {
+	seen := map[string]bool{}
+	for _, rep := range reports {
+		for _, e := range rep.Excluded {
+			seen[fmt.Sprintf("%s/%s/%d", e.Run, e.Step, e.Repetition)] = true
+		}
+	}
+	return len(seen)
+}
+
+func candidates(cmp *benchv1.BenchmarkComparison) []string {
+	var out []string
+	for _, v := range cmp.Spec.Variants {
+		if v.Name != cmp.Spec.Baseline {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	x := roundTo(v, 4)
+	return &x
+}
+
+func criteria(c benchv1.ComparisonCriteria) stats.Criteria {
+	out := stats.Criteria{MinEffectPercent: float64(c.MinEffectPercent), MaxCVPercent: float64(c.MaxCoefficientOfVariationPercent),
+		Correction: stats.Correction(c.Correction)}
+	if a, err := strconv.ParseFloat(c.Alpha, 64); err == nil {
+		out.Alpha = a
+	}
+	if c.Correction == "None" {
+		out.Correction = stats.NoCorrection
+	}
+	return out
+}
+
+// writeReport applies the report ConfigMap (server-side apply: no read of
+// ConfigMaps outside the cache is needed).
+func (r *BenchmarkComparisonReconciler) writeReport(ctx context.Context, cmp *benchv1.BenchmarkComparison, reports []*compare.Report) error {
+	var js, md, html bytes.Buffer
+	enc := json.NewEncoder(&js)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(reports); err != nil {
+		return err
+	}
+	for _, rep := range reports {
+		if err := compare.Render(&md, rep, "markdown"); err != nil {
+			return err
+		}
+		md.WriteString("\n")
+	}
+	if err := compare.RenderHTML(&html, reports); err != nil {
+		return err
+	}
+	name := cmp.Name + "-report"
+	if len(name) > specs.MaxNameLength {
+		name = cmp.Name[:specs.MaxNameLength-7] + "-report"
+	}
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cmp.Namespace, Labels: map[string]string{LabelComparison: string(cmp.UID), "app.kubernetes.io/managed-by": "dbperf-operator"}},
+		Data:       map[string]string{"report.json": js.String(), "report.md": md.String(), "report.html": html.String()},
+	}
+	if err := controllerutil.SetControllerReference(cmp, cm, r.Scheme()); err != nil {
+		return err
+	}
+	if err := r.Patch(ctx, cm, client.Apply, client.FieldOwner("dbperf-operator"), client.ForceOwnership); err != nil {
+		return fmt.Errorf("while writing the report ConfigMap %s: %w", name, err)
+	}
+	cmp.Status.ReportConfigMap = name
+	return nil
+}
+
+func equalJSON(a, b any) bool {
+	ra, _ := json.Marshal(a)
+	rb, _ := json.Marshal(b)
+	return bytes.Equal(ra, rb)
+}
+
+// SetupWithManager watches comparisons and the runs they own.
+func (r *BenchmarkComparisonReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&benchv1.BenchmarkComparison{}).
+		Owns(&benchv1.BenchmarkRun{}).
+		Named("benchmarkcomparison").
+		Complete(r)
+}
