@@ -50,6 +50,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 build: generate ## Build the manager and the static runner.
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(LOCALBIN)/manager ./cmd/manager
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(LOCALBIN)/dbperf-runner ./cmd/runner
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(LOCALBIN)/kubectl-dbperf ./cmd/kubectl-dbperf
 
 ##@ Test
 

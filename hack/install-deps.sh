@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests and the demo run for real:
-# PostgreSQL (server and pgbench) and Redis (server and redis-benchmark).
+# PostgreSQL (server and pgbench), Redis (server and redis-benchmark), and
+# Chromium (renders the HTML comparison report headless in a test).
 set -euo pipefail
 need=()
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
 command -v pgbench >/dev/null || compgen -G "/usr/lib/postgresql/*/bin/pgbench" >/dev/null || need+=(postgresql-contrib)
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v redis-benchmark >/dev/null || need+=(redis-tools)
+command -v chromium >/dev/null || need+=(chromium)
 if [ "${#need[@]}" = 0 ]; then
-  echo "[deps] postgresql and redis already installed" >&2
+  echo "[deps] postgresql, redis and chromium already installed" >&2
   exit 0
 fi
 SUDO=""

@@ -14,10 +14,11 @@ CNPG_CRD_DIR="$(bash hack/fetch-cnpg-crds.sh | tail -n 1)"
 log "helm (for the chart tests and the end-to-end tests)"
 HELM="$(bash hack/build-helm.sh | tail -n 1)"
 KUBECTL="${KUBEBUILDER_ASSETS}/kubectl"
-export KUBEBUILDER_ASSETS CNPG_CRD_DIR HELM KUBECTL
-for tool in initdb redis-server redis-benchmark pgbench; do
+CHROMIUM="$(command -v chromium)"
+export KUBEBUILDER_ASSETS CNPG_CRD_DIR HELM KUBECTL CHROMIUM
+for tool in initdb redis-server redis-benchmark pgbench chromium; do
   if ! command -v "$tool" >/dev/null && ! compgen -G "/usr/lib/postgresql/*/bin/$tool" >/dev/null; then
-    log "ERROR: $tool is not installed: run 'bash hack/install-deps.sh' (apt-get install postgresql redis-server)"
+    log "ERROR: $tool is not installed: run 'bash hack/install-deps.sh' (apt-get install postgresql redis-server chromium)"
     exit 1
   fi
 done

@@ -1,9 +1,10 @@
 // Command localcluster is the quickstart: it starts local PostgreSQL and
 // redis-server, the simulated cluster with simulated node pools, installs the
 // operator with its Helm chart, runs the manager (as the chart's
-// ServiceAccount) and the test executor, applies BenchmarkRuns — pgbench on
-// the standard-v3 and on the standard-v4a pool, redis-benchmark on loadgen —
-// and prints the results table. hack/quickstart.sh builds what it needs and
+// ServiceAccount) and the test executor, applies a BenchmarkComparison —
+// pgbench on pool standard-v3 against standard-v4a, 5 interleaved runs each —
+// and a redis-benchmark BenchmarkRun on pool loadgen, and prints the
+// comparison table, the HTML report's path and the redis results. hack/quickstart.sh builds what it needs and
 // calls it; `make demo` calls that.
 //
 //	go run ./hack/localcluster -bin-dir DIR -helm HELM -manager M -runner R [-keep]
@@ -26,11 +27,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/compare"
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
 	"github.com/dbperf-io/dbperf-operator/test/sim"
 )
@@ -40,6 +44,7 @@ func main() {
 		binDir, helm, manager, runner, chart, dir string
 		seconds                                   int
 		keep, upOnly                              bool
+		html                                      string
 	}
 	flag.StringVar(&o.binDir, "bin-dir", "", "control-plane binaries (hack/build-control-plane.sh)")
 	flag.StringVar(&o.helm, "helm", "", "helm binary (hack/build-helm.sh)")
@@ -49,9 +54,10 @@ func main() {
 	flag.StringVar(&o.dir, "dir", "", "work directory (default: a new one under /tmp)")
 	flag.IntVar(&o.seconds, "seconds", 5, "duration of each pgbench measurement")
 	flag.BoolVar(&o.keep, "keep", false, "keep everything running until Ctrl-C")
+	flag.StringVar(&o.html, "html", "bin/quickstart-report.html", "where to write the comparison's HTML report (empty: nowhere)")
 	flag.BoolVar(&o.upOnly, "up-only", false, "start the cluster, the operator and the executor, apply nothing, and wait for Ctrl-C")
 	flag.Parse()
-	if err := run(o.binDir, o.helm, o.manager, o.runner, o.chart, o.dir, o.seconds, o.keep, o.upOnly); err != nil {
+	if err := run(o.binDir, o.helm, o.manager, o.runner, o.chart, o.dir, o.seconds, o.keep, o.upOnly, o.html); err != nil {
 		fmt.Fprintln(os.Stderr, "[quickstart] ERROR:", err)
 		os.Exit(1)
 	}
@@ -61,7 +67,7 @@ func progress(s string) {
 	fmt.Fprintf(os.Stderr, "[quickstart] %s (%s)\n", s, time.Now().UTC().Format("15:04:05"))
 }
 
-func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, upOnly bool) error {
+func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, upOnly bool, html string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if dir == "" {
@@ -109,30 +115,28 @@ func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, up
 		<-ctx.Done()
 		return nil
 	}
-	// One database per run: two pgbench runs initialising the same tables at
-	// the same time would measure each other.
-	if err := pg.SQL("CREATE DATABASE bench_v3"); err != nil {
+	if err := pg.SQL("CREATE DATABASE bench"); err != nil {
 		return err
 	}
-	if err := pg.SQL("CREATE DATABASE bench_v4a"); err != nil {
-		return err
-	}
-	progress("kubectl apply: pgbench on pool standard-v3 and on pool standard-v4a, redis-benchmark on pool loadgen")
+	progress("kubectl apply: a BenchmarkComparison of pgbench on pool standard-v3 against standard-v4a, and redis-benchmark on pool loadgen")
 	manifest := fmt.Sprintf(quickstartRuns, pg.User, pg.Password, pg.Port, redis.Port, seconds)
 	if out, err := stack.Kubectl(ctx, strings.NewReader(manifest), "apply", "-f", "-"); err != nil {
 		return fmt.Errorf("%w\n%s", err, out)
 	} else {
 		fmt.Fprint(os.Stderr, string(out))
 	}
-	dyn, err := dynamic.NewForConfig(stack.Config)
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = benchv1.AddToScheme(scheme)
+	c, err := client.New(stack.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}
-	names := []string{"pgbench-standard-v3", "pgbench-standard-v4a", "redis-loadgen"}
-	runs := map[string]*benchv1.BenchmarkRun{}
-	progress(fmt.Sprintf("waiting for the runs (3 pgbench steps × 3 repetitions × %ds each, redis-benchmark)", seconds))
+	progress(fmt.Sprintf("waiting: 5 interleaved runs per pool (pgbench -i, then 2 clients steps × %ds), and redis-benchmark", seconds))
+	cmp := &benchv1.BenchmarkComparison{}
+	redisRun := &benchv1.BenchmarkRun{}
 	lastLine := ""
-	for len(runs) < len(names) {
+	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -141,50 +145,56 @@ func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, up
 		if gone, err := stack.Manager.Exited(); gone {
 			return fmt.Errorf("the manager exited: %w (log: %s)", err, logf.Name())
 		}
-		var states []string
-		for _, n := range names {
-			r, err := getRun(ctx, dyn, n)
-			if err != nil {
-				return err
-			}
-			p := r.Status.Phase
-			if r.Status.Progress != "" && p == benchv1.PhaseRunning {
-				states = append(states, fmt.Sprintf("%s %s %s", n, p, r.Status.Progress))
-			} else {
-				states = append(states, fmt.Sprintf("%s %s", n, p))
-			}
-			if p == benchv1.PhaseSucceeded || p == benchv1.PhaseFailed || p == benchv1.PhaseInvalid {
-				runs[n] = r
-			}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "pgbench-v3-vs-v4a"}, cmp); err != nil {
+			return err
 		}
-		if line := strings.Join(states, " | "); line != lastLine {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "redis-loadgen"}, redisRun); err != nil {
+			return err
+		}
+		line := fmt.Sprintf("comparison %s %s | redis-loadgen %s %s", cmp.Status.Phase, cmp.Status.Progress, redisRun.Status.Phase, redisRun.Status.Progress)
+		if line != lastLine {
 			progress(line)
 			lastLine = line
 		}
+		if cmp.Status.Phase.Terminal() && redisRun.Status.Phase.Terminal() {
+			break
+		}
 	}
-	out, _ := stack.Kubectl(ctx, nil, "get", "benchmarkruns")
-	fmt.Printf("\n$ kubectl get benchmarkruns\n%s\n", out)
-	printTable(names, runs)
+	out, _ := stack.Kubectl(ctx, nil, "get", "benchmarkcomparisons,benchmarkruns")
+	fmt.Printf("\n$ kubectl get benchmarkcomparisons,benchmarkruns\n%s\n", out)
+	if cmp.Status.Phase != benchv1.PhaseSucceeded {
+		return fmt.Errorf("the comparison ended %s: %+v", cmp.Status.Phase, cmp.Status.Conditions)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: cmp.Status.ReportConfigMap}, cm); err != nil {
+		return err
+	}
+	var reports []*compare.Report
+	if err := json.Unmarshal([]byte(cm.Data["report.json"]), &reports); err != nil {
+		return err
+	}
+	fmt.Println("$ kubectl dbperf compare pgbench-v3-vs-v4a")
+	for _, rep := range reports {
+		if err := compare.Render(os.Stdout, rep, "table"); err != nil {
+			return err
+		}
+	}
+	if html != "" {
+		if err := os.WriteFile(html, []byte(cm.Data["report.html"]), 0o644); err != nil {
+			return err
+		}
+		fmt.Printf("\nThe HTML report (kubectl dbperf report pgbench-v3-vs-v4a -o html) is in %s\n", html)
+	}
+	fmt.Println("\nredis-benchmark on pool loadgen:")
+	printTable([]string{"redis-loadgen"}, map[string]*benchv1.BenchmarkRun{"redis-loadgen": redisRun})
+	fmt.Println("\nThe pools are simulated nodes of one machine: here the two \"generations\" are the same CPU, so the")
+	fmt.Println("honest verdict is NoChange or Inconclusive; on a real cluster the same objects compare real pools.")
 	if keep {
-		fmt.Printf("\nThe cluster keeps running. In another shell:\n  export KUBECONFIG=%s PATH=%s:$PATH\n  kubectl get benchmarkruns,jobs,pods -o wide\nCtrl-C stops everything.\n",
+		fmt.Printf("\nThe cluster keeps running. In another shell:\n  export KUBECONFIG=%s PATH=%s:$PATH\n  kubectl get benchmarkcomparisons,benchmarkruns,jobs,pods -o wide\nCtrl-C stops everything.\n",
 			stack.Kubeconfig, binDir)
 		<-ctx.Done()
 	}
 	return nil
-}
-
-func getRun(ctx context.Context, dyn dynamic.Interface, name string) (*benchv1.BenchmarkRun, error) {
-	u, err := dyn.Resource(schema.GroupVersionResource{Group: "bench.dbperf.io", Version: "v1alpha1", Resource: "benchmarkruns"}).
-		Namespace("default").Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	raw, err := u.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	r := &benchv1.BenchmarkRun{}
-	return r, json.Unmarshal(raw, r)
 }
 
 // printTable prints, per run and step, the headline metric's summary over
@@ -253,36 +263,26 @@ stringData:
   password: %[2]s
 ---
 apiVersion: bench.dbperf.io/v1alpha1
-kind: BenchmarkRun
+kind: BenchmarkComparison
 metadata:
-  name: pgbench-standard-v3
+  name: pgbench-v3-vs-v4a
 spec:
-  repetitions: 3
-  cleanup: Never
-  target:
-    external: {host: 127.0.0.1, port: %[3]d, database: bench_v3, secretRef: {name: local-pg}}
-  workload:
-    pgbench: {scale: 5, clients: [1, 2, 4], jobs: 1, duration: %[5]ds}
-    placement:
-      nodeSelector: {pool: standard-v3}
-    resources:
-      limits: {cpu: "1"}
----
-apiVersion: bench.dbperf.io/v1alpha1
-kind: BenchmarkRun
-metadata:
-  name: pgbench-standard-v4a
-spec:
-  repetitions: 3
-  cleanup: Never
-  target:
-    external: {host: 127.0.0.1, port: %[3]d, database: bench_v4a, secretRef: {name: local-pg}}
-  workload:
-    pgbench: {scale: 5, clients: [1, 2, 4], jobs: 1, duration: %[5]ds}
-    placement:
-      nodeSelector: {pool: standard-v4a}
-    resources:
-      limits: {cpu: "1"}
+  baseline: standard-v3
+  order: Interleaved
+  repetitions: 5
+  criteria: {minEffectPercent: 2}
+  template:
+    target:
+      external: {host: 127.0.0.1, port: %[3]d, database: bench, secretRef: {name: local-pg}}
+    workload:
+      pgbench: {scale: 5, clients: [1, 4], jobs: 1, duration: %[5]ds}
+      resources:
+        limits: {cpu: "1"}
+  variants:
+  - name: standard-v3
+    patch: {workload: {placement: {nodeSelector: {pool: standard-v3}}}}
+  - name: standard-v4a
+    patch: {workload: {placement: {nodeSelector: {pool: standard-v4a}}}}
 ---
 apiVersion: bench.dbperf.io/v1alpha1
 kind: BenchmarkRun

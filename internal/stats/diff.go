@@ -52,6 +52,9 @@ func Diff(baseline, candidate []float64, alpha float64) Difference {
 			return 100 * (math.Exp(x) - 1)
 		}
 		if scale == 0 {
+			if x == 0 {
+				return 0 // no change of a zero (no errors before, none after)
+			}
 			return math.NaN()
 		}
 		return 100 * x / scale

@@ -190,6 +190,11 @@ func TestVerdictsKnowTheDirection(t *testing.T) {
 	if small.Verdict == Better {
 		t.Errorf("5 %% shift with a 10 %% minimum effect: %s", small.Verdict)
 	}
+	// No errors before, none after: NoChange, not an undefined ratio.
+	zero := Compare([]Sample{{Key: "errors", Direction: LowerIsBetter, Baseline: []float64{0, 0, 0}, Candidate: []float64{0, 0, 0}}}, Criteria{})[0]
+	if zero.Verdict != NoChange || zero.DeltaPercent != 0 {
+		t.Errorf("all zero: %s, Δ %v", zero.Verdict, zero.DeltaPercent)
+	}
 	// An unstable sample is Inconclusive whatever the numbers.
 	wild := []float64{50, 150, 80, 120, 100, 60, 140, 100}
 	u := Compare([]Sample{{Key: "tps", Direction: HigherIsBetter, Baseline: base, Candidate: wild}}, Criteria{MaxCVPercent: 5})[0]

@@ -118,6 +118,8 @@ func judge(c *Comparison, crit Criteria) {
 	switch {
 	case c.Baseline.N < 2 || c.Candidate.N < 2:
 		c.Verdict, c.Reason = Inconclusive, fmt.Sprintf("too few repetitions (%d baseline, %d candidate)", c.Baseline.N, c.Candidate.N)
+	case c.Baseline.Min == c.Baseline.Max && c.Candidate.Min == c.Candidate.Max && c.Baseline.Min == c.Candidate.Min:
+		c.Verdict, c.Reason = NoChange, fmt.Sprintf("the same value (%g) in every repetition of both", c.Baseline.Min)
 	case math.IsNaN(c.DeltaPercent):
 		c.Verdict, c.Reason = Inconclusive, "no relative change: the baseline's median is zero"
 	case c.Unstable:

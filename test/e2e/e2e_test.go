@@ -154,6 +154,7 @@ func TestEndToEnd(t *testing.T) {
 	}()
 	bins := t.TempDir()
 	manager := build(t, bins, "./cmd/manager", "manager")
+	plugin := build(t, bins, "./cmd/kubectl-dbperf", "kubectl-dbperf")
 	runner := build(t, bins, "./cmd/runner", "dbperf-runner")
 
 	pg := testutil.StartPostgres(t)
@@ -321,7 +322,67 @@ func TestEndToEnd(t *testing.T) {
 		t.Error("the database password appears in the load generator's log")
 	}
 
-	// 8. Cleanup: Always removes Jobs and the target; Never keeps them.
+	// 8. The kubectl plugin against the cluster: results, logs, and a
+	// refusal to compare runs that did not apply the same load.
+	// Flags go after the command name, anywhere among the arguments.
+	dbperf := func(args ...string) (string, error) {
+		all := append(append([]string{args[0]}, "--kubeconfig", c.Kubeconfig, "-n", ns), args[1:]...)
+		out, err := exec.CommandContext(ctx, plugin, all...).CombinedOutput()
+		return string(out), err
+	}
+	exported, err := dbperf("results", "pgbench-external", "-o", "json")
+	if err != nil {
+		t.Fatalf("kubectl dbperf results: %v\n%s", err, exported)
+	}
+	exportFile := filepath.Join(work, "pgbench-external.json")
+	if err := os.WriteFile(exportFile, []byte(exported), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := dbperf("compare", "--from-file", exportFile, "--from-file", exportFile, "-o", "markdown"); err != nil || !strings.Contains(out, "| clients=2 | transactionsPerSecond |") {
+		t.Errorf("compare --from-file of the exported run with itself: %v\n%s", err, out)
+	}
+	if out, err := dbperf("compare", "pgbench-external", "pgbench-cnpg"); err == nil || !strings.Contains(out, "workload settings differ") {
+		t.Errorf("comparing runs with different pgbench settings: %v\n%s", err, out)
+	}
+	if out, err := dbperf("logs", "pgbench-external"); err != nil || strings.Count(out, "==> ") != 5 || !strings.Contains(out, "tps = ") {
+		t.Errorf("kubectl dbperf logs: %v\n%.1500s", err, out)
+	}
+
+	// 9. A BenchmarkComparison of two pools with real pgbench: interleaved
+	// runs, a report with verdicts and the HTML page.
+	if err := pg.SQL("CREATE DATABASE cmp"); err != nil {
+		t.Fatal(err)
+	}
+	cmpYAML := fmt.Sprintf(comparisonYAML, pg.Port)
+	if out, err := c.Kubectl(ctx, strings.NewReader(cmpYAML), "apply", "-n", ns, "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	testutil.Eventually(t, 4*time.Minute, "the comparison finished", func() error {
+		out, err := c.Kubectl(ctx, nil, "get", "benchmarkcomparison", "pools", "-n", ns, "-o", "jsonpath={.status.phase} {.status.progress}")
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(string(out), "Succeeded") {
+			return fmt.Errorf("comparison: %s", out)
+		}
+		return nil
+	})
+	table, err := dbperf("compare", "pools")
+	if err != nil || !strings.Contains(table, "STANDARD-V3") || !strings.Contains(table, "transactionsPerSecond") {
+		t.Errorf("kubectl dbperf compare pools: %v\n%s", err, table)
+	}
+	t.Logf("kubectl dbperf compare pools:\n%s", table)
+	html, err := dbperf("report", "pools", "-o", "html")
+	if err != nil || !strings.Contains(html, "<svg") || !strings.Contains(html, "standard-v4a") {
+		t.Errorf("kubectl dbperf report: %v\n%.500s", err, html)
+	}
+	order, _ := c.Kubectl(ctx, nil, "get", "benchmarkruns", "-n", ns, "-l", "bench.dbperf.io/variant", "--sort-by", ".metadata.creationTimestamp",
+		"-o", "jsonpath={range .items[*]}{.metadata.labels.bench\\.dbperf\\.io/variant} {end}")
+	if strings.TrimSpace(string(order)) != "standard-v3 standard-v4a standard-v3 standard-v4a" {
+		t.Errorf("runs created in the order %q, want interleaved", order)
+	}
+
+	// 10. Cleanup: Always removes Jobs and the target; Never keeps them.
 	testutil.Eventually(t, time.Minute, "cleanup", func() error {
 		for name, keep := range map[string]bool{"pgbench-external": true, "redis-external": false, "pgbench-cnpg": false} {
 			jobs, err := c.Clientset.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{LabelSelector: "bench.dbperf.io/run-uid=" + string(final[name].UID)})
@@ -412,6 +473,28 @@ spec:
     memtier: {threads: [1], clients: 1, pipeline: [1], duration: 2s}
     placement:
       nodeSelector: {pool: loadgen}
+`
+
+const comparisonYAML = `
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkComparison
+metadata:
+  name: pools
+spec:
+  baseline: standard-v3
+  repetitions: 2
+  template:
+    target:
+      external: {host: 127.0.0.1, port: %d, database: cmp, secretRef: {name: local-pg}}
+    workload:
+      pgbench: {scale: 1, clients: [2], jobs: 1, duration: 2s}
+      resources:
+        limits: {cpu: "1"}
+  variants:
+  - name: standard-v3
+    patch: {workload: {placement: {nodeSelector: {pool: standard-v3}}}}
+  - name: standard-v4a
+    patch: {workload: {placement: {nodeSelector: {pool: standard-v4a}}}}
 `
 
 func getRun(ctx context.Context, dyn dynamic.Interface, name string) (*benchv1.BenchmarkRun, error) {

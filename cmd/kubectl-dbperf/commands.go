@@ -1,0 +1,321 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/compare"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/internal/stats"
+)
+
+// cluster connects with the kubeconfig rules kubectl uses.
+type cluster struct {
+	c         client.Client
+	cs        kubernetes.Interface
+	namespace string
+}
+
+func connect(o common) (*cluster, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if o.kubeconfig != "" {
+		rules.ExplicitPath = o.kubeconfig
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.context})
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	ns := o.namespace
+	if ns == "" {
+		if ns, _, err = cc.Namespace(); err != nil {
+			return nil, err
+		}
+	}
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = benchv1.AddToScheme(scheme)
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &cluster{c: c, cs: cs, namespace: ns}, nil
+}
+
+func (k *cluster) run(ctx context.Context, name string) (*benchv1.BenchmarkRun, error) {
+	r := &benchv1.BenchmarkRun{}
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.namespace, Name: name}, r); err != nil {
+		return nil, fmt.Errorf("BenchmarkRun %s/%s: %w", k.namespace, name, err)
+	}
+	return r, nil
+}
+
+func cmdCompare(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o common
+	o.bind(fs, "table")
+	var files listFlag
+	fs.Var(&files, "from-file", "a file written by `results -o json` (give two: baseline, then candidate)")
+	alpha := fs.Float64("alpha", 0.05, "significance level")
+	minEffect := fs.Float64("min-effect", 1, "minimum effect in percent")
+	maxCV := fs.Float64("max-cv", 0, "CV in percent above which a metric is Inconclusive (0: off)")
+	correction := fs.String("correction", "Holm", "Holm, BenjaminiHochberg or None")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	crit := stats.Criteria{Alpha: *alpha, MinEffectPercent: *minEffect, MaxCVPercent: *maxCV, Correction: stats.Correction(*correction)}
+	if *correction == "None" {
+		crit.Correction = stats.NoCorrection
+	}
+	switch {
+	case len(files) > 0:
+		if len(files) != 2 || len(pos) != 0 {
+			return usageError{"compare --from-file needs exactly two files (baseline, candidate) and no run names"}
+		}
+		var sides [2]compare.Side
+		for i, f := range files {
+			if sides[i], err = readSide(f); err != nil {
+				return err
+			}
+		}
+		rep, err := compare.Build(sides[0], sides[1], compare.Options{Criteria: crit})
+		if err != nil {
+			return err
+		}
+		return compare.Render(stdout, rep, o.output)
+	case len(pos) == 2:
+		k, err := connect(o)
+		if err != nil {
+			return err
+		}
+		var sides [2]compare.Side
+		for i, name := range pos {
+			r, err := k.run(ctx, name)
+			if err != nil {
+				return err
+			}
+			sides[i] = compare.Side{Name: name, Runs: []compare.Run{compare.FromBenchmarkRun(r)}}
+		}
+		rep, err := compare.Build(sides[0], sides[1], compare.Options{Criteria: crit})
+		if err != nil {
+			return err
+		}
+		return compare.Render(stdout, rep, o.output)
+	case len(pos) == 1:
+		k, err := connect(o)
+		if err != nil {
+			return err
+		}
+		reports, err := k.comparisonReports(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		if o.output == "html" {
+			return compare.RenderHTML(stdout, reports)
+		}
+		if o.output == "json" {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(reports)
+		}
+		for _, rep := range reports {
+			if err := compare.Render(stdout, rep, o.output); err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout)
+		}
+		return nil
+	}
+	return usageError{"compare needs RUN_A RUN_B, a COMPARISON name, or --from-file twice"}
+}
+
+// comparisonReports reads a finished BenchmarkComparison's report.
+func (k *cluster) comparisonReports(ctx context.Context, name string) ([]*compare.Report, error) {
+	cmp := &benchv1.BenchmarkComparison{}
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.namespace, Name: name}, cmp); err != nil {
+		return nil, fmt.Errorf("BenchmarkComparison %s/%s: %w", k.namespace, name, err)
+	}
+	if cmp.Status.ReportConfigMap == "" {
+		return nil, fmt.Errorf("BenchmarkComparison %s has no report yet: phase %s, progress %s", name, cmp.Status.Phase, cmp.Status.Progress)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.namespace, Name: cmp.Status.ReportConfigMap}, cm); err != nil {
+		return nil, err
+	}
+	var reports []*compare.Report
+	if err := json.Unmarshal([]byte(cm.Data["report.json"]), &reports); err != nil {
+		return nil, fmt.Errorf("report of %s: %w", name, err)
+	}
+	return reports, nil
+}
+
+// readSide reads one side of an offline comparison: one exported run or a
+// list of them; the side is named after the runs' common name or the file.
+func readSide(path string) (compare.Side, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return compare.Side{}, err
+	}
+	var runs []compare.Run
+	if err := json.Unmarshal(raw, &runs); err != nil {
+		var one compare.Run
+		if err2 := json.Unmarshal(raw, &one); err2 != nil {
+			return compare.Side{}, fmt.Errorf("%s: neither a run nor a list of runs written by `kubectl dbperf results -o json`: %w", path, err2)
+		}
+		runs = []compare.Run{one}
+	}
+	if len(runs) == 0 {
+		return compare.Side{}, fmt.Errorf("%s holds no runs", path)
+	}
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	if len(runs) == 1 {
+		name = runs[0].Name
+	}
+	return compare.Side{Name: name, Runs: runs}, nil
+}
+
+func cmdReport(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o common
+	o.bind(fs, "html")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError{"report needs a COMPARISON name"}
+	}
+	k, err := connect(o)
+	if err != nil {
+		return err
+	}
+	reports, err := k.comparisonReports(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	if o.output != "html" {
+		for _, rep := range reports {
+			if err := compare.Render(stdout, rep, o.output); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return compare.RenderHTML(stdout, reports)
+}
+
+func cmdResults(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("results", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o common
+	o.bind(fs, "json")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usageError{"results needs one or more RUN names"}
+	}
+	k, err := connect(o)
+	if err != nil {
+		return err
+	}
+	var runs []compare.Run
+	for _, name := range pos {
+		r, err := k.run(ctx, name)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, compare.FromBenchmarkRun(r))
+	}
+	switch o.output {
+	case "json":
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if len(runs) == 1 {
+			return enc.Encode(runs[0])
+		}
+		return enc.Encode(runs)
+	case "csv":
+		w := csv.NewWriter(stdout)
+		_ = w.Write([]string{"run", "step", "repetition", "verdict", "node", "metric", "operation", "value", "unit", "direction"})
+		for _, r := range runs {
+			for _, st := range r.Steps {
+				for _, rep := range st.Repetitions {
+					for _, m := range rep.Metrics {
+						_ = w.Write([]string{r.Name, st.Name, strconv.Itoa(int(rep.Index)), string(rep.Verdict), rep.Node,
+							m.Name, m.Operation, strconv.FormatFloat(m.Value, 'g', -1, 64), m.Unit, string(m.Direction)})
+					}
+				}
+			}
+		}
+		w.Flush()
+		return w.Error()
+	}
+	return usageError{fmt.Sprintf("results: unknown output %q (json or csv)", o.output)}
+}
+
+func cmdLogs(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("logs", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o common
+	o.bind(fs, "")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError{"logs needs a RUN name"}
+	}
+	k, err := connect(o)
+	if err != nil {
+		return err
+	}
+	r, err := k.run(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	pods := &corev1.PodList{}
+	if err := k.c.List(ctx, pods, client.InNamespace(k.namespace), client.MatchingLabels{specs.LabelRunUID: string(r.UID)}); err != nil {
+		return err
+	}
+	if len(pods.Items) == 0 {
+		return fmt.Errorf("run %s has no pods left (cleanup %s deletes its Jobs after the run)", r.Name, r.Spec.Cleanup)
+	}
+	for _, p := range pods.Items {
+		if _, ok := p.Labels[specs.LabelJob]; !ok {
+			continue
+		}
+		fmt.Fprintf(stdout, "==> %s (%s, node %s) <==\n", p.Name, p.Labels[specs.LabelRole], p.Spec.NodeName)
+		raw, err := k.cs.CoreV1().Pods(k.namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: specs.LoadgenName}).DoRaw(ctx)
+		if err != nil {
+			fmt.Fprintf(stdout, "(no log: %v)\n", err)
+			continue
+		}
+		_, _ = stdout.Write(raw)
+	}
+	return nil
+}
