@@ -28,6 +28,11 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 	if err := k8s.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)
 	}
+	// Accepted runs would be picked up by later tests' managers and hold
+	// their nodes (envtest has no namespace controller to remove them).
+	t.Cleanup(func() {
+		_ = k8s.DeleteAllOf(context.Background(), &benchv1.BenchmarkRun{}, client.InNamespace(ns.Name))
+	})
 	good := func() *benchv1.BenchmarkRun {
 		r := pgbenchRun("bad", externalDB(), []int32{8}, 1)
 		r.Namespace = ns.Name

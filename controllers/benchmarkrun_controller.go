@@ -92,6 +92,9 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if run.Status.Phase.Terminal() {
 		return r.cleanup(ctx, run)
 	}
+	if wait, err := r.admit(ctx, run); wait != nil || err != nil {
+		return ptrResult(wait), err
+	}
 	st, err := r.load(ctx, run)
 	if st == nil || err != nil {
 		return ctrl.Result{}, err
@@ -236,4 +239,11 @@ func CNPGInstalled(mapper meta.RESTMapper) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+func ptrResult(r *ctrl.Result) ctrl.Result {
+	if r == nil {
+		return ctrl.Result{}
+	}
+	return *r
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -19,6 +20,13 @@ import (
 // measured until then is kept either way.
 func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endReason string) (ctrl.Result, error) {
 	run := st.run
+	if endReason == "" {
+		// A finish retried after a failed write keeps the reason the run ended early.
+		if c := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionCompleted); c != nil && c.Status == metav1.ConditionFalse &&
+			(c.Reason == benchv1.ReasonTimeout || c.Reason == benchv1.ReasonPrepareFailed) {
+			endReason = c.Reason
+		}
+	}
 	run.Status.Phase = benchv1.PhaseCollecting
 	env, err := r.environment(ctx, st)
 	if err != nil {

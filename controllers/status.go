@@ -31,6 +31,11 @@ func (r *BenchmarkRunReconciler) start(st *runState) {
 	for _, t := range []string{benchv1.ConditionTargetReady, benchv1.ConditionPrepared, benchv1.ConditionCompleted, benchv1.ConditionValid} {
 		setCondition(run, t, metav1.ConditionUnknown, "Pending", "not evaluated yet")
 	}
+	msg := "no other active run may use the same nodes"
+	if run.Spec.AllowSharedNodes {
+		msg = "spec.allowSharedNodes: runs alongside others on shared nodes"
+	}
+	setCondition(run, benchv1.ConditionAdmitted, metav1.ConditionTrue, benchv1.ReasonAdmitted, msg)
 }
 
 func (r *BenchmarkRunReconciler) timedOut(st *runState) bool {

@@ -152,6 +152,13 @@ func newHarness(t *testing.T) *harness {
 	h.ns = nsObj.Name
 	h.startManager(cfg)
 	t.Cleanup(h.stopManager)
+	// envtest has no namespace controller: delete the test's runs and
+	// comparisons so that none of them holds nodes for the next test.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_ = k8s.DeleteAllOf(ctx, &benchv1.BenchmarkComparison{}, client.InNamespace(h.ns))
+		_ = k8s.DeleteAllOf(ctx, &benchv1.BenchmarkRun{}, client.InNamespace(h.ns))
+	})
 	return h
 }
 

@@ -47,6 +47,13 @@ type BenchmarkRunSpec struct {
 	// +optional
 	Cleanup CleanupPolicy `json:"cleanup,omitempty"`
 
+	// AllowSharedNodes lets the run start while another run's target or
+	// load generators may land on the same nodes. Off by default: a run
+	// waits in phase Queued until no active run can share a node with it,
+	// because interference between concurrent runs silently ruins comparisons.
+	// +optional
+	AllowSharedNodes bool `json:"allowSharedNodes,omitempty"`
+
 	// Validity holds the thresholds past which a measurement is not trusted.
 	// +optional
 	Validity ValiditySpec `json:"validity,omitempty"`

@@ -22,6 +22,12 @@ const (
 	// False with the reasons of the first failing ones; Unknown until the first
 	// measurement is collected.
 	ConditionValid = "Valid"
+
+	// ConditionAdmitted: True once the run may use its nodes; False, with
+	// the phase Queued and reason WaitingForNodes, while another run's target
+	// or load generators may land on the same nodes (unless
+	// spec.allowSharedNodes); the message names that run.
+	ConditionAdmitted = "Admitted"
 )
 
 // Condition reasons.
@@ -43,4 +49,6 @@ const (
 	ReasonSomeFailed      = "SomeFailed"
 	ReasonAwaitingResults = "AwaitingResults"
 	ReasonUnstable        = "Unstable"
+	ReasonAdmitted        = "Admitted"
+	ReasonWaitingForNodes = "WaitingForNodes"
 )

@@ -244,7 +244,7 @@ func workloadName(s benchv1.BenchmarkRunSpec) string {
 // neverMatters are the spec paths that describe the platform or the run's
 // bookkeeping, not the load the tool applies.
 var neverMatters = []string{"target", "workload.placement", "workload.image", "workload.resources",
-	"repetitions", "timeout", "cleanup", "validity"}
+	"repetitions", "timeout", "cleanup", "validity", "allowSharedNodes"}
 
 // Comparable says why two run specs do not apply the same load, ignoring
 // the platform (neverMatters) and the given paths; nil when they do.

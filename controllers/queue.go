@@ -1,0 +1,136 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+)
+
+// queueRecheck is how often a queued run looks again at its nodes.
+const queueRecheck = 5 * time.Second
+
+// waiting says whether a run has not claimed its nodes yet.
+func waiting(p benchv1.Phase) bool {
+	return p == "" || p == benchv1.PhasePending || p == benchv1.PhaseQueued
+}
+
+// admit decides whether a run that has not started may claim its nodes. A
+// run waits (phase Queued) while another run whose target or load
+// generators may land on one of the same nodes is active, or is waiting
+// and came first (first come, first served; nobody is overtaken). It
+// returns the result to return when the run must wait, and nil otherwise.
+func (r *BenchmarkRunReconciler) admit(ctx context.Context, run *benchv1.BenchmarkRun) (*ctrl.Result, error) {
+	if !waiting(run.Status.Phase) {
+		return nil, nil
+	}
+	blocker, shared, err := r.nodeConflict(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if blocker == nil {
+		if run.Status.Phase == benchv1.PhaseQueued {
+			run.Status.Phase = "" // starts now: its timeout counts from here
+		}
+		return nil, nil
+	}
+	msg := fmt.Sprintf("waiting for BenchmarkRun %s/%s (%s), which may use the same nodes: %s; set spec.allowSharedNodes to run alongside it",
+		blocker.Namespace, blocker.Name, phaseOrNone(blocker.Status.Phase), strings.Join(shared, ", "))
+	run.Status.Phase = benchv1.PhaseQueued
+	run.Status.ObservedGeneration = run.Generation
+	setCondition(run, benchv1.ConditionAdmitted, metav1.ConditionFalse, benchv1.ReasonWaitingForNodes, msg)
+	return &ctrl.Result{RequeueAfter: queueRecheck}, nil
+}
+
+// nodeConflict finds the first run the given one must wait for, and the
+// nodes they could share.
+func (r *BenchmarkRunReconciler) nodeConflict(ctx context.Context, run *benchv1.BenchmarkRun) (*benchv1.BenchmarkRun, []string, error) {
+	if run.Spec.AllowSharedNodes {
+		return nil, nil, nil
+	}
+	var nodes corev1.NodeList
+	if err := r.List(ctx, &nodes); err != nil {
+		return nil, nil, err
+	}
+	mine := candidateNodes(run, nodes.Items)
+	if len(mine) == 0 {
+		return nil, nil, nil
+	}
+	var runs benchv1.BenchmarkRunList
+	if err := r.List(ctx, &runs); err != nil {
+		return nil, nil, err
+	}
+	sort.Slice(runs.Items, func(i, j int) bool { return before(&runs.Items[i], &runs.Items[j]) })
+	for i := range runs.Items {
+		other := &runs.Items[i]
+		// Terminal runs have let go of their nodes; runs the operator has
+		// not looked at yet (no phase) have not claimed any.
+		if other.UID == run.UID || other.Status.Phase.Terminal() || other.Status.Phase == "" {
+			continue
+		}
+		if waiting(other.Status.Phase) && !before(other, run) {
+			continue // waits too, and came later
+		}
+		var shared []string
+		for n := range candidateNodes(other, nodes.Items) {
+			if mine[n] {
+				shared = append(shared, n)
+			}
+		}
+		if len(shared) > 0 {
+			sort.Strings(shared)
+			if len(shared) > 3 {
+				shared = append(shared[:3], fmt.Sprintf("and %d more", len(shared)-3))
+			}
+			return other, shared, nil
+		}
+	}
+	return nil, nil, nil
+}
+
+func before(a, b *benchv1.BenchmarkRun) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+}
+
+// candidateNodes are the nodes a run's pods may land on: its load
+// generators' placement, and its target's for targets with pods here.
+func candidateNodes(run *benchv1.BenchmarkRun, nodes []corev1.Node) map[string]bool {
+	placements := []benchv1.Placement{run.Spec.Workload.Placement}
+	if run.Spec.Target.External == nil {
+		placements = append(placements, run.Spec.Target.Placement)
+	}
+	out := map[string]bool{}
+	for _, p := range placements {
+		pod := &corev1.Pod{Spec: corev1.PodSpec{NodeSelector: p.NodeSelector, Affinity: p.Affinity, Tolerations: p.Tolerations}}
+		req := nodeaffinity.GetRequiredNodeAffinity(pod)
+		for i := range nodes {
+			n := &nodes[i]
+			if ok, _ := req.Match(n); !ok {
+				continue
+			}
+			// Taints a pool is dedicated with count; the node.kubernetes.io/
+			// ones (not-ready, unreachable, pressure) come and go with the
+			// node's state and say nothing about where pods may land.
+			if _, untolerated := corev1helpers.FindMatchingUntoleratedTaint(n.Spec.Taints, p.Tolerations, func(t *corev1.Taint) bool {
+				return (t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute) &&
+					!strings.HasPrefix(t.Key, "node.kubernetes.io/")
+			}); untolerated {
+				continue
+			}
+			out[n.Name] = true
+		}
+	}
+	return out
+}
