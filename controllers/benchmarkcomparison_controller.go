@@ -307,6 +307,7 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 			})
 		}
 	}
+	recordComparisonMetrics(cmp, better, worse, same, unsure)
 	cmp.Status.ExcludedMeasurements = int32(excluded)
 	cmp.Status.Summary = fmt.Sprintf("%d better, %d worse, %d no change, %d inconclusive", better, worse, same, unsure)
 	cmp.Status.Phase = benchv1.PhaseSucceeded

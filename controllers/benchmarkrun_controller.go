@@ -79,6 +79,9 @@ type runState struct {
 func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	run := &benchv1.BenchmarkRun{}
 	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetRunMetrics(req.Namespace, req.Name) // its series go with it
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkRun", klog.KObj(run)))
@@ -90,6 +93,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}()
 
 	if run.Status.Phase.Terminal() {
+		recordRunMetrics(run)
 		return r.cleanup(ctx, run)
 	}
 	if wait, err := r.admit(ctx, run); wait != nil || err != nil {
@@ -204,6 +208,7 @@ func (r *BenchmarkRunReconciler) withDeadline(st *runState, res ctrl.Result) ctr
 
 // SetupWithManager watches runs, their Jobs, StatefulSets and workload pods.
 func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	RegisterMetrics(mgr.GetCache())
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&benchv1.BenchmarkRun{}).
 		Owns(&batchv1.Job{}).

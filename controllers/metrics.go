@@ -1,0 +1,130 @@
+package controllers
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+)
+
+// LabelRelease on a run (or set by a schedule) names the release it
+// measured; it becomes the release label of its metrics.
+const LabelRelease = "bench.dbperf.io/release"
+
+// Prometheus metrics of the manager. The label set is bounded: one series
+// per run, step and headline metric, removed when the run is deleted.
+var (
+	runResult = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "dbperf_run_result",
+		Help: "Median over the valid repetitions of a finished run's headline metric, per step.",
+	}, []string{"namespace", "run", "workload", "metric", "operation", "unit", "step", "pool", "release"})
+	runValid = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "dbperf_run_valid",
+		Help: "1 when every measurement of a finished run is valid, 0 otherwise.",
+	}, []string{"namespace", "run", "workload", "pool", "release"})
+	comparisonVerdicts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "dbperf_comparison_verdicts",
+		Help: "Number of metrics per verdict of a finished BenchmarkComparison.",
+	}, []string{"namespace", "comparison", "verdict"})
+)
+
+// runsCollector counts runs by phase from the manager's cache at scrape time.
+type runsCollector struct {
+	reader atomic.Pointer[client.Reader]
+	desc   *prometheus.Desc
+}
+
+func (c *runsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *runsCollector) Collect(ch chan<- prometheus.Metric) {
+	reader := c.reader.Load()
+	if reader == nil {
+		return
+	}
+	var runs benchv1.BenchmarkRunList
+	if err := (*reader).List(context.Background(), &runs); err != nil {
+		return
+	}
+	counts := map[string]float64{}
+	for _, p := range []benchv1.Phase{benchv1.PhasePending, benchv1.PhaseQueued, benchv1.PhaseProvisioning, benchv1.PhasePreparing,
+		benchv1.PhaseRunning, benchv1.PhaseCollecting, benchv1.PhaseSucceeded, benchv1.PhaseFailed, benchv1.PhaseInvalid} {
+		counts[string(p)] = 0
+	}
+	for _, r := range runs.Items {
+		p := string(r.Status.Phase)
+		if p == "" {
+			p = string(benchv1.PhasePending)
+		}
+		counts[p]++
+	}
+	for p, n := range counts {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, n, p)
+	}
+}
+
+var (
+	registerOnce sync.Once
+	runsByPhase  = &runsCollector{desc: prometheus.NewDesc("dbperf_runs", "BenchmarkRuns by phase.", []string{"phase"}, nil)}
+)
+
+// RegisterMetrics adds the dbperf metrics to the manager's registry (once
+// per process) and counts runs from the given reader (the latest manager's).
+func RegisterMetrics(reader client.Reader) {
+	runsByPhase.reader.Store(&reader)
+	registerOnce.Do(func() {
+		metrics.Registry.MustRegister(runResult, runValid, comparisonVerdicts, runsByPhase)
+	})
+}
+
+// recordRunMetrics publishes a finished run's headline numbers.
+func recordRunMetrics(run *benchv1.BenchmarkRun) {
+	forgetRunMetrics(run.Namespace, run.Name)
+	pool, release := runPool(run), run.Labels[LabelRelease]
+	for _, st := range run.Status.Steps {
+		for _, s := range st.Summary {
+			if s.N == 0 {
+				continue
+			}
+			runResult.WithLabelValues(run.Namespace, run.Name, run.Status.Workload, s.Name, s.Operation, s.Unit, st.Name, pool, release).Set(s.Median)
+		}
+	}
+	valid := 0.0
+	if run.Status.Phase == benchv1.PhaseSucceeded {
+		valid = 1
+	}
+	runValid.WithLabelValues(run.Namespace, run.Name, run.Status.Workload, pool, release).Set(valid)
+}
+
+func forgetRunMetrics(namespace, name string) {
+	runResult.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "run": name})
+	runValid.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "run": name})
+}
+
+// runPool is the pool the run measured: its target's nodes' pool, or, for
+// an external target, its load generators'.
+func runPool(run *benchv1.BenchmarkRun) string {
+	if run.Status.Environment == nil {
+		return ""
+	}
+	for _, role := range []string{"target", "loadgen"} {
+		for _, n := range run.Status.Environment.Nodes {
+			if n.Pool != "" && slices.Contains(n.Roles, role) {
+				return n.Pool
+			}
+		}
+	}
+	return ""
+}
+
+func recordComparisonMetrics(cmp *benchv1.BenchmarkComparison, better, worse, same, unsure int) {
+	comparisonVerdicts.DeletePartialMatch(prometheus.Labels{"namespace": cmp.Namespace, "comparison": cmp.Name})
+	for v, n := range map[string]int{"Better": better, "Worse": worse, "NoChange": same, "Inconclusive": unsure} {
+		comparisonVerdicts.WithLabelValues(cmp.Namespace, cmp.Name, v).Set(float64(n))
+	}
+}
