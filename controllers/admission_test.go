@@ -227,13 +227,22 @@ func TestSamplesAreValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	files, _ := filepath.Glob(filepath.Join(repoRoot(), "config", "samples", "*.yaml"))
-	runs, comparisons := 0, 0
+	runs, comparisons, schedules := 0, 0, 0
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, doc := range strings.Split(string(raw), "\n---\n") {
+			var sched benchv1.BenchmarkSchedule
+			if err := yaml.Unmarshal([]byte(doc), &sched); err == nil && sched.Kind == "BenchmarkSchedule" {
+				sched.Namespace = ns.Name
+				if err := k8s.Create(context.Background(), &sched, client.DryRunAll); err != nil {
+					t.Errorf("%s: %v", filepath.Base(f), err)
+				}
+				schedules++
+				continue
+			}
 			var cmp benchv1.BenchmarkComparison
 			if err := yaml.Unmarshal([]byte(doc), &cmp); err == nil && cmp.Kind == "BenchmarkComparison" {
 				cmp.Namespace = ns.Name
@@ -259,7 +268,7 @@ func TestSamplesAreValid(t *testing.T) {
 			runs++
 		}
 	}
-	if runs < 4 || comparisons < 1 {
-		t.Fatalf("only %d sample runs and %d comparisons found", runs, comparisons)
+	if runs < 4 || comparisons < 1 || schedules < 1 {
+		t.Fatalf("only %d sample runs, %d comparisons and %d schedules found", runs, comparisons, schedules)
 	}
 }

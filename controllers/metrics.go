@@ -128,3 +128,7 @@ func recordComparisonMetrics(cmp *benchv1.BenchmarkComparison, better, worse, sa
 		comparisonVerdicts.WithLabelValues(cmp.Namespace, cmp.Name, v).Set(float64(n))
 	}
 }
+
+var registerScheduleMetrics sync.Once
+
+func ctrlMetricsRegister(c prometheus.Collector) { metrics.Registry.MustRegister(c) }

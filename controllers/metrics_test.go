@@ -105,7 +105,7 @@ func TestGrafanaDashboardUsesOurMetrics(t *testing.T) {
 	if err := json.Unmarshal(raw, &dash); err != nil {
 		t.Fatal(err)
 	}
-	known := []string{"dbperf_run_result", "dbperf_run_valid", "dbperf_runs", "dbperf_comparison_verdicts"}
+	known := []string{"dbperf_run_result", "dbperf_run_valid", "dbperf_runs", "dbperf_comparison_verdicts", "dbperf_schedule_regressed"}
 	if len(dash.Panels) < 5 {
 		t.Fatalf("%d panels", len(dash.Panels))
 	}

@@ -157,6 +157,7 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(func() {
 		ctx := context.Background()
 		_ = k8s.DeleteAllOf(ctx, &benchv1.BenchmarkComparison{}, client.InNamespace(h.ns))
+		_ = k8s.DeleteAllOf(ctx, &benchv1.BenchmarkSchedule{}, client.InNamespace(h.ns))
 		_ = k8s.DeleteAllOf(ctx, &benchv1.BenchmarkRun{}, client.InNamespace(h.ns))
 	})
 	return h
@@ -193,6 +194,10 @@ func (h *harness) startManager(c *rest.Config) {
 	}
 	cr := &BenchmarkComparisonReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dbperf-operator")}
 	if err := cr.SetupWithManager(mgr); err != nil {
+		h.t.Fatal(err)
+	}
+	sr := &BenchmarkScheduleReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{}}
+	if err := sr.SetupWithManager(mgr); err != nil {
 		h.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -7,6 +7,7 @@
 //	kubectl dbperf report COMPARISON -o html > report.html                 the self-contained page
 //	kubectl dbperf results RUN [-o json|csv]                               a run's measurements
 //	kubectl dbperf logs RUN                                                the tool's log of each pod
+//	kubectl dbperf history SCHEDULE [-o table|json]                        headline values, change points marked
 package main
 
 import (
@@ -27,6 +28,7 @@ const usage = `kubectl dbperf: compare and export dbperf-operator results
   kubectl dbperf report COMPARISON -o html > report.html
   kubectl dbperf results RUN [-o json|csv]
   kubectl dbperf logs RUN
+  kubectl dbperf history SCHEDULE [-o table|json]
 
 Common flags: -n/--namespace, --kubeconfig, --context.
 Compare flags: --alpha (0.05), --min-effect (percent, 1), --max-cv (percent, 0 = off),
@@ -96,6 +98,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdResults(ctx, args[1:], stdout, stderr)
 	case "logs":
 		return cmdLogs(ctx, args[1:], stdout, stderr)
+	case "history":
+		return cmdHistory(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,5 +82,31 @@ func TestUsageErrors(t *testing.T) {
 		if !errors.As(err, &ue) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
+	}
+}
+
+func TestHistoryMarksChangePoints(t *testing.T) {
+	s := &benchv1.BenchmarkSchedule{}
+	values := []float64{1000, 1008, 995, 1003, 998, 1006, 992, 1004, 999, 1001, 950, 955, 948, 952, 957, 951}
+	for i, v := range values {
+		s.Status.History = append(s.Status.History, benchv1.HistoryEntry{Run: fmt.Sprintf("nightly-%d", i), Phase: benchv1.PhaseSucceeded,
+			Release: fmt.Sprintf("v1.%d", i), Value: &v, Unit: "tx/s"})
+	}
+	var out bytes.Buffer
+	if err := renderHistory(&out, s, "table"); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out.String(), "\n")
+	marked := 0
+	for _, l := range lines {
+		if strings.Contains(l, "change point") {
+			marked++
+			if !strings.HasPrefix(l, "nightly-10 ") {
+				t.Errorf("change point marked at %q, want nightly-10", l)
+			}
+		}
+	}
+	if marked != 1 {
+		t.Errorf("%d change points marked:\n%s", marked, out.String())
 	}
 }

@@ -103,6 +103,10 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	if err := cmp.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("while setting up the BenchmarkComparison controller: %w", err)
 	}
+	sched := &controllers.BenchmarkScheduleReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{}}
+	if err := sched.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("while setting up the BenchmarkSchedule controller: %w", err)
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}

@@ -1,0 +1,415 @@
+package controllers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/robfig/cron/v3"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/stats"
+)
+
+// LabelSchedule marks the runs a schedule owns (by its UID).
+const LabelSchedule = "bench.dbperf.io/schedule"
+
+// Reasons of the Regressed condition.
+const (
+	ReasonRegression   = "Regression"
+	ReasonNoRegression = "NoRegression"
+	ReasonNotEnough    = "NotEnoughHistory"
+)
+
+var scheduleRegressed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "dbperf_schedule_regressed",
+	Help: "1 when a BenchmarkSchedule's newest result is a regression by its policy, 0 otherwise.",
+}, []string{"namespace", "schedule", "metric"})
+
+// BenchmarkScheduleReconciler starts runs on a cron and on template changes
+// and watches their results for regressions.
+type BenchmarkScheduleReconciler struct {
+	client.Client
+	Recorder record.EventRecorder
+	Clock    clock.PassiveClock
+}
+
+// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkschedules,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkschedules/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkruns,verbs=create;delete
+
+// templateHash identifies a run template: a change of it is a new release to measure.
+func templateHash(t benchv1.RunTemplate) string {
+	raw, _ := json.Marshal(t)
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])[:12]
+}
+
+// Reconcile handles triggers, keeps the history and judges regressions.
+func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
+	s := &benchv1.BenchmarkSchedule{}
+	if err := r.Get(ctx, req.NamespacedName, s); err != nil {
+		if apierrors.IsNotFound(err) {
+			scheduleRegressed.DeletePartialMatch(prometheus.Labels{"namespace": req.Namespace, "schedule": req.Name})
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkSchedule", klog.KObj(s)))
+	base := s.DeepCopy()
+	defer func() {
+		if equalJSON(base.Status, s.Status) {
+			return
+		}
+		if perr := r.Status().Patch(ctx, s, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); perr != nil && err == nil {
+			err = perr
+		}
+	}()
+	s.Status.ObservedGeneration = s.Generation
+	now := r.Clock.Now()
+
+	var owned benchv1.BenchmarkRunList
+	if err := r.List(ctx, &owned, client.InNamespace(s.Namespace), client.MatchingLabels{LabelSchedule: string(s.UID)}); err != nil {
+		return ctrl.Result{}, err
+	}
+	sort.Slice(owned.Items, func(i, j int) bool { return before(&owned.Items[i], &owned.Items[j]) })
+	var active []*benchv1.BenchmarkRun
+	s.Status.Active = nil
+	for i := range owned.Items {
+		if !owned.Items[i].Status.Phase.Terminal() {
+			active = append(active, &owned.Items[i])
+			s.Status.Active = append(s.Status.Active, owned.Items[i].Name)
+		}
+	}
+	r.updateHistory(s, owned.Items)
+	r.judge(s)
+	if err := r.prune(ctx, s, owned.Items); err != nil {
+		return ctrl.Result{}, err
+	}
+	if s.Spec.Suspend {
+		return ctrl.Result{}, nil
+	}
+
+	hash := templateHash(s.Spec.RunTemplate)
+	onChange := s.Spec.OnTemplateChange == nil || *s.Spec.OnTemplateChange
+	switch {
+	case s.Status.TemplateHash == "" && !s.Spec.RunOnCreate:
+		// The template as created is the starting point, not a change.
+		s.Status.TemplateHash = hash
+	case onChange && s.Status.TemplateHash != hash || s.Status.TemplateHash == "":
+		if len(active) > 0 && policy(s) == benchv1.ConcurrencyForbid {
+			break // exactly one run for this change, once the active one is done
+		}
+		if err := r.trigger(ctx, s, active, "t"+hash, "template changed"); err != nil {
+			return ctrl.Result{}, err
+		}
+		s.Status.TemplateHash = hash
+	}
+
+	if s.Spec.Schedule == "" {
+		return ctrl.Result{}, nil
+	}
+	sched, err := cron.ParseStandard(s.Spec.Schedule)
+	if err != nil {
+		r.Recorder.Eventf(s, corev1.EventTypeWarning, "InvalidSchedule", "spec.schedule %q: %v", s.Spec.Schedule, err)
+		return ctrl.Result{}, nil
+	}
+	last := s.CreationTimestamp.Time
+	if s.Status.LastScheduleTime != nil {
+		last = s.Status.LastScheduleTime.Time
+	}
+	next := sched.Next(last.UTC())
+	if !now.Before(next) {
+		// Missed triggers collapse into one (the latest due).
+		for t := sched.Next(next); !now.Before(t); t = sched.Next(t) {
+			next = t
+		}
+		if len(active) > 0 && policy(s) == benchv1.ConcurrencyForbid {
+			r.Recorder.Eventf(s, corev1.EventTypeNormal, "Skipped", "cron trigger at %s skipped: run %s is still active", next.Format(time.RFC3339), active[0].Name)
+		} else if err := r.trigger(ctx, s, active, fmt.Sprintf("c%d", next.Unix()/60), "cron "+s.Spec.Schedule); err != nil {
+			return ctrl.Result{}, err
+		}
+		t := metav1.NewTime(next)
+		s.Status.LastScheduleTime = &t
+		next = sched.Next(next)
+	}
+	return ctrl.Result{RequeueAfter: next.Sub(now) + time.Second}, nil
+}
+
+func policy(s *benchv1.BenchmarkSchedule) benchv1.ConcurrencyPolicy {
+	if s.Spec.ConcurrencyPolicy == "" {
+		return benchv1.ConcurrencyForbid
+	}
+	return s.Spec.ConcurrencyPolicy
+}
+
+// trigger creates the run for one trigger; its name comes from the trigger,
+// so a retried reconcile cannot create it twice.
+func (r *BenchmarkScheduleReconciler) trigger(ctx context.Context, s *benchv1.BenchmarkSchedule, active []*benchv1.BenchmarkRun, suffix, why string) error {
+	if policy(s) == benchv1.ConcurrencyReplace {
+		for _, a := range active {
+			if err := r.Delete(ctx, a); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+			r.Recorder.Eventf(s, corev1.EventTypeNormal, "Replaced", "Deleted active run %s for a new trigger", a.Name)
+		}
+	}
+	name := s.Name + "-" + suffix
+	if len(name) > 253 {
+		name = name[:253]
+	}
+	lbls := map[string]string{}
+	for k, v := range s.Spec.RunTemplate.Labels {
+		lbls[k] = v
+	}
+	lbls[LabelSchedule] = string(s.UID)
+	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: lbls}, Spec: s.Spec.RunTemplate.Spec}
+	if err := controllerutil.SetControllerReference(s, run, r.Scheme()); err != nil {
+		return err
+	}
+	if err := r.Create(ctx, run); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}
+	s.Status.LastRun = name
+	log.FromContext(ctx).Info("Created run", "run", name, "trigger", why)
+	r.Recorder.Eventf(s, corev1.EventTypeNormal, "RunCreated", "Created BenchmarkRun %s (%s)", name, why)
+	return nil
+}
+
+// watched finds the watched metric of a finished run: the policy's metric
+// (default the primary) at the policy's step (default the headline step).
+func watched(s *benchv1.BenchmarkSchedule, run *benchv1.BenchmarkRun) (value float64, unit string, dir benchv1.Direction, ok bool) {
+	metric, op, step := "", "", ""
+	if p := s.Spec.Regression; p != nil {
+		metric, op, step = p.Metric, p.Operation, p.Step
+	}
+	if run.Status.Primary != nil {
+		if metric == "" {
+			metric, op = run.Status.Primary.Name, run.Status.Primary.Operation
+		}
+		if step == "" {
+			step = run.Status.Primary.Step
+		}
+	}
+	for _, st := range run.Status.Steps {
+		if step != "" && st.Name != step {
+			continue
+		}
+		for _, m := range st.Summary {
+			if m.Name == metric && m.Operation == op && m.N > 0 {
+				return m.Median, m.Unit, m.Direction, true
+			}
+		}
+	}
+	return 0, "", "", false
+}
+
+func (r *BenchmarkScheduleReconciler) updateHistory(s *benchv1.BenchmarkSchedule, runs []benchv1.BenchmarkRun) {
+	known := map[string]int{}
+	for i, h := range s.Status.History {
+		known[h.Run] = i
+	}
+	for i := range runs {
+		run := &runs[i]
+		if !run.Status.Phase.Terminal() {
+			continue
+		}
+		e := benchv1.HistoryEntry{Run: run.Name, StartTime: run.CreationTimestamp, Phase: run.Status.Phase, Release: run.Labels[LabelRelease]}
+		if v, unit, dir, ok := watched(s, run); ok {
+			e.Value, e.Unit, e.Direction = &v, unit, dir
+		}
+		if idx, ok := known[run.Name]; ok {
+			e.ChangePoint = s.Status.History[idx].ChangePoint
+			s.Status.History[idx] = e
+			continue
+		}
+		s.Status.History = append(s.Status.History, e)
+	}
+	sort.SliceStable(s.Status.History, func(i, j int) bool {
+		return s.Status.History[i].StartTime.Before(&s.Status.History[j].StartTime)
+	})
+	limit := int(s.Spec.HistoryLimit)
+	if limit <= 0 {
+		limit = 100
+	}
+	if n := len(s.Status.History); n > limit {
+		s.Status.History = s.Status.History[n-limit:]
+	}
+}
+
+// judge sets Regressed from the history: the newest valid result against
+// its baseline (Threshold), or the latest change point (ChangePoint).
+func (r *BenchmarkScheduleReconciler) judge(s *benchv1.BenchmarkSchedule) {
+	p := s.Spec.Regression
+	if p == nil {
+		return
+	}
+	var valid []int // indexes of entries with a value from a valid run
+	for i, h := range s.Status.History {
+		s.Status.History[i].ChangePoint = false
+		if h.Phase == benchv1.PhaseSucceeded && h.Value != nil {
+			valid = append(valid, i)
+		}
+	}
+	metric := p.Metric
+	if metric == "" {
+		metric = "the primary metric"
+	}
+	set := func(regressed bool, reason, msg string) {
+		status := metav1.ConditionFalse
+		v := 0.0
+		if regressed {
+			status, v = metav1.ConditionTrue, 1
+		}
+		prev := meta.FindStatusCondition(s.Status.Conditions, benchv1.ConditionRegressed)
+		meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: benchv1.ConditionRegressed, Status: status, Reason: reason,
+			Message: truncate(msg, 1024), ObservedGeneration: s.Generation})
+		scheduleRegressed.WithLabelValues(s.Namespace, s.Name, metric).Set(v)
+		if regressed && (prev == nil || prev.Status != metav1.ConditionTrue || prev.Message != msg) {
+			r.Recorder.Event(s, corev1.EventTypeWarning, ReasonRegression, truncate(msg, 1024))
+		}
+	}
+	dir := benchv1.HigherIsBetter
+	if len(valid) > 0 && s.Status.History[valid[len(valid)-1]].Direction == benchv1.LowerIsBetter {
+		dir = benchv1.LowerIsBetter
+	}
+	worse := func(delta float64) bool {
+		if dir == benchv1.LowerIsBetter {
+			return delta > 0
+		}
+		return delta < 0
+	}
+	switch method(p) {
+	case benchv1.RegressionChangePoint:
+		if len(valid) < 10 {
+			set(false, ReasonNotEnough, fmt.Sprintf("%d valid results; change-point detection needs at least 10", len(valid)))
+			return
+		}
+		series := make([]float64, len(valid))
+		for k, i := range valid {
+			series[k] = *s.Status.History[i].Value
+		}
+		cps := stats.ChangePoints(series, stats.ChangePointOptions{MinEffectPercent: float64(p.MinEffectPercent)})
+		for _, cp := range cps {
+			s.Status.History[valid[cp.Index]].ChangePoint = true
+		}
+		if len(cps) == 0 {
+			set(false, ReasonNoRegression, fmt.Sprintf("no change point in %s over %d valid results", metric, len(valid)))
+			return
+		}
+		lastCP := cps[len(cps)-1]
+		h := s.Status.History[valid[lastCP.Index]]
+		if worse(lastCP.DeltaPercent) {
+			set(true, ReasonRegression, fmt.Sprintf("%s changed by %+.1f %% (mean %.4g → %.4g, p %.2g) from run %s (release %s) on",
+				metric, lastCP.DeltaPercent, lastCP.Before.Mean, lastCP.After.Mean, lastCP.P, h.Run, orDash(h.Release)))
+			return
+		}
+		set(false, ReasonNoRegression, fmt.Sprintf("the latest change point (run %s, %+.1f %%) is an improvement", h.Run, lastCP.DeltaPercent))
+	default:
+		if len(valid) < 2 {
+			set(false, ReasonNotEnough, fmt.Sprintf("%d valid result(s): a baseline needs at least one earlier valid run", len(valid)))
+			return
+		}
+		newest := s.Status.History[valid[len(valid)-1]]
+		var baseline []float64
+		sel := labels.Everything()
+		if p.BaselineSelector != nil {
+			if ls, err := metav1.LabelSelectorAsSelector(p.BaselineSelector); err == nil {
+				sel = ls
+			}
+		}
+		n := int(p.BaselineRuns)
+		if n <= 0 {
+			n = 5
+		}
+		for k := len(valid) - 2; k >= 0 && len(baseline) < n; k-- {
+			h := s.Status.History[valid[k]]
+			if !sel.Matches(labels.Set{LabelRelease: h.Release}) {
+				continue
+			}
+			baseline = append(baseline, *h.Value)
+		}
+		if len(baseline) == 0 {
+			set(false, ReasonNotEnough, "no earlier valid run matches the baseline selector")
+			return
+		}
+		med := stats.Summarize(baseline).Median
+		delta := 100 * (*newest.Value - med) / math.Abs(med)
+		threshold := float64(p.ThresholdPercent)
+		if worse(delta) && math.Abs(delta) >= threshold {
+			set(true, ReasonRegression, fmt.Sprintf("%s of run %s (release %s) is %.4g %s, %+.1f %% against the median %.4g of the %d baseline runs (threshold %.0f %%)",
+				metric, newest.Run, orDash(newest.Release), *newest.Value, newest.Unit, delta, med, len(baseline), threshold))
+			return
+		}
+		set(false, ReasonNoRegression, fmt.Sprintf("%s of run %s is %+.1f %% against the median of the %d baseline runs (threshold %.0f %%)",
+			metric, newest.Run, delta, len(baseline), threshold))
+	}
+}
+
+func method(p *benchv1.RegressionPolicy) benchv1.RegressionMethod {
+	if p.Method == "" {
+		return benchv1.RegressionThreshold
+	}
+	return p.Method
+}
+
+// prune deletes finished runs beyond the history limits, oldest first.
+func (r *BenchmarkScheduleReconciler) prune(ctx context.Context, s *benchv1.BenchmarkSchedule, runs []benchv1.BenchmarkRun) error {
+	keepOK, keepFailed := int32(10), int32(3)
+	if s.Spec.SuccessfulRunsHistoryLimit != nil {
+		keepOK = *s.Spec.SuccessfulRunsHistoryLimit
+	}
+	if s.Spec.FailedRunsHistoryLimit != nil {
+		keepFailed = *s.Spec.FailedRunsHistoryLimit
+	}
+	var ok, failed []*benchv1.BenchmarkRun
+	for i := range runs {
+		switch runs[i].Status.Phase {
+		case benchv1.PhaseSucceeded:
+			ok = append(ok, &runs[i])
+		case benchv1.PhaseFailed, benchv1.PhaseInvalid:
+			failed = append(failed, &runs[i])
+		}
+	}
+	for _, group := range []struct {
+		runs []*benchv1.BenchmarkRun
+		keep int32
+	}{{ok, keepOK}, {failed, keepFailed}} {
+		for i := 0; i < len(group.runs)-int(group.keep); i++ {
+			if err := r.Delete(ctx, group.runs[i]); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// SetupWithManager watches schedules and the runs they own.
+func (r *BenchmarkScheduleReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	registerScheduleMetrics.Do(func() { ctrlMetricsRegister(scheduleRegressed) })
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&benchv1.BenchmarkSchedule{}).
+		Owns(&benchv1.BenchmarkRun{}).
+		Named("benchmarkschedule").
+		Complete(r)
+}

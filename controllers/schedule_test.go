@@ -1,0 +1,152 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+)
+
+func tpsResult(v float64) string {
+	res := results.New("pgbench")
+	res.Primary = results.Key{Name: "transactionsPerSecond"}
+	res.Add(results.Metric{Name: "transactionsPerSecond", Value: v, Unit: "tx/s", Direction: results.HigherIsBetter})
+	msg, err := results.EncodeCompact(res, results.MaxCompactBytes)
+	if err != nil {
+		panic(err)
+	}
+	return string(msg)
+}
+
+func scheduleRuns(h *harness, s *benchv1.BenchmarkSchedule) []benchv1.BenchmarkRun {
+	h.t.Helper()
+	var runs benchv1.BenchmarkRunList
+	if err := k8s.List(context.Background(), &runs, client.InNamespace(h.ns), client.MatchingLabels{LabelSchedule: string(s.UID)}); err != nil {
+		h.t.Fatal(err)
+	}
+	return runs.Items
+}
+
+// Each template change (a release bump committed to Git) starts exactly one
+// run; a 5 % drop against the last five good runs raises Regressed naming the
+// run, pure noise does not, and the next good release clears it.
+func TestScheduleTemplateChangesAndRegression(t *testing.T) {
+	h := newHarness(t)
+	node := loadgenNode(h)
+	s := &benchv1.BenchmarkSchedule{
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly"},
+		Spec: benchv1.BenchmarkScheduleSpec{
+			RunTemplate: benchv1.RunTemplate{Labels: map[string]string{LabelRelease: "v1"}, Spec: measureOnly("x", 4, 1).Spec},
+			Regression:  &benchv1.RegressionPolicy{Method: benchv1.RegressionThreshold, ThresholdPercent: 3, BaselineRuns: 5},
+		},
+	}
+	h.create(s)
+	time.Sleep(time.Second)
+	if n := len(scheduleRuns(h, s)); n != 0 {
+		t.Fatalf("%d runs on create without runOnCreate", n)
+	}
+	release := func(i int, value float64) *benchv1.BenchmarkSchedule {
+		t.Helper()
+		cur := &benchv1.BenchmarkSchedule{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
+			t.Fatal(err)
+		}
+		cur.Spec.RunTemplate.Labels[LabelRelease] = fmt.Sprintf("v%d", i)
+		cur.Spec.RunTemplate.Spec.Workload.Image = fmt.Sprintf("postgres:17.%d", i)
+		if err := k8s.Update(context.Background(), cur); err != nil {
+			t.Fatal(err)
+		}
+		name := s.Name + "-t" + templateHash(cur.Spec.RunTemplate)
+		var run *benchv1.BenchmarkRun
+		testutil.Eventually(t, 20*time.Second, "run "+name, func() error {
+			run = &benchv1.BenchmarkRun{}
+			return k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: name}, run)
+		})
+		h.terminate(h.waitJob(specs.MeasureJobName(run, 0, 1)), node, 0, tpsResult(value))
+		h.waitPhase(name, 20*time.Second, benchv1.PhaseSucceeded)
+		testutil.Eventually(t, 20*time.Second, "history updated", func() error {
+			if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
+				return err
+			}
+			if n := len(cur.Status.History); n == 0 || cur.Status.History[n-1].Run != name || meta.FindStatusCondition(cur.Status.Conditions, benchv1.ConditionRegressed) == nil {
+				return fmt.Errorf("history %+v", cur.Status.History)
+			}
+			return nil
+		})
+		// Re-check after the condition settles on this run.
+		time.Sleep(300 * time.Millisecond)
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
+			t.Fatal(err)
+		}
+		return cur
+	}
+	noise := []float64{1000, 1008, 995, 1003, 998, 1006}
+	for i, v := range noise {
+		cur := release(i+2, v)
+		if c := meta.FindStatusCondition(cur.Status.Conditions, benchv1.ConditionRegressed); c.Status != metav1.ConditionFalse {
+			t.Fatalf("noise (release v%d, %v tx/s) flagged: %s", i+2, v, c.Message)
+		}
+	}
+	// Exactly one run per template change, however often it reconciled.
+	if n := len(scheduleRuns(h, s)); n != len(noise) {
+		t.Errorf("%d runs after %d template changes", n, len(noise))
+	}
+	cur := release(8, 955) // a 5 % drop
+	c := meta.FindStatusCondition(cur.Status.Conditions, benchv1.ConditionRegressed)
+	if c.Status != metav1.ConditionTrue || c.Reason != ReasonRegression || !strings.Contains(c.Message, "release v8") || !strings.Contains(c.Message, "-4.") {
+		t.Errorf("5 %% drop: %+v", c)
+	}
+	if v := series(t, "dbperf_schedule_regressed", map[string]string{"namespace": h.ns, "schedule": "nightly"}); len(v) != 1 || v[0].GetGauge().GetValue() != 1 {
+		t.Errorf("dbperf_schedule_regressed: %v", v)
+	}
+	cur = release(9, 1002) // fixed
+	if c := meta.FindStatusCondition(cur.Status.Conditions, benchv1.ConditionRegressed); c.Status != metav1.ConditionFalse {
+		t.Errorf("after the fix: %+v", c)
+	}
+	if len(cur.Status.History) != 8 || cur.Status.History[0].Release != "v2" || cur.Status.History[7].Value == nil || *cur.Status.History[7].Value != 1002 {
+		t.Errorf("history %+v", cur.Status.History)
+	}
+}
+
+// Change points: a history with a 5 % drop in the middle is flagged at the
+// run that introduced it; pure noise is not.
+func TestScheduleChangePointRegression(t *testing.T) {
+	r := &BenchmarkScheduleReconciler{Recorder: record.NewFakeRecorder(10)}
+	mk := func(values []float64) *benchv1.BenchmarkSchedule {
+		s := &benchv1.BenchmarkSchedule{ObjectMeta: metav1.ObjectMeta{Name: "cp", Namespace: "ns"},
+			Spec: benchv1.BenchmarkScheduleSpec{Regression: &benchv1.RegressionPolicy{Method: benchv1.RegressionChangePoint, MinEffectPercent: 2}}}
+		for i, v := range values {
+			s.Status.History = append(s.Status.History, benchv1.HistoryEntry{Run: fmt.Sprintf("run-%d", i), Phase: benchv1.PhaseSucceeded,
+				Release: fmt.Sprintf("v%d", i), Value: ptr.To(v), Unit: "tx/s", Direction: benchv1.HigherIsBetter})
+		}
+		return s
+	}
+	noise := []float64{1000, 1008, 995, 1003, 998, 1006, 992, 1004, 999, 1001, 997, 1005, 1002, 996, 1003, 1000}
+	s := mk(noise)
+	r.judge(s)
+	if c := meta.FindStatusCondition(s.Status.Conditions, benchv1.ConditionRegressed); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("noise: %+v", c)
+	}
+	drop := append(append([]float64{}, noise[:10]...), 950, 955, 948, 952, 957, 951)
+	s = mk(drop)
+	r.judge(s)
+	c := meta.FindStatusCondition(s.Status.Conditions, benchv1.ConditionRegressed)
+	if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "run-10") {
+		t.Errorf("drop at run-10: %+v", c)
+	}
+	if !s.Status.History[10].ChangePoint {
+		t.Error("run-10 not marked as a change point in the history")
+	}
+}
