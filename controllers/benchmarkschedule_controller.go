@@ -55,12 +55,57 @@ type BenchmarkScheduleReconciler struct {
 // +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkschedules,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkschedules/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkruns,verbs=create;delete
+// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkcomparisons,verbs=create;delete
 
-// templateHash identifies a run template: a change of it is a new release to measure.
-func templateHash(t benchv1.RunTemplate) string {
-	raw, _ := json.Marshal(t)
+// templateHash identifies the schedule's template: a change of it is a new
+// release to measure.
+func templateHash(s *benchv1.BenchmarkSchedule) string {
+	var raw []byte
+	if s.Spec.ComparisonTemplate != nil {
+		raw, _ = json.Marshal(s.Spec.ComparisonTemplate)
+	} else {
+		raw, _ = json.Marshal(s.Spec.RunTemplate)
+	}
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])[:12]
+}
+
+// scheduled is a run or comparison a schedule created.
+type scheduled struct {
+	obj      client.Object
+	phase    benchv1.Phase
+	created  metav1.Time
+	release  string
+	fromRun  *benchv1.BenchmarkRun
+	fromComp *benchv1.BenchmarkComparison
+}
+
+func (r *BenchmarkScheduleReconciler) owned(ctx context.Context, s *benchv1.BenchmarkSchedule) ([]scheduled, error) {
+	sel := client.MatchingLabels{LabelSchedule: string(s.UID)}
+	var out []scheduled
+	var runs benchv1.BenchmarkRunList
+	if err := r.List(ctx, &runs, client.InNamespace(s.Namespace), sel); err != nil {
+		return nil, err
+	}
+	for i := range runs.Items {
+		x := &runs.Items[i]
+		out = append(out, scheduled{obj: x, phase: x.Status.Phase, created: x.CreationTimestamp, release: x.Labels[LabelRelease], fromRun: x})
+	}
+	var cmps benchv1.BenchmarkComparisonList
+	if err := r.List(ctx, &cmps, client.InNamespace(s.Namespace), sel); err != nil {
+		return nil, err
+	}
+	for i := range cmps.Items {
+		x := &cmps.Items[i]
+		out = append(out, scheduled{obj: x, phase: x.Status.Phase, created: x.CreationTimestamp, release: x.Labels[LabelRelease], fromComp: x})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].created.Equal(&out[j].created) {
+			return out[i].created.Before(&out[j].created)
+		}
+		return out[i].obj.GetName() < out[j].obj.GetName()
+	})
+	return out, nil
 }
 
 // Reconcile handles triggers, keeps the history and judges regressions.
@@ -85,29 +130,28 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	s.Status.ObservedGeneration = s.Generation
 	now := r.Clock.Now()
 
-	var owned benchv1.BenchmarkRunList
-	if err := r.List(ctx, &owned, client.InNamespace(s.Namespace), client.MatchingLabels{LabelSchedule: string(s.UID)}); err != nil {
+	owned, err := r.owned(ctx, s)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-	sort.Slice(owned.Items, func(i, j int) bool { return before(&owned.Items[i], &owned.Items[j]) })
-	var active []*benchv1.BenchmarkRun
+	var active []client.Object
 	s.Status.Active = nil
-	for i := range owned.Items {
-		if !owned.Items[i].Status.Phase.Terminal() {
-			active = append(active, &owned.Items[i])
-			s.Status.Active = append(s.Status.Active, owned.Items[i].Name)
+	for _, o := range owned {
+		if !o.phase.Terminal() {
+			active = append(active, o.obj)
+			s.Status.Active = append(s.Status.Active, o.obj.GetName())
 		}
 	}
-	r.updateHistory(s, owned.Items)
+	r.updateHistory(s, owned)
 	r.judge(s)
-	if err := r.prune(ctx, s, owned.Items); err != nil {
+	if err := r.prune(ctx, s, owned); err != nil {
 		return ctrl.Result{}, err
 	}
 	if s.Spec.Suspend {
 		return ctrl.Result{}, nil
 	}
 
-	hash := templateHash(s.Spec.RunTemplate)
+	hash := templateHash(s)
 	onChange := s.Spec.OnTemplateChange == nil || *s.Spec.OnTemplateChange
 	switch {
 	case s.Status.TemplateHash == "" && !s.Spec.RunOnCreate:
@@ -142,7 +186,7 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 			next = t
 		}
 		if len(active) > 0 && policy(s) == benchv1.ConcurrencyForbid {
-			r.Recorder.Eventf(s, corev1.EventTypeNormal, "Skipped", "cron trigger at %s skipped: run %s is still active", next.Format(time.RFC3339), active[0].Name)
+			r.Recorder.Eventf(s, corev1.EventTypeNormal, "Skipped", "cron trigger at %s skipped: %s is still active", next.Format(time.RFC3339), active[0].GetName())
 		} else if err := r.trigger(ctx, s, active, fmt.Sprintf("c%d", next.Unix()/60), "cron "+s.Spec.Schedule); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -162,13 +206,13 @@ func policy(s *benchv1.BenchmarkSchedule) benchv1.ConcurrencyPolicy {
 
 // trigger creates the run for one trigger; its name comes from the trigger,
 // so a retried reconcile cannot create it twice.
-func (r *BenchmarkScheduleReconciler) trigger(ctx context.Context, s *benchv1.BenchmarkSchedule, active []*benchv1.BenchmarkRun, suffix, why string) error {
+func (r *BenchmarkScheduleReconciler) trigger(ctx context.Context, s *benchv1.BenchmarkSchedule, active []client.Object, suffix, why string) error {
 	if policy(s) == benchv1.ConcurrencyReplace {
 		for _, a := range active {
 			if err := r.Delete(ctx, a); client.IgnoreNotFound(err) != nil {
 				return err
 			}
-			r.Recorder.Eventf(s, corev1.EventTypeNormal, "Replaced", "Deleted active run %s for a new trigger", a.Name)
+			r.Recorder.Eventf(s, corev1.EventTypeNormal, "Replaced", "Deleted active %s for a new trigger", a.GetName())
 		}
 	}
 	name := s.Name + "-" + suffix
@@ -176,24 +220,54 @@ func (r *BenchmarkScheduleReconciler) trigger(ctx context.Context, s *benchv1.Be
 		name = name[:253]
 	}
 	lbls := map[string]string{}
-	for k, v := range s.Spec.RunTemplate.Labels {
-		lbls[k] = v
+	var obj client.Object
+	if t := s.Spec.ComparisonTemplate; t != nil {
+		for k, v := range t.Labels {
+			lbls[k] = v
+		}
+		obj = &benchv1.BenchmarkComparison{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: lbls}, Spec: t.Spec}
+	} else {
+		if s.Spec.RunTemplate == nil {
+			return nil // refused at admission: exactly one template
+		}
+		for k, v := range s.Spec.RunTemplate.Labels {
+			lbls[k] = v
+		}
+		obj = &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: lbls}, Spec: s.Spec.RunTemplate.Spec}
 	}
 	lbls[LabelSchedule] = string(s.UID)
-	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: lbls}, Spec: s.Spec.RunTemplate.Spec}
-	if err := controllerutil.SetControllerReference(s, run, r.Scheme()); err != nil {
+	if err := controllerutil.SetControllerReference(s, obj, r.Scheme()); err != nil {
 		return err
 	}
-	if err := r.Create(ctx, run); err != nil {
+	if err := r.Create(ctx, obj); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}
 		return err
 	}
 	s.Status.LastRun = name
-	log.FromContext(ctx).Info("Created run", "run", name, "trigger", why)
-	r.Recorder.Eventf(s, corev1.EventTypeNormal, "RunCreated", "Created BenchmarkRun %s (%s)", name, why)
+	kind := "BenchmarkRun"
+	if s.Spec.ComparisonTemplate != nil {
+		kind = "BenchmarkComparison"
+	}
+	log.FromContext(ctx).Info("Created "+kind, "name", name, "trigger", why)
+	r.Recorder.Eventf(s, corev1.EventTypeNormal, "RunCreated", "Created %s %s (%s)", kind, name, why)
 	return nil
+}
+
+// watchedComparison finds the watched metric's row of a finished
+// comparison (status.results: the primary metric per step, first candidate).
+func watchedComparison(s *benchv1.BenchmarkSchedule, c *benchv1.BenchmarkComparison) (benchv1.MetricComparison, bool) {
+	metric, op, step := "", "", ""
+	if p := s.Spec.Regression; p != nil {
+		metric, op, step = p.Metric, p.Operation, p.Step
+	}
+	for _, row := range c.Status.Results {
+		if (metric == "" || row.Metric == metric) && (op == "" || row.Operation == op) && (step == "" || row.Step == step) {
+			return row, true
+		}
+	}
+	return benchv1.MetricComparison{}, false
 }
 
 // watched finds the watched metric of a finished run: the policy's metric
@@ -224,21 +298,27 @@ func watched(s *benchv1.BenchmarkSchedule, run *benchv1.BenchmarkRun) (value flo
 	return 0, "", "", false
 }
 
-func (r *BenchmarkScheduleReconciler) updateHistory(s *benchv1.BenchmarkSchedule, runs []benchv1.BenchmarkRun) {
+func (r *BenchmarkScheduleReconciler) updateHistory(s *benchv1.BenchmarkSchedule, owned []scheduled) {
 	known := map[string]int{}
 	for i, h := range s.Status.History {
 		known[h.Run] = i
 	}
-	for i := range runs {
-		run := &runs[i]
-		if !run.Status.Phase.Terminal() {
+	for _, o := range owned {
+		if !o.phase.Terminal() {
 			continue
 		}
-		e := benchv1.HistoryEntry{Run: run.Name, StartTime: run.CreationTimestamp, Phase: run.Status.Phase, Release: run.Labels[LabelRelease]}
-		if v, unit, dir, ok := watched(s, run); ok {
-			e.Value, e.Unit, e.Direction = &v, unit, dir
+		e := benchv1.HistoryEntry{Run: o.obj.GetName(), StartTime: o.created, Phase: o.phase, Release: o.release}
+		switch {
+		case o.fromRun != nil:
+			if v, unit, dir, ok := watched(s, o.fromRun); ok {
+				e.Value, e.Unit, e.Direction = &v, unit, dir
+			}
+		case o.fromComp != nil:
+			if row, ok := watchedComparison(s, o.fromComp); ok {
+				e.Value, e.Unit, e.Direction, e.Verdict = row.DeltaPercent, "%Δ", row.Direction, row.Verdict
+			}
 		}
-		if idx, ok := known[run.Name]; ok {
+		if idx, ok := known[e.Run]; ok {
 			e.ChangePoint = s.Status.History[idx].ChangePoint
 			s.Status.History[idx] = e
 			continue
@@ -298,6 +378,24 @@ func (r *BenchmarkScheduleReconciler) judge(s *benchv1.BenchmarkSchedule) {
 			return delta > 0
 		}
 		return delta < 0
+	}
+	if s.Spec.ComparisonTemplate != nil {
+		// The comparison did the statistics: its verdict on the watched metric decides.
+		for i := len(s.Status.History) - 1; i >= 0; i-- {
+			h := s.Status.History[i]
+			if h.Phase != benchv1.PhaseSucceeded || h.Verdict == "" {
+				continue
+			}
+			delta := "-"
+			if h.Value != nil {
+				delta = fmt.Sprintf("%+.1f %%", *h.Value)
+			}
+			msg := fmt.Sprintf("%s: %s in comparison %s (release %s), Δ %s against the baseline", metric, h.Verdict, h.Run, orDash(h.Release), delta)
+			set(h.Verdict == "Worse", map[bool]string{true: ReasonRegression, false: ReasonNoRegression}[h.Verdict == "Worse"], msg)
+			return
+		}
+		set(false, ReasonNotEnough, "no finished comparison yet")
+		return
 	}
 	switch method(p) {
 	case benchv1.RegressionChangePoint:
@@ -373,8 +471,9 @@ func method(p *benchv1.RegressionPolicy) benchv1.RegressionMethod {
 	return p.Method
 }
 
-// prune deletes finished runs beyond the history limits, oldest first.
-func (r *BenchmarkScheduleReconciler) prune(ctx context.Context, s *benchv1.BenchmarkSchedule, runs []benchv1.BenchmarkRun) error {
+// prune deletes finished runs (or comparisons) beyond the history limits,
+// oldest first.
+func (r *BenchmarkScheduleReconciler) prune(ctx context.Context, s *benchv1.BenchmarkSchedule, owned []scheduled) error {
 	keepOK, keepFailed := int32(10), int32(3)
 	if s.Spec.SuccessfulRunsHistoryLimit != nil {
 		keepOK = *s.Spec.SuccessfulRunsHistoryLimit
@@ -382,21 +481,21 @@ func (r *BenchmarkScheduleReconciler) prune(ctx context.Context, s *benchv1.Benc
 	if s.Spec.FailedRunsHistoryLimit != nil {
 		keepFailed = *s.Spec.FailedRunsHistoryLimit
 	}
-	var ok, failed []*benchv1.BenchmarkRun
-	for i := range runs {
-		switch runs[i].Status.Phase {
+	var ok, failed []client.Object
+	for _, o := range owned {
+		switch o.phase {
 		case benchv1.PhaseSucceeded:
-			ok = append(ok, &runs[i])
+			ok = append(ok, o.obj)
 		case benchv1.PhaseFailed, benchv1.PhaseInvalid:
-			failed = append(failed, &runs[i])
+			failed = append(failed, o.obj)
 		}
 	}
 	for _, group := range []struct {
-		runs []*benchv1.BenchmarkRun
+		objs []client.Object
 		keep int32
 	}{{ok, keepOK}, {failed, keepFailed}} {
-		for i := 0; i < len(group.runs)-int(group.keep); i++ {
-			if err := r.Delete(ctx, group.runs[i]); client.IgnoreNotFound(err) != nil {
+		for i := 0; i < len(group.objs)-int(group.keep); i++ {
+			if err := r.Delete(ctx, group.objs[i]); client.IgnoreNotFound(err) != nil {
 				return err
 			}
 		}
@@ -410,6 +509,7 @@ func (r *BenchmarkScheduleReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&benchv1.BenchmarkSchedule{}).
 		Owns(&benchv1.BenchmarkRun{}).
+		Owns(&benchv1.BenchmarkComparison{}).
 		Named("benchmarkschedule").
 		Complete(r)
 }

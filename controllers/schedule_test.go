@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -48,27 +49,38 @@ func TestScheduleTemplateChangesAndRegression(t *testing.T) {
 	s := &benchv1.BenchmarkSchedule{
 		ObjectMeta: metav1.ObjectMeta{Name: "nightly"},
 		Spec: benchv1.BenchmarkScheduleSpec{
-			RunTemplate: benchv1.RunTemplate{Labels: map[string]string{LabelRelease: "v1"}, Spec: measureOnly("x", 4, 1).Spec},
+			RunTemplate: &benchv1.RunTemplate{Labels: map[string]string{LabelRelease: "v1"}, Spec: measureOnly("x", 4, 1).Spec},
 			Regression:  &benchv1.RegressionPolicy{Method: benchv1.RegressionThreshold, ThresholdPercent: 3, BaselineRuns: 5},
 		},
 	}
 	h.create(s)
-	time.Sleep(time.Second)
+	testutil.Eventually(t, 10*time.Second, "schedule observed", func() error {
+		cur := &benchv1.BenchmarkSchedule{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
+			return err
+		}
+		if cur.Status.TemplateHash == "" {
+			return fmt.Errorf("not observed yet")
+		}
+		return nil
+	})
 	if n := len(scheduleRuns(h, s)); n != 0 {
 		t.Fatalf("%d runs on create without runOnCreate", n)
 	}
 	release := func(i int, value float64) *benchv1.BenchmarkSchedule {
 		t.Helper()
 		cur := &benchv1.BenchmarkSchedule{}
-		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
+				return err
+			}
+			cur.Spec.RunTemplate.Labels[LabelRelease] = fmt.Sprintf("v%d", i)
+			cur.Spec.RunTemplate.Spec.Workload.Image = fmt.Sprintf("postgres:17.%d", i)
+			return k8s.Update(context.Background(), cur)
+		}); err != nil {
 			t.Fatal(err)
 		}
-		cur.Spec.RunTemplate.Labels[LabelRelease] = fmt.Sprintf("v%d", i)
-		cur.Spec.RunTemplate.Spec.Workload.Image = fmt.Sprintf("postgres:17.%d", i)
-		if err := k8s.Update(context.Background(), cur); err != nil {
-			t.Fatal(err)
-		}
-		name := s.Name + "-t" + templateHash(cur.Spec.RunTemplate)
+		name := s.Name + "-t" + templateHash(cur)
 		var run *benchv1.BenchmarkRun
 		testutil.Eventually(t, 20*time.Second, "run "+name, func() error {
 			run = &benchv1.BenchmarkRun{}
@@ -148,5 +160,65 @@ func TestScheduleChangePointRegression(t *testing.T) {
 	}
 	if !s.Status.History[10].ChangePoint {
 		t.Error("run-10 not marked as a change point in the history")
+	}
+}
+
+// A schedule of comparisons: each template change starts exactly one
+// BenchmarkComparison; its verdict Worse on the watched metric sets Regressed.
+func TestScheduleOfComparisons(t *testing.T) {
+	h := newHarness(t)
+	measuredFn = func(variant string, i int) string {
+		v := 1000.0 + float64(i%3)
+		if variant == "v4a" {
+			v = 900 + float64(i%3) // the candidate release is 10 % slower
+		}
+		return tpsResult(v)
+	}
+	t.Cleanup(func() { measuredFn = measured })
+	s := &benchv1.BenchmarkSchedule{
+		ObjectMeta: metav1.ObjectMeta{Name: "rc"},
+		Spec: benchv1.BenchmarkScheduleSpec{
+			ComparisonTemplate: &benchv1.ComparisonTemplate{Labels: map[string]string{LabelRelease: "v1"}, Spec: comparison("x", benchv1.OrderInterleaved, 5).Spec},
+			Regression:         &benchv1.RegressionPolicy{},
+		},
+	}
+	h.create(s)
+	cur := &benchv1.BenchmarkSchedule{}
+	// The template the controller first sees is the starting point.
+	testutil.Eventually(t, 10*time.Second, "schedule observed", func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
+			return err
+		}
+		if cur.Status.TemplateHash == "" {
+			return fmt.Errorf("not observed yet")
+		}
+		return nil
+	})
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
+			return err
+		}
+		cur.Spec.ComparisonTemplate.Labels[LabelRelease] = "v2"
+		return k8s.Update(context.Background(), cur)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	playRuns(h, "rc", 10, 1)
+	testutil.Eventually(t, 30*time.Second, "Regressed from the comparison", func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(cur.Status.Conditions, benchv1.ConditionRegressed)
+		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "Worse") || !strings.Contains(c.Message, "release v2") {
+			return fmt.Errorf("condition %+v, history %+v", c, cur.Status.History)
+		}
+		return nil
+	})
+	var cmps benchv1.BenchmarkComparisonList
+	if err := k8s.List(context.Background(), &cmps, client.InNamespace(h.ns), client.MatchingLabels{LabelSchedule: string(cur.UID)}); err != nil || len(cmps.Items) != 1 {
+		t.Errorf("%d comparisons (err %v), want exactly one for one template change", len(cmps.Items), err)
+	}
+	if h := cur.Status.History; len(h) != 1 || h[0].Verdict != "Worse" || h[0].Value == nil || *h[0].Value > -9 {
+		t.Errorf("history %+v", h)
 	}
 }

@@ -42,6 +42,14 @@ type RunTemplate struct {
 	Spec   BenchmarkRunSpec  `json:"spec"`
 }
 
+// ComparisonTemplate is the BenchmarkComparison a schedule creates.
+type ComparisonTemplate struct {
+	// Labels for the comparisons (and the release label of their history entries).
+	// +optional
+	Labels map[string]string       `json:"labels,omitempty"`
+	Spec   BenchmarkComparisonSpec `json:"spec"`
+}
+
 // RegressionPolicy says what counts as a regression.
 type RegressionPolicy struct {
 	// Metric to watch; default the workload's primary metric.
@@ -83,6 +91,7 @@ type RegressionPolicy struct {
 
 // BenchmarkScheduleSpec says when to run what, and what a regression is.
 // +kubebuilder:validation:XValidation:rule="has(self.schedule) || !has(self.onTemplateChange) || self.onTemplateChange",message="a schedule needs a cron schedule or onTemplateChange"
+// +kubebuilder:validation:XValidation:rule="has(self.runTemplate) != has(self.comparisonTemplate)",message="exactly one of runTemplate or comparisonTemplate must be set"
 type BenchmarkScheduleSpec struct {
 	// Schedule in cron format ("0 3 * * *"), in UTC; optional.
 	// +optional
@@ -101,8 +110,16 @@ type BenchmarkScheduleSpec struct {
 	// +kubebuilder:default=Forbid
 	// +optional
 	ConcurrencyPolicy ConcurrencyPolicy `json:"concurrencyPolicy,omitempty"`
-	// RunTemplate is the run to create.
-	RunTemplate RunTemplate `json:"runTemplate"`
+	// RunTemplate is the run to create; its history records the watched
+	// metric and a regression is judged by spec.regression.method.
+	// +optional
+	RunTemplate *RunTemplate `json:"runTemplate,omitempty"`
+	// ComparisonTemplate is the comparison to create instead (for example a
+	// release candidate against the current release on every change); its
+	// history records Δ % of the watched metric for the first candidate, and
+	// a regression is that metric's verdict Worse.
+	// +optional
+	ComparisonTemplate *ComparisonTemplate `json:"comparisonTemplate,omitempty"`
 	// SuccessfulRunsHistoryLimit and FailedRunsHistoryLimit bound the finished
 	// runs kept (their numbers stay in status.history).
 	// +kubebuilder:validation:Minimum=0
@@ -126,6 +143,7 @@ type BenchmarkScheduleSpec struct {
 
 // HistoryEntry is one finished run of a schedule.
 type HistoryEntry struct {
+	// Run is the BenchmarkRun (or BenchmarkComparison) of this entry.
 	Run       string      `json:"run"`
 	StartTime metav1.Time `json:"startTime"`
 	Phase     Phase       `json:"phase"`
@@ -138,6 +156,9 @@ type HistoryEntry struct {
 	Unit string `json:"unit,omitempty"`
 	// +optional
 	Direction Direction `json:"direction,omitempty"`
+	// Verdict of the watched metric, for comparison schedules.
+	// +optional
+	Verdict string `json:"verdict,omitempty"`
 	// ChangePoint marks the first run of a new level found by change-point detection.
 	// +optional
 	ChangePoint bool `json:"changePoint,omitempty"`
