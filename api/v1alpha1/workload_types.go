@@ -7,7 +7,7 @@ import (
 
 // WorkloadSpec is the load tool: exactly one kind, plus the settings every
 // tool shares.
-// +kubebuilder:validation:XValidation:rule="[has(self.pgbench), has(self.memtier), has(self.redisBenchmark)].filter(x, x).size() == 1",message="exactly one of pgbench, memtier or redisBenchmark must be set"
+// +kubebuilder:validation:XValidation:rule="[has(self.pgbench), has(self.memtier), has(self.redisBenchmark), has(self.ycsb)].filter(x, x).size() == 1",message="exactly one of pgbench, memtier, redisBenchmark or ycsb must be set"
 type WorkloadSpec struct {
 	// +optional
 	Pgbench *PgbenchWorkload `json:"pgbench,omitempty"`
@@ -15,6 +15,8 @@ type WorkloadSpec struct {
 	Memtier *MemtierWorkload `json:"memtier,omitempty"`
 	// +optional
 	RedisBenchmark *RedisBenchmarkWorkload `json:"redisBenchmark,omitempty"`
+	// +optional
+	YCSB *YCSBWorkload `json:"ycsb,omitempty"`
 
 	// Image overrides the tool's default (official) image.
 	// +optional
@@ -246,4 +248,73 @@ type RedisBenchmarkWorkload struct {
 	// +kubebuilder:validation:Maximum=256
 	// +optional
 	Threads int32 `json:"threads,omitempty"`
+}
+
+// YCSBWorkload drives a key-value or document store with the YCSB client.
+// +kubebuilder:validation:XValidation:rule="has(self.workload) || has(self.properties)",message="set workload (a-f) or properties (a custom property set)"
+type YCSBWorkload struct {
+	// Binding is the YCSB database binding: mongodb, redis, jdbc, or basic
+	// (BasicDB: the client loop without a database, to measure the client).
+	// +kubebuilder:validation:Enum=mongodb;redis;jdbc;basic
+	Binding string `json:"binding"`
+
+	// Workload is a core workload: a (50/50 read/update), b (95/5), c (read
+	// only), d (read latest), e (short scans), f (read-modify-write).
+	// +kubebuilder:validation:Enum=a;b;c;d;e;f
+	// +optional
+	Workload string `json:"workload,omitempty"`
+
+	// Properties are passed as -p key=value after the workload, so they
+	// extend or override it (a custom property set without workload).
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Properties map[string]string `json:"properties,omitempty"`
+
+	// RecordCount is the number of records the load step inserts.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=1000000
+	// +optional
+	RecordCount int64 `json:"recordCount,omitempty"`
+
+	// OperationCount is the number of operations of each run step.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=5000000
+	// +optional
+	OperationCount int64 `json:"operationCount,omitempty"`
+
+	// Threads is swept: each value is one step (-threads).
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=4096
+	// +kubebuilder:default={32}
+	// +optional
+	Threads []int32 `json:"threads,omitempty"`
+
+	// LoadThreads of the load step.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4096
+	// +kubebuilder:default=32
+	// +optional
+	LoadThreads int32 `json:"loadThreads,omitempty"`
+
+	// Target throughput in ops/s (-target); 0 means as fast as possible.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Target int64 `json:"target,omitempty"`
+
+	// MaxExecutionTime stops a run step after this long.
+	// +optional
+	MaxExecutionTime *metav1.Duration `json:"maxExecutionTime,omitempty"`
+
+	// Percentiles reported besides 95 and 99 (hdrhistogram.percentiles),
+	// such as ["50", "99.9"].
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:Pattern=`^[0-9]{1,2}([.][0-9]{1,3})?$`
+	// +optional
+	Percentiles []string `json:"percentiles,omitempty"`
+
+	// SkipLoad keeps data a previous run loaded.
+	// +optional
+	SkipLoad bool `json:"skipLoad,omitempty"`
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/workloads/memtier"
 	"github.com/dbperf-io/dbperf-operator/workloads/pgbench"
 	"github.com/dbperf-io/dbperf-operator/workloads/redisbenchmark"
+	"github.com/dbperf-io/dbperf-operator/workloads/ycsb"
 )
 
 type entry struct {
@@ -22,6 +23,7 @@ var entries = []entry{
 	{pgbench.Pgbench{}, func(s *benchv1.WorkloadSpec) bool { return s.Pgbench != nil }},
 	{memtier.Memtier{}, func(s *benchv1.WorkloadSpec) bool { return s.Memtier != nil }},
 	{redisbenchmark.RedisBenchmark{}, func(s *benchv1.WorkloadSpec) bool { return s.RedisBenchmark != nil }},
+	{ycsb.YCSB{}, func(s *benchv1.WorkloadSpec) bool { return s.YCSB != nil }},
 }
 
 // For returns the workload a spec selects.

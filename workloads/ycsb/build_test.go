@@ -1,0 +1,91 @@
+package ycsb
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	p := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (run go test -update once)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// The seed setting of the issue: workload A, 1M records, 5M operations,
+// threads 32/48/96/128, against MongoDB with credentials.
+func seed() *benchv1.WorkloadSpec {
+	return &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "mongodb", Workload: "a", RecordCount: 1000000, OperationCount: 5000000,
+		Threads: []int32{32, 48, 96, 128}, LoadThreads: 64, Percentiles: []string{"50", "99.9"}, Properties: map[string]string{"fieldcount": "10"}}}
+}
+
+func endpoint() workloads.Endpoint {
+	return workloads.Endpoint{Host: "run-mongo.perf.svc", Port: 27017, Database: "ycsb",
+		Username: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "mongo"}, Key: "username"},
+		Password: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "mongo"}, Key: "password"}}
+}
+
+func TestGoldenProperties(t *testing.T) {
+	golden(t, "workloada-seed.properties", Properties(seed().YCSB))
+	custom := &benchv1.YCSBWorkload{Binding: "redis", Properties: map[string]string{"readproportion": "0.8", "insertproportion": "0.2", "requestdistribution": "uniform"}}
+	golden(t, "custom.properties", Properties(custom))
+}
+
+func TestLoadAndRunCommands(t *testing.T) {
+	spec, ep := seed(), endpoint()
+	steps := YCSB{}.Steps(spec)
+	if len(steps) != 4 || steps[3].Name != "threads=128" {
+		t.Fatalf("steps %+v", steps)
+	}
+	load := YCSB{}.Prepare(spec, ep)
+	run := YCSB{}.Run(spec, ep, steps[1])
+	golden(t, "mongodb-load.cmd", strings.Join(load.Command, "\n")+"\n")
+	golden(t, "mongodb-run-48.cmd", strings.Join(run.Command, "\n")+"\n")
+	if run.Files[propertiesFile] == "" || len(run.SecretEnv) != 1 || len(run.Env) != 2 {
+		t.Errorf("files %v, secret env %v, env %v", run.Files, run.SecretEnv, run.Env)
+	}
+	for _, a := range run.Command {
+		if strings.Contains(a, "s3cret") {
+			t.Error("a credential value in the command")
+		}
+	}
+	basic := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "basic", Workload: "c"}}
+	if (YCSB{}).Prepare(basic, ep) != nil {
+		t.Error("BasicDB needs no load step")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	spec := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "cassandra", Workload: "a", Properties: map[string]string{"recordcount": "5"}}}
+	errs := YCSB{}.Validate(spec, field.NewPath("spec", "workload"))
+	got := errs.ToAggregate().Error()
+	for _, want := range []string{"spec.workload.ycsb.binding", "spec.workload.ycsb.properties[recordcount]"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("errors %q lack %s", got, want)
+		}
+	}
+}

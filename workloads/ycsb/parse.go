@@ -1,0 +1,244 @@
+package ycsb
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// row is one "[SECTION], key, value" line of the report.
+var row = regexp.MustCompile(`^\[([A-Za-z0-9_%\-]+)\],\s*([^,]+?),\s*(\S+)\s*$`)
+
+// status is a `-s` progress line: "… 12 sec: 3310 operations; 1937 current ops/sec; …".
+var status = regexp.MustCompile(`(\d+) sec: (\d+) operations;(?: ([0-9.]+) current ops/sec)?`)
+
+// percentile keys: "95thPercentileLatency(us)", "99.9PercentileLatency(us)".
+var percentile = regexp.MustCompile(`^([0-9.]+)(?:th)?PercentileLatency\((us|ms)\)$`)
+
+type section struct {
+	overall map[string]float64
+	ops     map[string]*opStats
+	order   []string
+}
+
+type opStats struct {
+	values  map[string]float64 // key → value in ms for latencies
+	returns map[string]float64 // Return=… → count
+}
+
+func newSection() *section {
+	return &section{overall: map[string]float64{}, ops: map[string]*opStats{}}
+}
+
+// Parse reads YCSB's report. Markdown-indented reports (results notes) are
+// read too. When a file holds several reports, the last complete one counts.
+func (YCSB) Parse(in workloads.ParseInput) *results.Result {
+	r := results.New("ycsb")
+	r.Primary = results.Key{Name: "opsPerSecond", Operation: "OVERALL"}
+	var sections []*section
+	var cur *section
+	var firstError string
+	sc := bufio.NewScanner(bytes.NewReader(in.Output))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "YCSB Client ") && r.ToolVersion == "" {
+			r.ToolVersion = strings.TrimPrefix(line, "YCSB Client ")
+		}
+		if m := status.FindStringSubmatch(line); m != nil && !strings.HasPrefix(line, "[") {
+			t, _ := strconv.ParseFloat(m[1], 64)
+			v := map[string]float64{"operations": mustFloat(m[2])}
+			if m[3] != "" {
+				v["opsPerSecond"] = mustFloat(m[3])
+			}
+			r.TimeSeries = append(r.TimeSeries, results.Point{ElapsedSeconds: t, Values: v})
+			continue
+		}
+		m := row.FindStringSubmatch(line)
+		if m == nil {
+			if firstError == "" && (strings.Contains(line, "Exception") || strings.HasPrefix(line, "Error")) && !strings.HasPrefix(line, "at ") {
+				firstError = line
+			}
+			continue
+		}
+		name, key, raw := m[1], strings.TrimSpace(m[2]), m[3]
+		val, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			continue
+		}
+		if name == "OVERALL" && key == "RunTime(ms)" {
+			cur = newSection()
+			sections = append(sections, cur)
+		}
+		if cur == nil {
+			continue
+		}
+		switch {
+		case name == "OVERALL":
+			cur.overall[key] = val
+		case strings.HasPrefix(name, "TOTAL_GC"):
+			// JVM garbage collection: not the database's doing.
+		default:
+			op := cur.ops[name]
+			if op == nil {
+				op = &opStats{values: map[string]float64{}, returns: map[string]float64{}}
+				cur.ops[name] = op
+				cur.order = append(cur.order, name)
+			}
+			switch {
+			case strings.HasPrefix(key, "Return="):
+				op.returns[strings.TrimPrefix(key, "Return=")] += val
+			case key == "Operations":
+				op.values["operations"] = val
+			default:
+				if k, ms, ok := latencyKey(key, val); ok {
+					op.values[k] = ms
+				}
+				// Histogram buckets ("0, 530", ">1000, 0") are left out.
+			}
+		}
+	}
+	if in.ExitCode != nil && *in.ExitCode != 0 {
+		code := *in.ExitCode
+		r.ExitCode = &code
+		r.Fail("ycsb exited with code %d", code)
+	}
+	var last *section
+	for i := len(sections) - 1; i >= 0; i-- {
+		if _, ok := sections[i].overall["Throughput(ops/sec)"]; ok {
+			last = sections[i]
+			break
+		}
+	}
+	if last == nil {
+		msg := "no [OVERALL] summary: the YCSB client did not finish"
+		if firstError != "" {
+			msg += "; first error: " + truncate(firstError, 200)
+		}
+		r.Fail("%s", msg)
+		return r
+	}
+	if len(sections) > 1 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d YCSB reports in one output; the last complete one is reported", len(sections)))
+	}
+	r.Add(results.Metric{Name: "opsPerSecond", Operation: "OVERALL", Value: last.overall["Throughput(ops/sec)"], Unit: "ops/s", Direction: results.HigherIsBetter})
+	r.Add(results.Metric{Name: "runtimeSeconds", Operation: "OVERALL", Value: last.overall["RunTime(ms)"] / 1000, Unit: "s", Direction: results.Neutral, Detail: true})
+	var total, failed float64
+	for _, name := range last.order {
+		op := last.ops[name]
+		if name == "CLEANUP" {
+			continue // closing the client's connections, not a database operation
+		}
+		if strings.HasSuffix(name, "-FAILED") {
+			// YCSB's separate latency series of failed operations; their
+			// count is already in the base operation's Return= lines.
+			r.Add(results.Metric{Name: "failedOperations", Operation: strings.TrimSuffix(name, "-FAILED"), Value: op.values["operations"], Unit: "count", Direction: results.LowerIsBetter, Detail: true})
+			continue
+		}
+		n := op.values["operations"]
+		total += n
+		r.Add(results.Metric{Name: "operations", Operation: name, Value: n, Unit: "count", Direction: results.Neutral, Detail: true})
+		for _, k := range sortedKeys(op.values) {
+			if k == "operations" {
+				continue
+			}
+			r.Add(results.Metric{Name: k, Operation: name, Value: op.values[k], Unit: "ms", Direction: results.LowerIsBetter, Detail: k == "latencyMinMillis" || k == "latencyMaxMillis"})
+		}
+		for _, code := range sortedKeys(op.returns) {
+			c := op.returns[code]
+			r.Add(results.Metric{Name: "return" + returnName(code), Operation: name, Value: c, Unit: "count", Direction: results.Neutral, Detail: true})
+			if isError(code) {
+				failed += c
+			}
+		}
+	}
+	if total > 0 {
+		r.Add(results.Metric{Name: "errorPercent", Value: 100 * failed / total, Unit: "%", Direction: results.LowerIsBetter})
+	}
+	if failed > 0 {
+		r.Add(results.Metric{Name: "failedOperations", Value: failed, Unit: "count", Direction: results.LowerIsBetter})
+	}
+	if total == 0 && last.overall["Throughput(ops/sec)"] > 0 {
+		r.Warnings = append(r.Warnings, "no per-operation lines in the report")
+	}
+	return r
+}
+
+// latencyKey maps a YCSB latency key to a metric name and converts to ms.
+func latencyKey(key string, v float64) (string, float64, bool) {
+	toMs := func(unit string) float64 {
+		if unit == "ms" {
+			return v
+		}
+		return v / 1000
+	}
+	switch key {
+	case "AverageLatency(us)":
+		return "latencyAverageMillis", v / 1000, true
+	case "MinLatency(us)":
+		return "latencyMinMillis", v / 1000, true
+	case "MaxLatency(us)":
+		return "latencyMaxMillis", v / 1000, true
+	}
+	if m := percentile.FindStringSubmatch(key); m != nil {
+		p := strings.ReplaceAll(strings.TrimSuffix(m[1], ".0"), ".", "")
+		return "latencyP" + p + "Millis", toMs(m[2]), true
+	}
+	return "", 0, false
+}
+
+// returnName turns YCSB status names (OK, ERROR, NOT_FOUND, or the old
+// numeric 0 / -1) into metric name parts.
+func returnName(code string) string {
+	switch code {
+	case "OK", "0":
+		return "OK"
+	case "-1":
+		return "Error"
+	}
+	parts := strings.Split(strings.ToLower(code), "_")
+	for i, p := range parts {
+		if p != "" {
+			parts[i] = strings.ToUpper(p[:1]) + p[1:]
+		}
+	}
+	return strings.Join(parts, "")
+}
+
+// isError: every status but OK and NOT_FOUND (a read of a missing key is
+// an answer, not a failure) counts as a failed operation.
+func isError(code string) bool {
+	switch code {
+	case "OK", "0", "NOT_FOUND":
+		return false
+	}
+	return true
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func mustFloat(s string) float64 {
+	v, _ := strconv.ParseFloat(s, 64)
+	return v
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

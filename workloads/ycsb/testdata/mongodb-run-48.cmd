@@ -1,0 +1,14 @@
+java
+-cp
+/opt/ycsb/conf:/opt/ycsb/lib/*
+site.ycsb.Client
+-t
+-db
+site.ycsb.db.MongoDbClient
+-P
+/etc/dbperf/workload/workload.properties
+-threads
+48
+-s
+-p
+mongodb.url=mongodb://$(DBPERF_TARGET_USERNAME):$(DBPERF_TARGET_PASSWORD)@run-mongo.perf.svc:27017/ycsb?w=1&authSource=admin
