@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests and the demo run for real:
 # PostgreSQL (server and pgbench), Redis (server and redis-benchmark), and
-# Chromium (renders the HTML comparison report headless in a test).
+# Chromium (renders the HTML comparison report headless in a test), and a
+# Java runtime (runs the real YCSB client from Maven Central in a test).
 set -euo pipefail
 need=()
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
@@ -9,8 +10,9 @@ command -v pgbench >/dev/null || compgen -G "/usr/lib/postgresql/*/bin/pgbench" 
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v redis-benchmark >/dev/null || need+=(redis-tools)
 command -v chromium >/dev/null || need+=(chromium)
+command -v java >/dev/null || need+=(default-jre-headless)
 if [ "${#need[@]}" = 0 ]; then
-  echo "[deps] postgresql, redis and chromium already installed" >&2
+  echo "[deps] postgresql, redis, chromium and java already installed" >&2
   exit 0
 fi
 SUDO=""

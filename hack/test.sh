@@ -15,10 +15,12 @@ log "helm (for the chart tests and the end-to-end tests)"
 HELM="$(bash hack/build-helm.sh | tail -n 1)"
 KUBECTL="${KUBEBUILDER_ASSETS}/kubectl"
 CHROMIUM="$(command -v chromium)"
-export KUBEBUILDER_ASSETS CNPG_CRD_DIR HELM KUBECTL CHROMIUM
-for tool in initdb redis-server redis-benchmark pgbench chromium; do
+log "YCSB 0.17.0 client from Maven Central (cached)"
+YCSB_LIB="$(bash hack/fetch-ycsb.sh | tail -n 1)"
+export KUBEBUILDER_ASSETS CNPG_CRD_DIR HELM KUBECTL CHROMIUM YCSB_LIB
+for tool in initdb redis-server redis-benchmark pgbench chromium java; do
   if ! command -v "$tool" >/dev/null && ! compgen -G "/usr/lib/postgresql/*/bin/$tool" >/dev/null; then
-    log "ERROR: $tool is not installed: run 'bash hack/install-deps.sh' (apt-get install postgresql redis-server chromium)"
+    log "ERROR: $tool is not installed: run 'bash hack/install-deps.sh' (apt-get install postgresql redis-server chromium default-jre-headless)"
     exit 1
   fi
 done
