@@ -87,6 +87,22 @@ type Invocation struct {
 	// SecretEnv names the variables whose values the runner must redact
 	// from everything it prints.
 	SecretEnv []string
+	// ConfigMapFiles are keys of the user's ConfigMaps (a test script)
+	// mounted read-only at ConfigMapFilePath.
+	ConfigMapFiles []ConfigMapFile
+}
+
+// ConfigMapFile is one key of a ConfigMap in the run's namespace.
+type ConfigMapFile struct {
+	ConfigMap, Key string
+}
+
+// ConfigMapFilesDir is where ConfigMapFiles are mounted in workload pods.
+const ConfigMapFilesDir = "/etc/dbperf/configmaps"
+
+// ConfigMapFilePath is where a ConfigMap key is mounted.
+func ConfigMapFilePath(f ConfigMapFile) string {
+	return ConfigMapFilesDir + "/" + f.ConfigMap + "/" + f.Key
 }
 
 // Env names shared by the tools' invocations.

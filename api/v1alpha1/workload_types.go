@@ -7,7 +7,7 @@ import (
 
 // WorkloadSpec is the load tool: exactly one kind, plus the settings every
 // tool shares.
-// +kubebuilder:validation:XValidation:rule="[has(self.pgbench), has(self.memtier), has(self.redisBenchmark), has(self.ycsb)].filter(x, x).size() == 1",message="exactly one of pgbench, memtier, redisBenchmark or ycsb must be set"
+// +kubebuilder:validation:XValidation:rule="[has(self.pgbench), has(self.memtier), has(self.redisBenchmark), has(self.ycsb), has(self.k6)].filter(x, x).size() == 1",message="exactly one of pgbench, memtier, redisBenchmark, ycsb or k6 must be set"
 type WorkloadSpec struct {
 	// +optional
 	Pgbench *PgbenchWorkload `json:"pgbench,omitempty"`
@@ -17,6 +17,8 @@ type WorkloadSpec struct {
 	RedisBenchmark *RedisBenchmarkWorkload `json:"redisBenchmark,omitempty"`
 	// +optional
 	YCSB *YCSBWorkload `json:"ycsb,omitempty"`
+	// +optional
+	K6 *K6Workload `json:"k6,omitempty"`
 
 	// Image overrides the tool's default (official) image.
 	// +optional
@@ -317,4 +319,35 @@ type YCSBWorkload struct {
 	// SkipLoad keeps data a previous run loaded.
 	// +optional
 	SkipLoad bool `json:"skipLoad,omitempty"`
+}
+
+// K6Workload runs a Grafana k6 script.
+// +kubebuilder:validation:XValidation:rule="has(self.script) != has(self.scriptConfigMap)",message="exactly one of script or scriptConfigMap must be set"
+type K6Workload struct {
+	// ScriptConfigMap names the ConfigMap key holding the test script.
+	// +optional
+	ScriptConfigMap *corev1.ConfigMapKeySelector `json:"scriptConfigMap,omitempty"`
+	// Script is the test script inline, for short scripts.
+	// +kubebuilder:validation:MaxLength=65536
+	// +optional
+	Script string `json:"script,omitempty"`
+	// VUs is swept (--vus): each value is one step; empty: the script's options.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=100000
+	// +optional
+	VUs []int32 `json:"vus,omitempty"`
+	// Duration (--duration); empty: the script's options.
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+	// Env is passed to the script as -e NAME=VALUE (__ENV); the target's
+	// host and port come as DBPERF_TARGET_HOST and DBPERF_TARGET_PORT, its
+	// credentials as DBPERF_TARGET_USERNAME and DBPERF_TARGET_PASSWORD.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Env map[string]string `json:"env,omitempty"`
+	// Args are extra arguments of `k6 run`, before the script.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Args []string `json:"args,omitempty"`
 }

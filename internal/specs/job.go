@@ -128,6 +128,14 @@ func podSpec(p JobParams) corev1.PodSpec {
 		}})
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: filesVolume, MountPath: workloads.FilesDir, ReadOnly: true})
 	}
+	for i, f := range p.Invocation.ConfigMapFiles {
+		name := fmt.Sprintf("configmap-%d", i)
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: f.ConfigMap},
+				Items: []corev1.KeyToPath{{Key: f.Key, Path: f.Key}}},
+		}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: workloads.ConfigMapFilesDir + "/" + f.ConfigMap, ReadOnly: true})
+	}
 	if p.Endpoint.CASecret != "" {
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: caVolume, VolumeSource: corev1.VolumeSource{
 			Secret: &corev1.SecretVolumeSource{SecretName: p.Endpoint.CASecret, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}},

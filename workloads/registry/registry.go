@@ -8,6 +8,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/workloads"
+	"github.com/dbperf-io/dbperf-operator/workloads/k6"
 	"github.com/dbperf-io/dbperf-operator/workloads/memtier"
 	"github.com/dbperf-io/dbperf-operator/workloads/pgbench"
 	"github.com/dbperf-io/dbperf-operator/workloads/redisbenchmark"
@@ -24,6 +25,7 @@ var entries = []entry{
 	{memtier.Memtier{}, func(s *benchv1.WorkloadSpec) bool { return s.Memtier != nil }},
 	{redisbenchmark.RedisBenchmark{}, func(s *benchv1.WorkloadSpec) bool { return s.RedisBenchmark != nil }},
 	{ycsb.YCSB{}, func(s *benchv1.WorkloadSpec) bool { return s.YCSB != nil }},
+	{k6.K6{}, func(s *benchv1.WorkloadSpec) bool { return s.K6 != nil }},
 }
 
 // For returns the workload a spec selects.

@@ -1,0 +1,98 @@
+package k6
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// K6 implements workloads.Workload.
+type K6 struct{ Parser }
+
+var _ workloads.Workload = K6{}
+
+func (K6) Name() string { return "k6" }
+
+// DefaultImage is Grafana's official k6 image.
+func (K6) DefaultImage() string { return "grafana/k6:1.0.0" }
+
+const (
+	inlineScript = "script.js"
+	summaryFile  = workloads.OutputDir + "/k6-summary.json"
+)
+
+func (K6) Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.ErrorList {
+	w := spec.K6
+	p := path.Child("k6")
+	if w == nil {
+		return field.ErrorList{field.Required(p, "k6 settings are required")}
+	}
+	var errs field.ErrorList
+	for k := range w.Env {
+		if strings.HasPrefix(k, "DBPERF_") {
+			errs = append(errs, field.Invalid(p.Child("env").Key(k), k, "DBPERF_ variables are set by the operator"))
+		}
+	}
+	for i, a := range w.Args {
+		for _, owned := range []string{"--summary-export", "--vus", "-u", "--duration", "-d", "--out"} {
+			if a == owned || strings.HasPrefix(a, owned+"=") {
+				errs = append(errs, field.Invalid(p.Child("args").Index(i), a, "set by the operator (use vus and duration)"))
+			}
+		}
+	}
+	return errs
+}
+
+func (K6) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
+	if len(spec.K6.VUs) == 0 {
+		return []workloads.Step{{Name: "script", Params: map[string]int32{}}}
+	}
+	return workloads.Sweep(workloads.Dimension{Name: "vus", Values: spec.K6.VUs})
+}
+
+// Prepare: a k6 script's setup() does its own preparation.
+func (K6) Prepare(*benchv1.WorkloadSpec, workloads.Endpoint) *workloads.Invocation { return nil }
+
+func (K6) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.Step) workloads.Invocation {
+	w := spec.K6
+	inv := workloads.Invocation{ResultFiles: []string{summaryFile}, Env: ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword)}
+	if ep.Password != nil {
+		inv.SecretEnv = []string{workloads.EnvPassword}
+	}
+	cmd := []string{"k6", "run", "--no-color", "--summary-export", summaryFile,
+		"-e", "DBPERF_TARGET_HOST=" + ep.Host, "-e", "DBPERF_TARGET_PORT=" + strconv.Itoa(int(ep.Port))}
+	if ep.Database != "" {
+		cmd = append(cmd, "-e", "DBPERF_TARGET_DATABASE="+ep.Database)
+	}
+	if v, ok := step.Params["vus"]; ok {
+		cmd = append(cmd, "--vus", strconv.Itoa(int(v)))
+	}
+	if w.Duration != nil && w.Duration.Duration > 0 {
+		cmd = append(cmd, "--duration", w.Duration.Duration.String())
+	}
+	keys := make([]string, 0, len(w.Env))
+	for k := range w.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cmd = append(cmd, "-e", fmt.Sprintf("%s=%s", k, w.Env[k]))
+	}
+	cmd = append(cmd, w.Args...)
+	if w.ScriptConfigMap != nil {
+		f := workloads.ConfigMapFile{ConfigMap: w.ScriptConfigMap.Name, Key: w.ScriptConfigMap.Key}
+		inv.ConfigMapFiles = []workloads.ConfigMapFile{f}
+		cmd = append(cmd, workloads.ConfigMapFilePath(f))
+	} else {
+		inv.Files = map[string]string{inlineScript: w.Script}
+		cmd = append(cmd, workloads.FilesDir+"/"+inlineScript)
+	}
+	inv.Command = cmd
+	return inv
+}

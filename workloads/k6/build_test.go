@@ -1,0 +1,72 @@
+package k6
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+func TestRunCommandWithScriptConfigMap(t *testing.T) {
+	spec := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{
+		ScriptConfigMap: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "session-script"}, Key: "session.js"},
+		VUs:             []int32{50, 100}, Duration: &metav1.Duration{Duration: 5 * time.Minute},
+		Env: map[string]string{"PHASES": "start,continue,end"}, Args: []string{"--no-connection-reuse"},
+	}}
+	steps := K6{}.Steps(spec)
+	if len(steps) != 2 || steps[1].Name != "vus=100" {
+		t.Fatalf("steps %+v", steps)
+	}
+	ep := workloads.Endpoint{Host: "kv-valkey.perf.svc", Port: 6379,
+		Password: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "kv"}, Key: "password"}}
+	inv := K6{}.Run(spec, ep, steps[1])
+	got := strings.Join(inv.Command, " ")
+	want := "k6 run --no-color --summary-export /dbperf/out/k6-summary.json -e DBPERF_TARGET_HOST=kv-valkey.perf.svc -e DBPERF_TARGET_PORT=6379 " +
+		"--vus 100 --duration 5m0s -e PHASES=start,continue,end --no-connection-reuse /etc/dbperf/configmaps/session-script/session.js"
+	if got != want {
+		t.Errorf("command\n got %s\nwant %s", got, want)
+	}
+	if len(inv.ResultFiles) != 1 || len(inv.SecretEnv) != 1 || len(inv.ConfigMapFiles) != 1 {
+		t.Errorf("invocation %+v", inv)
+	}
+	// The Job mounts the user's script key read-only where the command reads it.
+	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "kv", Namespace: "perf", UID: "u"}, Spec: benchv1.BenchmarkRunSpec{Workload: *spec}}
+	job := specs.Job(specs.JobParams{Run: run, Name: "kv-s1-r1", Role: specs.RoleLoadgen, Workload: "k6", Invocation: inv, Image: "grafana/k6:1.0.0", RunnerImage: "r"})
+	pod := job.Spec.Template.Spec
+	found := false
+	for _, v := range pod.Volumes {
+		if v.ConfigMap != nil && v.ConfigMap.Name == "session-script" && len(v.ConfigMap.Items) == 1 && v.ConfigMap.Items[0].Key == "session.js" {
+			for _, m := range pod.Containers[0].VolumeMounts {
+				if m.Name == v.Name && m.MountPath == "/etc/dbperf/configmaps/session-script" && m.ReadOnly {
+					found = true
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("script ConfigMap not mounted: volumes %+v", pod.Volumes)
+	}
+}
+
+func TestInlineScriptAndValidation(t *testing.T) {
+	spec := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{Script: "export default function () {}"}}
+	steps := K6{}.Steps(spec)
+	inv := K6{}.Run(spec, workloads.Endpoint{Host: "h", Port: 80}, steps[0])
+	if len(steps) != 1 || inv.Files[inlineScript] == "" || !strings.HasSuffix(strings.Join(inv.Command, " "), "/etc/dbperf/workload/script.js") {
+		t.Errorf("inline: steps %+v, invocation %+v", steps, inv)
+	}
+	bad := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{Script: "x", Env: map[string]string{"DBPERF_TARGET_HOST": "x"}, Args: []string{"--vus=3"}}}
+	errs := K6{}.Validate(bad, field.NewPath("spec", "workload")).ToAggregate().Error()
+	for _, want := range []string{"spec.workload.k6.env[DBPERF_TARGET_HOST]", "spec.workload.k6.args[0]"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("%q lacks %s", errs, want)
+		}
+	}
+}
