@@ -17,7 +17,9 @@ KUBECTL="${KUBEBUILDER_ASSETS}/kubectl"
 CHROMIUM="$(command -v chromium)"
 log "YCSB 0.17.0 client from Maven Central (cached)"
 YCSB_LIB="$(bash hack/fetch-ycsb.sh | tail -n 1)"
-export KUBEBUILDER_ASSETS CNPG_CRD_DIR HELM KUBECTL CHROMIUM YCSB_LIB
+log "k6 built from the Go module proxy (cached; the first build takes a minute or two)"
+K6="$(bash hack/build-k6.sh | tail -n 1)"
+export KUBEBUILDER_ASSETS CNPG_CRD_DIR HELM KUBECTL CHROMIUM YCSB_LIB K6
 for tool in initdb redis-server redis-benchmark pgbench chromium java; do
   if ! command -v "$tool" >/dev/null && ! compgen -G "/usr/lib/postgresql/*/bin/$tool" >/dev/null; then
     log "ERROR: $tool is not installed: run 'bash hack/install-deps.sh' (apt-get install postgresql redis-server chromium default-jre-headless)"

@@ -40,7 +40,7 @@ func (K6) Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.ErrorList
 		}
 	}
 	for i, a := range w.Args {
-		for _, owned := range []string{"--summary-export", "--vus", "-u", "--duration", "-d", "--out"} {
+		for _, owned := range []string{"--summary-export", "--summary-trend-stats", "--vus", "-u", "--duration", "-d", "--out"} {
 			if a == owned || strings.HasPrefix(a, owned+"=") {
 				errs = append(errs, field.Invalid(p.Child("args").Index(i), a, "set by the operator (use vus and duration)"))
 			}
@@ -65,7 +65,9 @@ func (K6) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.
 	if ep.Password != nil {
 		inv.SecretEnv = []string{workloads.EnvPassword}
 	}
-	cmd := []string{"k6", "run", "--no-color", "--summary-export", summaryFile,
+	// p(99) and p(99.9) are what comparisons publish; k6 exports only up
+	// to p(95) unless told.
+	cmd := []string{"k6", "run", "--no-color", "--summary-export", summaryFile, "--summary-trend-stats", "avg,min,med,max,p(90),p(95),p(99),p(99.9)",
 		"-e", "DBPERF_TARGET_HOST=" + ep.Host, "-e", "DBPERF_TARGET_PORT=" + strconv.Itoa(int(ep.Port))}
 	if ep.Database != "" {
 		cmd = append(cmd, "-e", "DBPERF_TARGET_DATABASE="+ep.Database)

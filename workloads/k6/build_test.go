@@ -28,7 +28,7 @@ func TestRunCommandWithScriptConfigMap(t *testing.T) {
 		Password: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "kv"}, Key: "password"}}
 	inv := K6{}.Run(spec, ep, steps[1])
 	got := strings.Join(inv.Command, " ")
-	want := "k6 run --no-color --summary-export /dbperf/out/k6-summary.json -e DBPERF_TARGET_HOST=kv-valkey.perf.svc -e DBPERF_TARGET_PORT=6379 " +
+	want := "k6 run --no-color --summary-export /dbperf/out/k6-summary.json --summary-trend-stats avg,min,med,max,p(90),p(95),p(99),p(99.9) -e DBPERF_TARGET_HOST=kv-valkey.perf.svc -e DBPERF_TARGET_PORT=6379 " +
 		"--vus 100 --duration 5m0s -e PHASES=start,continue,end --no-connection-reuse /etc/dbperf/configmaps/session-script/session.js"
 	if got != want {
 		t.Errorf("command\n got %s\nwant %s", got, want)

@@ -1,0 +1,157 @@
+package k6
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/runner"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// runReal runs the operator's k6 invocation with the real k6 (built from the
+// Go module proxy by hack/build-k6.sh; K6 names it) through dbperf-runner,
+// with the pod's paths mapped to a temporary directory.
+func runReal(t *testing.T, spec *benchv1.WorkloadSpec, ep workloads.Endpoint, scriptFile string) (*results.Result, string) {
+	t.Helper()
+	k6 := os.Getenv("K6")
+	if k6 == "" {
+		t.Skip("K6 is not set (hack/test.sh builds k6 from the Go module proxy)")
+	}
+	dir := t.TempDir()
+	inv := K6{}.Run(spec, ep, K6{}.Steps(spec)[0])
+	for name, content := range inv.Files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var cmd []string
+	for _, a := range inv.Command {
+		switch {
+		case a == "k6":
+			a = k6
+		case strings.HasPrefix(a, workloads.FilesDir):
+			a = filepath.Join(dir, strings.TrimPrefix(a, workloads.FilesDir))
+		case strings.HasPrefix(a, workloads.ConfigMapFilesDir):
+			a = scriptFile
+		case strings.HasPrefix(a, workloads.OutputDir):
+			a = filepath.Join(dir, filepath.Base(a))
+		}
+		cmd = append(cmd, a)
+	}
+	var out bytes.Buffer
+	r := runner.Exec(context.Background(), runner.Options{Parser: K6{}, Command: cmd, SummaryFile: filepath.Join(dir, "summary"), Stdout: &out,
+		ResultFiles: []string{filepath.Join(dir, "k6-summary.json")}, Timeout: 2 * time.Minute})
+	return r, out.String()
+}
+
+// The real k6 against a local HTTP server: a passing run and a run whose
+// threshold is crossed (exit 99: Invalid, thresholds named, not a crash).
+func TestRealK6HTTP(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			time.Sleep(30 * time.Millisecond)
+		}
+		fmt.Fprintln(w, "ok")
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	host, port, _ := strings.Cut(addr, ":")
+	ep := workloads.Endpoint{Host: host, Port: int32(mustAtoi(t, port))}
+	script := `import http from 'k6/http';
+import { check } from 'k6';
+export const options = { thresholds: { http_req_duration: [__ENV.LIMIT] } };
+export default function () {
+  const r = http.get('http://' + __ENV.DBPERF_TARGET_HOST + ':' + __ENV.DBPERF_TARGET_PORT + __ENV.PATH_);
+  check(r, { 'status 200': (x) => x.status === 200 });
+}`
+	for _, c := range []struct {
+		name, path, limit string
+		verdict           results.Verdict
+	}{
+		{"pass", "/", "p(95)<1000", results.Succeeded},
+		{"thresholds crossed", "/slow", "p(95)<5", results.Invalid},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			spec := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{Script: script, VUs: []int32{4},
+				Duration: &metav1Duration{Duration: 2 * time.Second}, Env: map[string]string{"PATH_": c.path, "LIMIT": c.limit}}}
+			r, out := runReal(t, spec, ep, "")
+			if r.Verdict != c.verdict {
+				t.Fatalf("verdict %s %v\n%s", r.Verdict, r.Reasons, out)
+			}
+			rps, ok := r.Get(results.Key{Name: "requestsPerSecond", Operation: "http_reqs"})
+			if !ok || rps.Value <= 0 {
+				t.Errorf("requests per second %v", rps)
+			}
+			if c.verdict == results.Invalid && !strings.Contains(strings.Join(r.Reasons, " "), "p(95)<5") {
+				t.Errorf("reasons %v do not name the crossed threshold", r.Reasons)
+			}
+		})
+	}
+}
+
+// The sample's session state machine script runs for real against a local
+// redis-server and reports business operations and per-phase latency.
+func TestRealK6SessionSampleAgainstRedis(t *testing.T) {
+	if os.Getenv("K6") == "" {
+		t.Skip("K6 is not set")
+	}
+	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "k6-session-valkey.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	if err := yaml.Unmarshal([]byte(strings.Split(string(raw), "\n---\n")[0]), &cm); err != nil || cm.Data["session.js"] == "" {
+		t.Fatalf("sample ConfigMap: %v", err)
+	}
+	script := filepath.Join(t.TempDir(), "session.js")
+	if err := os.WriteFile(script, []byte(cm.Data["session.js"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	redis := testutil.StartRedis(t)
+	spec := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{ScriptConfigMap: &corev1ConfigMapKeySelector, VUs: []int32{4},
+		Duration: &metav1Duration{Duration: 2 * time.Second}}}
+	r, out := runReal(t, spec, workloads.Endpoint{Host: "127.0.0.1", Port: int32(redis.Port)}, script)
+	if r.Verdict != results.Succeeded {
+		t.Fatalf("verdict %s %v\n%s", r.Verdict, r.Reasons, out)
+	}
+	ops, ok := r.Get(results.Key{Name: "ratePerSecond", Operation: "business_ops"})
+	if !ok || ops.Value <= 0 {
+		t.Errorf("business_ops rate %v\n%s", ops, out)
+	}
+	for _, phase := range []string{"phase_start", "phase_continue", "phase_end"} {
+		if _, ok := r.Get(results.Key{Name: "latencyP99Millis", Operation: phase}); !ok {
+			t.Errorf("no p99 for %s", phase)
+		}
+	}
+}
+
+type metav1Duration = metav1.Duration
+
+var corev1ConfigMapKeySelector = corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "session-script"}, Key: "session.js"}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
