@@ -44,7 +44,7 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 	}{
 		"two workloads": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Workload.Memtier = &benchv1.MemtierWorkload{Duration: metav1.Duration{Duration: time.Minute}}
-		}, []string{"spec.workload", "exactly one of pgbench, memtier, redisBenchmark, ycsb or k6"}},
+		}, []string{"spec.workload", "exactly one of pgbench, memtier, redisBenchmark, ycsb, k6 or osb"}},
 		"no target": {func(r *benchv1.BenchmarkRun) { r.Spec.Target = benchv1.TargetSpec{} },
 			[]string{"spec.target", "exactly one of postgres, valkey or external"}},
 		"two targets": {func(r *benchv1.BenchmarkRun) { r.Spec.Target.Valkey = &benchv1.ValkeyTarget{} },

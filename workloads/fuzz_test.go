@@ -16,7 +16,7 @@ import (
 // read a success without saying so. `go test -fuzz FuzzParse ./workloads`
 // explores further; plain `go test` runs the seeds.
 func FuzzParse(f *testing.F) {
-	for _, tool := range []string{"pgbench", "memtier", "ycsb", "k6"} {
+	for _, tool := range []string{"pgbench", "memtier", "ycsb", "k6", "osb"} {
 		dir := testutil.FixturesDir(f, tool)
 		entries, _ := os.ReadDir(dir)
 		for _, e := range entries {

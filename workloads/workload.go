@@ -90,6 +90,14 @@ type Invocation struct {
 	// ConfigMapFiles are keys of the user's ConfigMaps (a test script)
 	// mounted read-only at ConfigMapFilePath.
 	ConfigMapFiles []ConfigMapFile
+	// ClaimMounts are the user's PersistentVolumeClaims (a data corpus).
+	ClaimMounts []ClaimMount
+}
+
+// ClaimMount mounts a PersistentVolumeClaim of the run's namespace.
+type ClaimMount struct {
+	Claim, MountPath string
+	ReadOnly         bool
 }
 
 // ConfigMapFile is one key of a ConfigMap in the run's namespace.

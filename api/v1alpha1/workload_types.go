@@ -7,7 +7,7 @@ import (
 
 // WorkloadSpec is the load tool: exactly one kind, plus the settings every
 // tool shares.
-// +kubebuilder:validation:XValidation:rule="[has(self.pgbench), has(self.memtier), has(self.redisBenchmark), has(self.ycsb), has(self.k6)].filter(x, x).size() == 1",message="exactly one of pgbench, memtier, redisBenchmark, ycsb or k6 must be set"
+// +kubebuilder:validation:XValidation:rule="[has(self.pgbench), has(self.memtier), has(self.redisBenchmark), has(self.ycsb), has(self.k6), has(self.osb)].filter(x, x).size() == 1",message="exactly one of pgbench, memtier, redisBenchmark, ycsb, k6 or osb must be set"
 type WorkloadSpec struct {
 	// +optional
 	Pgbench *PgbenchWorkload `json:"pgbench,omitempty"`
@@ -19,6 +19,8 @@ type WorkloadSpec struct {
 	YCSB *YCSBWorkload `json:"ycsb,omitempty"`
 	// +optional
 	K6 *K6Workload `json:"k6,omitempty"`
+	// +optional
+	OSB *OSBWorkload `json:"osb,omitempty"`
 
 	// Image overrides the tool's default (official) image.
 	// +optional
@@ -350,4 +352,56 @@ type K6Workload struct {
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	Args []string `json:"args,omitempty"`
+}
+
+// OSBWorkload runs OpenSearch Benchmark against the target cluster
+// (--pipeline=benchmark-only).
+type OSBWorkload struct {
+	// Workload is the OSB workload, such as http_logs.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9_-]+$`
+	// +kubebuilder:default=http_logs
+	// +optional
+	Workload string `json:"workload,omitempty"`
+	// TestProcedure, such as append-no-conflicts-index-only.
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_-]+$`
+	// +optional
+	TestProcedure string `json:"testProcedure,omitempty"`
+	// IncludeTasks limits the run to these tasks (--include-tasks).
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	IncludeTasks []string `json:"includeTasks,omitempty"`
+	// WorkloadParams (--workload-params key:value,…).
+	// +kubebuilder:validation:MaxProperties=32
+	// +optional
+	WorkloadParams map[string]string `json:"workloadParams,omitempty"`
+	// ClientOptions (--client-options key:value,…), besides the TLS and
+	// credentials the operator sets from the target.
+	// +kubebuilder:validation:MaxProperties=32
+	// +optional
+	ClientOptions map[string]string `json:"clientOptions,omitempty"`
+	// Clients is swept: each value is one step, passed as the workload
+	// parameter named by ClientsParam.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=1
+	// +optional
+	Clients []int32 `json:"clients,omitempty"`
+	// ClientsParam is the workload parameter the clients sweep sets.
+	// +kubebuilder:default=bulk_indexing_clients
+	// +optional
+	ClientsParam string `json:"clientsParam,omitempty"`
+	// CLI is the subcommand: execute-test (OSB 1.x) or run (2.x).
+	// +kubebuilder:validation:Enum=execute-test;run
+	// +kubebuilder:default=execute-test
+	// +optional
+	CLI string `json:"cli,omitempty"`
+	// ResultsFormat of the results file.
+	// +kubebuilder:validation:Enum=markdown;csv
+	// +kubebuilder:default=markdown
+	// +optional
+	ResultsFormat string `json:"resultsFormat,omitempty"`
+	// CorpusClaim is a PersistentVolumeClaim holding OSB's benchmark data
+	// (~/.benchmark/benchmarks: data and workloads), used offline; without
+	// it OSB downloads the corpus.
+	// +optional
+	CorpusClaim string `json:"corpusClaim,omitempty"`
 }

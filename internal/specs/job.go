@@ -136,6 +136,13 @@ func podSpec(p JobParams) corev1.PodSpec {
 		}})
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: workloads.ConfigMapFilesDir + "/" + f.ConfigMap, ReadOnly: true})
 	}
+	for i, m := range p.Invocation.ClaimMounts {
+		name := fmt.Sprintf("claim-%d", i)
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: m.Claim, ReadOnly: m.ReadOnly},
+		}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: m.MountPath, ReadOnly: m.ReadOnly})
+	}
 	if p.Endpoint.CASecret != "" {
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: caVolume, VolumeSource: corev1.VolumeSource{
 			Secret: &corev1.SecretVolumeSource{SecretName: p.Endpoint.CASecret, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}},

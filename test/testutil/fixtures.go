@@ -67,3 +67,13 @@ func EachFixture[W any](t *testing.T, tool string, want map[string]W, f func(t *
 		})
 	}
 }
+
+// ReadFixture returns one fixture file of a tool.
+func ReadFixture(t testing.TB, tool, name string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(FixturesDir(t, tool), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}

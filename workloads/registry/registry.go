@@ -10,6 +10,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/k6"
 	"github.com/dbperf-io/dbperf-operator/workloads/memtier"
+	"github.com/dbperf-io/dbperf-operator/workloads/osb"
 	"github.com/dbperf-io/dbperf-operator/workloads/pgbench"
 	"github.com/dbperf-io/dbperf-operator/workloads/redisbenchmark"
 	"github.com/dbperf-io/dbperf-operator/workloads/ycsb"
@@ -26,6 +27,7 @@ var entries = []entry{
 	{redisbenchmark.RedisBenchmark{}, func(s *benchv1.WorkloadSpec) bool { return s.RedisBenchmark != nil }},
 	{ycsb.YCSB{}, func(s *benchv1.WorkloadSpec) bool { return s.YCSB != nil }},
 	{k6.K6{}, func(s *benchv1.WorkloadSpec) bool { return s.K6 != nil }},
+	{osb.OSB{}, func(s *benchv1.WorkloadSpec) bool { return s.OSB != nil }},
 }
 
 // For returns the workload a spec selects.
