@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -42,4 +43,23 @@ func Sweep(dims ...Dimension) []Step {
 		steps[i].Name = strings.Join(parts, ",")
 	}
 	return steps
+}
+
+// OptionalSweep is a one-dimension sweep, or, when no values are given,
+// one step named single that leaves the tool's own default in place.
+func OptionalSweep(name string, values []int32, single string) []Step {
+	if len(values) == 0 {
+		return []Step{{Name: single, Params: map[string]int32{}}}
+	}
+	return Sweep(Dimension{Name: name, Values: values})
+}
+
+// SortedKeys returns a map's keys in order, for stable command lines.
+func SortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -196,23 +196,33 @@ func readSide(path string) (compare.Side, error) {
 	return compare.Side{Name: name, Runs: runs}, nil
 }
 
-func cmdReport(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+// oneName parses a command that takes exactly one name and the common
+// flags, and connects to the cluster.
+func oneName(cmd, what, defaultOutput string, args []string) (*cluster, common, string, error) {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var o common
-	o.bind(fs, "html")
+	o.bind(fs, defaultOutput)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return err
+		return nil, o, "", err
 	}
 	if len(pos) != 1 {
-		return usageError{"report needs a COMPARISON name"}
+		return nil, o, "", usageError{cmd + " needs a " + what + " name"}
 	}
 	k, err := connect(o)
 	if err != nil {
+		return nil, o, "", err
+	}
+	return k, o, pos[0], nil
+}
+
+func cmdReport(ctx context.Context, args []string, stdout, _ io.Writer) error {
+	k, o, name, err := oneName("report", "COMPARISON", "html", args)
+	if err != nil {
 		return err
 	}
-	reports, err := k.comparisonReports(ctx, pos[0])
+	reports, err := k.comparisonReports(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -279,22 +289,11 @@ func cmdResults(ctx context.Context, args []string, stdout, _ io.Writer) error {
 }
 
 func cmdLogs(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	fs := flag.NewFlagSet("logs", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var o common
-	o.bind(fs, "")
-	pos, err := parseInterspersed(fs, args)
+	k, _, name, err := oneName("logs", "RUN", "", args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usageError{"logs needs a RUN name"}
-	}
-	k, err := connect(o)
-	if err != nil {
-		return err
-	}
-	r, err := k.run(ctx, pos[0])
+	r, err := k.run(ctx, name)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -38,24 +37,13 @@ func historyRows(s *benchv1.BenchmarkSchedule) []benchv1.HistoryEntry {
 }
 
 func cmdHistory(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	fs := flag.NewFlagSet("history", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var o common
-	o.bind(fs, "table")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usageError{"history needs a SCHEDULE name"}
-	}
-	k, err := connect(o)
+	k, o, name, err := oneName("history", "SCHEDULE", "table", args)
 	if err != nil {
 		return err
 	}
 	s := &benchv1.BenchmarkSchedule{}
-	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.namespace, Name: pos[0]}, s); err != nil {
-		return fmt.Errorf("BenchmarkSchedule %s/%s: %w", k.namespace, pos[0], err)
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.namespace, Name: name}, s); err != nil {
+		return fmt.Errorf("BenchmarkSchedule %s/%s: %w", k.namespace, name, err)
 	}
 	return renderHistory(stdout, s, o.output)
 }

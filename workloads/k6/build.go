@@ -2,7 +2,6 @@ package k6
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -50,10 +49,7 @@ func (K6) Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.ErrorList
 }
 
 func (K6) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
-	if len(spec.K6.VUs) == 0 {
-		return []workloads.Step{{Name: "script", Params: map[string]int32{}}}
-	}
-	return workloads.Sweep(workloads.Dimension{Name: "vus", Values: spec.K6.VUs})
+	return workloads.OptionalSweep("vus", spec.K6.VUs, "script")
 }
 
 // Prepare: a k6 script's setup() does its own preparation.
@@ -78,12 +74,7 @@ func (K6) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.
 	if w.Duration != nil && w.Duration.Duration > 0 {
 		cmd = append(cmd, "--duration", w.Duration.Duration.String())
 	}
-	keys := make([]string, 0, len(w.Env))
-	for k := range w.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range workloads.SortedKeys(w.Env) {
 		cmd = append(cmd, "-e", fmt.Sprintf("%s=%s", k, w.Env[k]))
 	}
 	cmd = append(cmd, w.Args...)

@@ -1,7 +1,6 @@
 package osb
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 
@@ -47,21 +46,14 @@ func (OSB) Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.ErrorLis
 }
 
 func (OSB) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
-	if len(spec.OSB.Clients) == 0 {
-		return []workloads.Step{{Name: "default", Params: map[string]int32{}}}
-	}
-	return workloads.Sweep(workloads.Dimension{Name: "clients", Values: spec.OSB.Clients})
+	return workloads.OptionalSweep("clients", spec.OSB.Clients, "default")
 }
 
 // Prepare: the benchmark-only pipeline loads its corpus within the test procedure.
 func (OSB) Prepare(*benchv1.WorkloadSpec, workloads.Endpoint) *workloads.Invocation { return nil }
 
 func joinKV(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := workloads.SortedKeys(m)
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
 		parts = append(parts, k+":"+m[k])

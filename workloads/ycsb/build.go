@@ -2,7 +2,6 @@ package ycsb
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -57,7 +56,7 @@ func (YCSB) Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.ErrorLi
 	}
 	var errs field.ErrorList
 	if _, ok := bindings[w.Binding]; !ok {
-		errs = append(errs, field.NotSupported(p.Child("binding"), w.Binding, sortedNames(bindings)))
+		errs = append(errs, field.NotSupported(p.Child("binding"), w.Binding, workloads.SortedKeys(bindings)))
 	}
 	for k := range w.Properties {
 		switch k {
@@ -69,15 +68,6 @@ func (YCSB) Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.ErrorLi
 		}
 	}
 	return errs
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func (YCSB) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
@@ -111,7 +101,7 @@ func Properties(w *benchv1.YCSBWorkload) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# YCSB properties written by dbperf-operator (core workload %q)\n", w.Workload)
-	for _, k := range sortedNames(props) {
+	for _, k := range workloads.SortedKeys(props) {
 		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
 	}
 	return b.String()

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -145,13 +144,13 @@ func (YCSB) Parse(in workloads.ParseInput) *results.Result {
 		n := op.values["operations"]
 		total += n
 		r.Add(results.Metric{Name: "operations", Operation: name, Value: n, Unit: "count", Direction: results.Neutral, Detail: true})
-		for _, k := range sortedKeys(op.values) {
+		for _, k := range workloads.SortedKeys(op.values) {
 			if k == "operations" {
 				continue
 			}
 			r.Add(results.Metric{Name: k, Operation: name, Value: op.values[k], Unit: "ms", Direction: results.LowerIsBetter, Detail: k == "latencyMinMillis" || k == "latencyMaxMillis"})
 		}
-		for _, code := range sortedKeys(op.returns) {
+		for _, code := range workloads.SortedKeys(op.returns) {
 			c := op.returns[code]
 			r.Add(results.Metric{Name: "return" + returnName(code), Operation: name, Value: c, Unit: "count", Direction: results.Neutral, Detail: true})
 			if isError(code) {
@@ -220,15 +219,6 @@ func isError(code string) bool {
 		return false
 	}
 	return true
-}
-
-func sortedKeys(m map[string]float64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func mustFloat(s string) float64 {
