@@ -104,36 +104,45 @@ func verdict(run *benchv1.BenchmarkRun) (benchv1.Phase, string, string) {
 // ConfigMap with the final document.
 func (r *BenchmarkRunReconciler) writeDocument(ctx context.Context, st *runState) error {
 	run := st.run
-	stored, err := r.loadUnits(ctx, st)
-	if err != nil {
-		return err
-	}
-	doc := &specs.Document{
-		APIVersion: benchv1.GroupVersion.String(), Kind: "BenchmarkRunResults",
-		Run: run.Name, Namespace: run.Namespace, UID: string(run.UID), Workload: run.Status.Workload,
-		Target: run.Status.Target, Phase: run.Status.Phase, Primary: run.Status.Primary,
-		Environment: run.Status.Environment, Spec: run.Spec, Prepare: stored[specs.PrepareKey],
-	}
-	for i, s := range run.Status.Steps {
-		ds := specs.DocumentStep{Name: s.Name, Parameters: s.Parameters, Summary: s.Summary, Unstable: s.Unstable}
-		for _, rep := range s.Repetitions {
-			ds.Repetitions = append(ds.Repetitions, specs.DocumentRepetition{
-				Index: rep.Index, Job: rep.Job, Node: rep.Node, Result: stored[specs.UnitKey(i, rep.Index)],
-			})
+	var dropped []string
+	err := r.updateResults(ctx, st, func(cm *corev1.ConfigMap) error {
+		// The measurements come from the version being replaced: one stored
+		// an instant ago cannot be missed by a stale read.
+		stored, err := unpackUnits(cm)
+		if err != nil {
+			return err
 		}
-		doc.Steps = append(doc.Steps, ds)
-	}
-	for _, c := range run.Status.Conditions {
-		doc.Conditions = append(doc.Conditions, specs.DocumentCondition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message})
-	}
-	final, err := specs.ResultsConfigMap(run, doc)
+		doc := &specs.Document{
+			APIVersion: benchv1.GroupVersion.String(), Kind: "BenchmarkRunResults",
+			Run: run.Name, Namespace: run.Namespace, UID: string(run.UID), Workload: run.Status.Workload,
+			Target: run.Status.Target, Phase: run.Status.Phase, Primary: run.Status.Primary,
+			Environment: run.Status.Environment, Spec: run.Spec, Prepare: stored[specs.PrepareKey],
+		}
+		for i, s := range run.Status.Steps {
+			ds := specs.DocumentStep{Name: s.Name, Parameters: s.Parameters, Summary: s.Summary, Unstable: s.Unstable}
+			for _, rep := range s.Repetitions {
+				ds.Repetitions = append(ds.Repetitions, specs.DocumentRepetition{
+					Index: rep.Index, Job: rep.Job, Node: rep.Node, Result: stored[specs.UnitKey(i, rep.Index)],
+				})
+			}
+			doc.Steps = append(doc.Steps, ds)
+		}
+		for _, c := range run.Status.Conditions {
+			doc.Conditions = append(doc.Conditions, specs.DocumentCondition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message})
+		}
+		final, err := specs.ResultsConfigMap(run, doc)
+		if err != nil {
+			return err
+		}
+		dropped = doc.Dropped
+		cm.Data, cm.BinaryData = final.Data, final.BinaryData
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	if len(doc.Dropped) > 0 {
-		r.Recorder.Eventf(run, corev1.EventTypeWarning, "ResultsReduced", "The results ConfigMap left out %s to stay under 1 MiB", strings.Join(doc.Dropped, ", "))
+	if len(dropped) > 0 {
+		r.Recorder.Eventf(run, corev1.EventTypeWarning, "ResultsReduced", "The results ConfigMap left out %s to stay under 1 MiB", strings.Join(dropped, ", "))
 	}
-	return r.updateResults(ctx, st, func(cm *corev1.ConfigMap) {
-		cm.Data, cm.BinaryData = final.Data, final.BinaryData
-	})
+	return nil
 }

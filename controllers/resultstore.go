@@ -23,21 +23,26 @@ func (r *BenchmarkRunReconciler) storeResult(ctx context.Context, st *runState, 
 	if err != nil {
 		return err
 	}
-	return r.updateResults(ctx, st, func(cm *corev1.ConfigMap) {
+	return r.updateResults(ctx, st, func(cm *corev1.ConfigMap) error {
 		if cm.BinaryData == nil {
 			cm.BinaryData = map[string][]byte{}
 		}
 		cm.BinaryData[key] = packed
+		return nil
 	})
 }
 
-// updateResults creates or changes the results ConfigMap.
-func (r *BenchmarkRunReconciler) updateResults(ctx context.Context, st *runState, change func(*corev1.ConfigMap)) error {
+// updateResults creates or changes the results ConfigMap. change works on
+// the very version that is written back (the update is refused if another
+// write came in between), so what it reads of the ConfigMap is current.
+func (r *BenchmarkRunReconciler) updateResults(ctx context.Context, st *runState, change func(*corev1.ConfigMap) error) error {
 	cm := &corev1.ConfigMap{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: st.run.Namespace, Name: specs.ResultsConfigMapName(st.run)}, cm)
 	if apierrors.IsNotFound(err) {
 		cm = &corev1.ConfigMap{ObjectMeta: specs.ObjectMeta(st.run, specs.ResultsConfigMapName(st.run), specs.RoleResults)}
-		change(cm)
+		if err := change(cm); err != nil {
+			return err
+		}
 		if err := r.Create(ctx, cm); err != nil {
 			return fmt.Errorf("while creating the results configmap: %w", err)
 		}
@@ -46,23 +51,17 @@ func (r *BenchmarkRunReconciler) updateResults(ctx context.Context, st *runState
 	if err != nil {
 		return err
 	}
-	change(cm)
+	if err := change(cm); err != nil {
+		return err
+	}
 	if err := r.Update(ctx, cm); err != nil {
 		return fmt.Errorf("while updating the results configmap: %w", err)
 	}
 	return nil
 }
 
-// loadUnits reads back every stored measurement.
-func (r *BenchmarkRunReconciler) loadUnits(ctx context.Context, st *runState) (map[string]*results.Result, error) {
-	cm := &corev1.ConfigMap{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: st.run.Namespace, Name: specs.ResultsConfigMapName(st.run)}, cm)
-	if apierrors.IsNotFound(err) {
-		return map[string]*results.Result{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
+// unpackUnits reads the stored measurements of a results ConfigMap.
+func unpackUnits(cm *corev1.ConfigMap) (map[string]*results.Result, error) {
 	out := map[string]*results.Result{}
 	for k, v := range cm.BinaryData {
 		if !specs.IsUnitKey(k) {
