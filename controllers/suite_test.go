@@ -290,8 +290,9 @@ func (h *harness) kubelet(job *batchv1.Job, node, workload, fixture string) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	h.terminate(job, node, int32(runner.ExitCodeFor(res.Verdict)), string(msg))
+	// As on a node, the log exists before the container is reported ended.
 	h.logs.put(h.ns, job.Name+"-pod", out.Bytes())
+	h.terminate(job, node, int32(runner.ExitCodeFor(res.Verdict)), string(msg))
 }
 
 // terminate creates the Job's pod and reports its load generator as ended.
