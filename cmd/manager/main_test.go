@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,12 +84,16 @@ func TestManagerStartsAndReconciles(t *testing.T) {
 	testutil.Eventually(t, 20*time.Second, "the prepare job", func() error {
 		return c.Get(ctx, client.ObjectKey{Namespace: "default", Name: specs.PrepareJobName(run)}, &batchv1.Job{})
 	})
-	if err := c.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
-		t.Fatal(err)
-	}
-	if !meta.IsStatusConditionTrue(run.Status.Conditions, benchv1.ConditionTargetReady) || run.Status.Phase != benchv1.PhasePreparing {
-		t.Fatalf("phase %s conditions %+v", run.Status.Phase, run.Status.Conditions)
-	}
+	// The Job is created within the reconcile whose status patch follows it.
+	testutil.Eventually(t, 20*time.Second, "the run Preparing with its target ready", func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(run.Status.Conditions, benchv1.ConditionTargetReady) || run.Status.Phase != benchv1.PhasePreparing {
+			return fmt.Errorf("phase %q conditions %+v", run.Status.Phase, run.Status.Conditions)
+		}
+		return nil
+	})
 }
 
 // bindGeneratedRole creates config/rbac/role.yaml and binds it to a service
