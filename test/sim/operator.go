@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/dbperf-io/dbperf-operator/test/localdb"
 )
 
 // Operator is the release installed by HelmInstall.
@@ -79,7 +81,7 @@ func (c *Cluster) StartManager(ctx context.Context, bin string, o Operator, log 
 	if err != nil {
 		return nil, err
 	}
-	probe, err := FreePort()
+	probe, err := localdb.FreePort()
 	if err != nil {
 		return nil, err
 	}

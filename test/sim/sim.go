@@ -14,11 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"text/template"
 	"time"
@@ -26,6 +24,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/dbperf-io/dbperf-operator/test/localdb"
 )
 
 //go:embed stages.yaml.tmpl
@@ -77,7 +77,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	port, err := FreePort()
+	port, err := localdb.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -167,15 +167,4 @@ func (c *Cluster) Kubectl(ctx context.Context, stdin io.Reader, args ...string) 
 		return out, fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return out, nil
-}
-
-// FreePort returns a TCP port free on 127.0.0.1 at the time of the call.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	_, p, _ := net.SplitHostPort(l.Addr().String())
-	return strconv.Atoi(p)
 }

@@ -22,3 +22,14 @@ func CheckVerdict(t testing.TB, r *results.Result, verdict results.Verdict, reas
 		t.Errorf("a %s result must say why", r.Verdict)
 	}
 }
+
+// MetricValue returns the value of a metric of a parsed result, failing the
+// test when the result has no such metric.
+func MetricValue(t testing.TB, r *results.Result, name, operation string) float64 {
+	t.Helper()
+	m, ok := r.Get(results.Key{Name: name, Operation: operation})
+	if !ok {
+		t.Fatalf("no metric %s[%s] in %+v", name, operation, r.Metrics)
+	}
+	return m.Value
+}

@@ -264,7 +264,7 @@ func parseText(out string) map[string]*metric {
 	thresholdsFor := ""
 	inThresholds := false
 	lastMetric := ""
-	for _, line := range strings.Split(out, "\n") {
+	for _, line := range workloads.Lines([]byte(out)) {
 		trimmed := strings.TrimSpace(line)
 		switch {
 		case strings.Contains(trimmed, "█ THRESHOLDS"):

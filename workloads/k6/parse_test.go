@@ -17,14 +17,7 @@ func input(name string, raw []byte) workloads.ParseInput {
 	return workloads.ParseInput{Output: raw}
 }
 
-func value(t *testing.T, r *results.Result, name, op string) float64 {
-	t.Helper()
-	m, ok := r.Get(results.Key{Name: name, Operation: op})
-	if !ok {
-		t.Fatalf("no metric %s[%s] in %+v", name, op, r.Metrics)
-	}
-	return m.Value
-}
+var value = testutil.MetricValue
 
 // Every k6 result in the fixtures: verdict, requests per second, p95 of
 // http_req_duration, error share, and the thresholds crossed.
@@ -48,11 +41,9 @@ func TestEveryFixture(t *testing.T) {
 	testutil.EachFixture(t, "k6", want, func(t *testing.T, name string, raw []byte, w expect) {
 		r := Parser{}.Parse(input(name, raw))
 		t.Logf("%s: %s %v primary %v", name, r.Verdict, r.Reasons, r.Primary)
+		testutil.CheckVerdict(t, r, w.verdict, w.crossed)
 		if r.Verdict != w.verdict {
-			t.Fatalf("verdict %s (%v), want %s", r.Verdict, r.Reasons, w.verdict)
-		}
-		if w.crossed != "" && !strings.Contains(strings.Join(r.Reasons, " "), w.crossed) {
-			t.Errorf("reasons %v lack %q", r.Reasons, w.crossed)
+			return
 		}
 		if w.rps > 0 {
 			if got := value(t, r, "requestsPerSecond", "http_reqs"); got != w.rps {

@@ -15,14 +15,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
-func get(t *testing.T, r *results.Result, name, op string) float64 {
-	t.Helper()
-	m, ok := r.Get(results.Key{Name: name, Operation: op})
-	if !ok {
-		t.Fatalf("no %s[%s]", name, op)
-	}
-	return m.Value
-}
+var get = testutil.MetricValue
 
 func TestEveryFixture(t *testing.T) {
 	type expect struct {
@@ -39,11 +32,9 @@ func TestEveryFixture(t *testing.T) {
 	}
 	testutil.EachFixture(t, "osb", want, func(t *testing.T, name string, raw []byte, w expect) {
 		r := Parser{}.Parse(workloads.ParseInput{Output: raw})
+		testutil.CheckVerdict(t, r, w.verdict, w.reason)
 		if r.Verdict != w.verdict {
-			t.Fatalf("verdict %s %v, want %s", r.Verdict, r.Reasons, w.verdict)
-		}
-		if w.reason != "" && !strings.Contains(strings.Join(r.Reasons, " "), w.reason) {
-			t.Errorf("reasons %v lack %q", r.Reasons, w.reason)
+			return
 		}
 		if w.task != "" {
 			if r.Primary != (results.Key{Name: "throughputMean", Operation: w.task}) || get(t, r, "throughputMean", w.task) != w.mean {

@@ -7,7 +7,6 @@
 package osb
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -68,25 +67,26 @@ func (Parser) Parse(in workloads.ParseInput) *results.Result {
 }
 
 func firstError(out []byte) string {
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if i := strings.Index(line, "[ERROR] "); i >= 0 {
-			msg := strings.TrimSpace(line[i+len("[ERROR] "):])
-			if strings.HasPrefix(msg, "Cannot ") || strings.Contains(msg, "FAILURE") {
-				// The next line usually says why ("Cannot run task …").
-				if sc.Scan() {
-					if next := strings.TrimSpace(sc.Text()); next != "" {
-						msg += ": " + next
-					}
-				}
-				if len(msg) > 400 {
-					msg = msg[:400] + "…"
-				}
-				return msg
+	lines := workloads.Lines(out)
+	for n, line := range lines {
+		i := strings.Index(line, "[ERROR] ")
+		if i < 0 {
+			continue
+		}
+		msg := strings.TrimSpace(line[i+len("[ERROR] "):])
+		if !strings.HasPrefix(msg, "Cannot ") && !strings.Contains(msg, "FAILURE") {
+			continue
+		}
+		// The next line usually says why ("Cannot run task …").
+		if n+1 < len(lines) {
+			if next := strings.TrimSpace(lines[n+1]); next != "" {
+				msg += ": " + next
 			}
 		}
+		if len(msg) > 400 {
+			msg = msg[:400] + "…"
+		}
+		return msg
 	}
 	return ""
 }

@@ -1,11 +1,8 @@
 package ycsb
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
@@ -44,18 +41,17 @@ func (YCSB) Parse(in workloads.ParseInput) *results.Result {
 	var sections []*section
 	var cur *section
 	var firstError string
-	sc := bufio.NewScanner(bytes.NewReader(in.Output))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+	for _, line := range workloads.Lines(in.Output) {
+		line = strings.TrimSpace(line)
 		if strings.HasPrefix(line, "YCSB Client ") && r.ToolVersion == "" {
 			r.ToolVersion = strings.TrimPrefix(line, "YCSB Client ")
 		}
 		if m := status.FindStringSubmatch(line); m != nil && !strings.HasPrefix(line, "[") {
-			t, _ := strconv.ParseFloat(m[1], 64)
-			v := map[string]float64{"operations": mustFloat(m[2])}
-			if m[3] != "" {
-				v["opsPerSecond"] = mustFloat(m[3])
+			t, _ := workloads.Float(m[1])
+			ops, _ := workloads.Float(m[2])
+			v := map[string]float64{"operations": ops}
+			if rate, ok := workloads.Float(m[3]); ok {
+				v["opsPerSecond"] = rate
 			}
 			r.TimeSeries = append(r.TimeSeries, results.Point{ElapsedSeconds: t, Values: v})
 			continue
@@ -68,8 +64,8 @@ func (YCSB) Parse(in workloads.ParseInput) *results.Result {
 			continue
 		}
 		name, key, raw := m[1], strings.TrimSpace(m[2]), m[3]
-		val, err := strconv.ParseFloat(raw, 64)
-		if err != nil {
+		val, ok := workloads.Float(raw)
+		if !ok {
 			continue
 		}
 		if name == "OVERALL" && key == "RunTime(ms)" {
@@ -219,11 +215,6 @@ func isError(code string) bool {
 		return false
 	}
 	return true
-}
-
-func mustFloat(s string) float64 {
-	v, _ := strconv.ParseFloat(s, 64)
-	return v
 }
 
 func truncate(s string, n int) string {

@@ -4,7 +4,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
@@ -21,14 +20,7 @@ func parseFixture(t *testing.T, name string) *results.Result {
 	return YCSB{}.Parse(workloads.ParseInput{Output: raw})
 }
 
-func metric(t *testing.T, r *results.Result, name, op string) float64 {
-	t.Helper()
-	m, ok := r.Get(results.Key{Name: name, Operation: op})
-	if !ok {
-		t.Fatalf("no metric %s[%s]", name, op)
-	}
-	return m.Value
-}
+var metric = testutil.MetricValue
 
 // Every YCSB output in the fixtures: its verdict, its throughput and its
 // share of failed operations, which the runner's error threshold judges.
@@ -56,13 +48,8 @@ func TestEveryFixture(t *testing.T) {
 	}
 	testutil.EachFixture(t, "ycsb", want, func(t *testing.T, name string, raw []byte, w expect) {
 		r := YCSB{}.Parse(workloads.ParseInput{Output: raw})
-		if r.Verdict != w.verdict {
-			t.Fatalf("verdict %s (%v), want %s", r.Verdict, r.Reasons, w.verdict)
-		}
-		if w.verdict == results.Failed {
-			if !strings.Contains(strings.Join(r.Reasons, " "), w.reason) {
-				t.Errorf("reasons %v lack %q", r.Reasons, w.reason)
-			}
+		testutil.CheckVerdict(t, r, w.verdict, w.reason)
+		if r.Verdict != w.verdict || w.verdict == results.Failed {
 			return
 		}
 		if got := metric(t, r, "opsPerSecond", "OVERALL"); got != w.ops {
