@@ -148,10 +148,7 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkComparison", klog.KObj(cmp)))
 	base := cmp.DeepCopy()
 	defer func() {
-		if equalJSON(base.Status, cmp.Status) {
-			return
-		}
-		if perr := r.Status().Patch(ctx, cmp, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); perr != nil && err == nil {
+		if _, perr := patchStatusIfChanged(ctx, r.Client, base, cmp, base.Status, cmp.Status); perr != nil && err == nil {
 			err = perr
 		}
 	}()
@@ -394,14 +391,9 @@ func (r *BenchmarkComparisonReconciler) writeReport(ctx context.Context, cmp *be
 	return nil
 }
 
-func equalJSON(a, b any) bool {
-	ra, _ := json.Marshal(a)
-	rb, _ := json.Marshal(b)
-	return bytes.Equal(ra, rb)
-}
-
 // SetupWithManager watches comparisons and the runs they own.
 func (r *BenchmarkComparisonReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	RegisterMetrics(mgr.GetCache())
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&benchv1.BenchmarkComparison{}).
 		Owns(&benchv1.BenchmarkRun{}).

@@ -7,7 +7,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -164,16 +163,8 @@ func (r *BenchmarkRunReconciler) load(ctx context.Context, run *benchv1.Benchmar
 // patchStatus writes the status when the reconcile changed it, and emits an
 // event for a phase change once it is stored.
 func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, base, run *benchv1.BenchmarkRun) error {
-	if equality.Semantic.DeepEqual(base.Status, run.Status) {
-		return nil
-	}
-	patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
-	if err := r.Status().Patch(ctx, run, patch); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			// Someone else wrote first; the next reconcile starts from theirs.
-			log.FromContext(ctx).V(1).Info("Status changed underneath, retrying", "error", err.Error())
-			return nil
-		}
+	written, err := patchStatusIfChanged(ctx, r.Client, base, run, base.Status, run.Status)
+	if !written || err != nil {
 		return err
 	}
 	if base.Status.Phase != run.Status.Phase {

@@ -39,11 +39,6 @@ const (
 	ReasonNotEnough    = "NotEnoughHistory"
 )
 
-var scheduleRegressed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-	Name: "dbperf_schedule_regressed",
-	Help: "1 when a BenchmarkSchedule's newest result is a regression by its policy, 0 otherwise.",
-}, []string{"namespace", "schedule", "metric"})
-
 // BenchmarkScheduleReconciler starts runs on a cron and on template changes
 // and watches their results for regressions.
 type BenchmarkScheduleReconciler struct {
@@ -74,8 +69,6 @@ func templateHash(s *benchv1.BenchmarkSchedule) string {
 type scheduled struct {
 	obj      client.Object
 	phase    benchv1.Phase
-	created  metav1.Time
-	release  string
 	fromRun  *benchv1.BenchmarkRun
 	fromComp *benchv1.BenchmarkComparison
 }
@@ -89,7 +82,7 @@ func (r *BenchmarkScheduleReconciler) owned(ctx context.Context, s *benchv1.Benc
 	}
 	for i := range runs.Items {
 		x := &runs.Items[i]
-		out = append(out, scheduled{obj: x, phase: x.Status.Phase, created: x.CreationTimestamp, release: x.Labels[LabelRelease], fromRun: x})
+		out = append(out, scheduled{obj: x, phase: x.Status.Phase, fromRun: x})
 	}
 	var cmps benchv1.BenchmarkComparisonList
 	if err := r.List(ctx, &cmps, client.InNamespace(s.Namespace), sel); err != nil {
@@ -97,14 +90,9 @@ func (r *BenchmarkScheduleReconciler) owned(ctx context.Context, s *benchv1.Benc
 	}
 	for i := range cmps.Items {
 		x := &cmps.Items[i]
-		out = append(out, scheduled{obj: x, phase: x.Status.Phase, created: x.CreationTimestamp, release: x.Labels[LabelRelease], fromComp: x})
+		out = append(out, scheduled{obj: x, phase: x.Status.Phase, fromComp: x})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].created.Equal(&out[j].created) {
-			return out[i].created.Before(&out[j].created)
-		}
-		return out[i].obj.GetName() < out[j].obj.GetName()
-	})
+	sort.Slice(out, func(i, j int) bool { return before(out[i].obj, out[j].obj) })
 	return out, nil
 }
 
@@ -120,10 +108,7 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkSchedule", klog.KObj(s)))
 	base := s.DeepCopy()
 	defer func() {
-		if equalJSON(base.Status, s.Status) {
-			return
-		}
-		if perr := r.Status().Patch(ctx, s, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); perr != nil && err == nil {
+		if _, perr := patchStatusIfChanged(ctx, r.Client, base, s, base.Status, s.Status); perr != nil && err == nil {
 			err = perr
 		}
 	}()
@@ -307,7 +292,7 @@ func (r *BenchmarkScheduleReconciler) updateHistory(s *benchv1.BenchmarkSchedule
 		if !o.phase.Terminal() {
 			continue
 		}
-		e := benchv1.HistoryEntry{Run: o.obj.GetName(), StartTime: o.created, Phase: o.phase, Release: o.release}
+		e := benchv1.HistoryEntry{Run: o.obj.GetName(), StartTime: o.obj.GetCreationTimestamp(), Phase: o.phase, Release: o.obj.GetLabels()[LabelRelease]}
 		switch {
 		case o.fromRun != nil:
 			if v, unit, dir, ok := watched(s, o.fromRun); ok {
@@ -505,7 +490,7 @@ func (r *BenchmarkScheduleReconciler) prune(ctx context.Context, s *benchv1.Benc
 
 // SetupWithManager watches schedules and the runs they own.
 func (r *BenchmarkScheduleReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	registerScheduleMetrics.Do(func() { ctrlMetricsRegister(scheduleRegressed) })
+	RegisterMetrics(mgr.GetCache())
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&benchv1.BenchmarkSchedule{}).
 		Owns(&benchv1.BenchmarkRun{}).

@@ -28,6 +28,10 @@ var (
 		Name: "dbperf_run_valid",
 		Help: "1 when every measurement of a finished run is valid, 0 otherwise.",
 	}, []string{"namespace", "run", "workload", "pool", "release"})
+	scheduleRegressed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "dbperf_schedule_regressed",
+		Help: "1 when a BenchmarkSchedule's newest result is a regression by its policy, 0 otherwise.",
+	}, []string{"namespace", "schedule", "metric"})
 	comparisonVerdicts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "dbperf_comparison_verdicts",
 		Help: "Number of metrics per verdict of a finished BenchmarkComparison.",
@@ -78,7 +82,7 @@ var (
 func RegisterMetrics(reader client.Reader) {
 	runsByPhase.reader.Store(&reader)
 	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(runResult, runValid, comparisonVerdicts, runsByPhase)
+		metrics.Registry.MustRegister(runResult, runValid, comparisonVerdicts, scheduleRegressed, runsByPhase)
 	})
 }
 
@@ -128,7 +132,3 @@ func recordComparisonMetrics(cmp *benchv1.BenchmarkComparison, better, worse, sa
 		comparisonVerdicts.WithLabelValues(cmp.Namespace, cmp.Name, v).Set(float64(n))
 	}
 }
-
-var registerScheduleMetrics sync.Once
-
-func ctrlMetricsRegister(c prometheus.Collector) { metrics.Registry.MustRegister(c) }

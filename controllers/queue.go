@@ -12,6 +12,7 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 )
@@ -97,11 +98,14 @@ func (r *BenchmarkRunReconciler) nodeConflict(ctx context.Context, run *benchv1.
 	return nil, nil, nil
 }
 
-func before(a, b *benchv1.BenchmarkRun) bool {
-	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+// before orders objects by creation, then by namespace and name: first come,
+// first served.
+func before(a, b client.Object) bool {
+	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
+	if !ta.Equal(&tb) {
+		return ta.Before(&tb)
 	}
-	return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+	return a.GetNamespace()+"/"+a.GetName() < b.GetNamespace()+"/"+b.GetName()
 }
 
 // candidateNodes are the nodes a run's pods may land on: its load

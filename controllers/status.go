@@ -1,11 +1,16 @@
 package controllers
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
@@ -94,4 +99,22 @@ func phaseDetail(run *benchv1.BenchmarkRun) string {
 
 func findCondition(run *benchv1.BenchmarkRun, t string) *metav1.Condition {
 	return meta.FindStatusCondition(run.Status.Conditions, t)
+}
+
+// patchStatusIfChanged writes obj's status when it differs from base's, with
+// an optimistic lock. A conflict or a deleted object is not an error: the
+// next reconcile starts from what is stored. written says whether the
+// status was stored.
+func patchStatusIfChanged(ctx context.Context, c client.Client, base, obj client.Object, before, after any) (written bool, err error) {
+	if equality.Semantic.DeepEqual(before, after) {
+		return false, nil
+	}
+	if err := c.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			log.FromContext(ctx).V(1).Info("Status changed underneath, retrying", "error", err.Error())
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
 }
