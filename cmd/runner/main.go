@@ -54,7 +54,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 const usage = `usage:
   dbperf-runner exec --workload NAME [flags] -- TOOL [ARGS...]
-  dbperf-runner parse --workload NAME [--input FILE] [--result-file FILE]... [--exit-code N]
+  dbperf-runner parse --workload NAME [--input FILE] [--result-file FILE]... [--exit-code N] [--max-error-percent P]
   dbperf-runner show [--input LOG] [--all]
   dbperf-runner install DEST
   dbperf-runner version`
@@ -111,6 +111,7 @@ func cmdParse(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	name := fs.String("workload", "", "workload whose parser reads the output: "+strings.Join(registry.Names(), ", "))
 	input := fs.String("input", "-", "the tool's output (text, or a JSON result document); - is stdin")
 	exit := fs.String("exit-code", "", "the tool's exit code, when known")
+	maxErr := fs.Float64("max-error-percent", -1, "judge failed requests as exec does (exec's default is 0); negative: do not judge")
 	var resultFiles listFlag
 	fs.Var(&resultFiles, "result-file", "a result file the tool wrote beside its output (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -150,6 +151,9 @@ func cmdParse(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		in.ExitCode = &code
 	}
 	r := w.Parse(in)
+	if *maxErr >= 0 {
+		results.ApplyThresholds(r, results.Thresholds{MaxErrorPercent: *maxErr})
+	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(r); err != nil {

@@ -184,6 +184,13 @@ func TestParseCommandOnFixtures(t *testing.T) {
 			}
 		})
 	}
+	// Judged as exec would: YCSB's Return=ERROR operations make it Invalid.
+	ycsb := filepath.Join(testutil.FixturesDir(t, "ycsb"), "pkb-ycsb-test-run-4.dat.txt")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"parse", "--workload", "ycsb", "--input", ycsb, "--max-error-percent", "0"}, nil, &out, &errOut); code != runner.ExitInvalid ||
+		!strings.Contains(out.String(), "of requests failed") {
+		t.Errorf("ycsb with errors, --max-error-percent 0: exit %d\n%s", code, out.String())
+	}
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"parse", "--workload", "hammerdb"}, strings.NewReader(""), &stdout, &stderr); code != runner.ExitUsage {
 		t.Fatalf("unknown workload: exit %d", code)
