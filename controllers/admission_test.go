@@ -44,11 +44,24 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 	}{
 		"two workloads": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Workload.Memtier = &benchv1.MemtierWorkload{Duration: metav1.Duration{Duration: time.Minute}}
-		}, []string{"spec.workload", "exactly one of pgbench, memtier, redisBenchmark, ycsb, k6 or osb"}},
+		}, []string{"spec.workload", "exactly one of pgbench, memtier, redisBenchmark, ycsb, k6, osb or hammerdb"}},
 		"no target": {func(r *benchv1.BenchmarkRun) { r.Spec.Target = benchv1.TargetSpec{} },
-			[]string{"spec.target", "exactly one of postgres, valkey or external"}},
+			[]string{"spec.target", "exactly one of postgres, valkey, mysql, mongodb, opensearch or external"}},
 		"two targets": {func(r *benchv1.BenchmarkRun) { r.Spec.Target.Valkey = &benchv1.ValkeyTarget{} },
 			[]string{"spec.target", "exactly one of"}},
+		"hammerdb in parallel": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = benchv1.WorkloadSpec{Parallelism: 2, HammerDB: &benchv1.HammerDBWorkload{Database: "postgresql", VirtualUsers: []int32{20}}}
+		}, []string{"spec.workload", "parallelism above 1 is not possible for osb and hammerdb"}},
+		"hammerdb postgresql on mysql": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Target = benchv1.TargetSpec{MySQL: &benchv1.MySQLTarget{}}
+			r.Spec.Workload = benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: "postgresql", VirtualUsers: []int32{20}}}
+		}, []string{"workload.hammerdb.database must be mysql for a mysql target"}},
+		"hammerdb build users above warehouses": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: "postgresql", Warehouses: 2, BuildVirtualUsers: 4, VirtualUsers: []int32{20}}}
+		}, []string{"spec.workload.hammerdb", "buildVirtualUsers must not exceed warehouses"}},
+		"opensearch with 20 nodes": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Target = benchv1.TargetSpec{OpenSearch: &benchv1.OpenSearchTarget{Nodes: 20}}
+		}, []string{"spec.target.opensearch.nodes"}},
 		"no clients": {func(r *benchv1.BenchmarkRun) { r.Spec.Workload.Pgbench.Clients = nil },
 			[]string{"spec.workload.pgbench.clients"}},
 		"zero clients": {func(r *benchv1.BenchmarkRun) { r.Spec.Workload.Pgbench.Clients = []int32{0} },

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -97,6 +99,9 @@ func (r *BenchmarkRunReconciler) jobOutcome(ctx context.Context, st *runState, j
 	sort.Slice(pods.Items, func(i, j int) bool {
 		return pods.Items[j].CreationTimestamp.Before(&pods.Items[i].CreationTimestamp)
 	})
+	if n := ptrValue(job.Spec.Completions); n > 1 {
+		return r.parallelOutcome(ctx, st, job, pods.Items, int(n))
+	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
 		for _, cs := range pod.Status.ContainerStatuses {
@@ -161,3 +166,107 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+func ptrValue(p *int32) int32 {
+	if p == nil {
+		return 1
+	}
+	return *p
+}
+
+// parallelOutcome handles a Job of n load generators: it opens the start
+// barrier once every generator runs, and when all have ended it merges their
+// results (results.Merge: throughputs add, percentiles from merged
+// histograms or reported as upper bounds).
+func (r *BenchmarkRunReconciler) parallelOutcome(ctx context.Context, st *runState, job *batchv1.Job, pods []corev1.Pod, n int) (*outcome, error) {
+	newest := map[int]*corev1.Pod{}
+	for i := range pods { // newest first
+		idx, err := strconv.Atoi(pods[i].Annotations[specs.AnnotationCompletionIndex])
+		if err != nil || idx < 0 || idx >= n {
+			continue
+		}
+		if _, seen := newest[idx]; !seen {
+			newest[idx] = &pods[i]
+		}
+	}
+	running, released := 0, 0
+	var ended []*corev1.Pod
+	for _, pod := range newest {
+		if pod.Annotations[specs.AnnotationStartAt] != "" {
+			released++
+		}
+		for _, cs := range pod.Status.ContainerStatuses {
+			if cs.Name != specs.LoadgenName {
+				continue
+			}
+			if cs.State.Running != nil {
+				running++
+			}
+			if cs.State.Terminated != nil {
+				ended = append(ended, pod)
+			}
+		}
+	}
+	if len(newest) == n && running == n && released < n {
+		// Everyone waits at the barrier: start them all a moment from now,
+		// long enough for the kubelets to refresh the annotation file.
+		at := time.Now().Add(barrierLead).UTC().Format(time.RFC3339Nano)
+		for _, pod := range newest {
+			if pod.Annotations[specs.AnnotationStartAt] != "" {
+				continue
+			}
+			patch := client.MergeFrom(pod.DeepCopy())
+			if pod.Annotations == nil {
+				pod.Annotations = map[string]string{}
+			}
+			pod.Annotations[specs.AnnotationStartAt] = at
+			if err := r.Patch(ctx, pod, patch); err != nil {
+				return nil, fmt.Errorf("while opening the start barrier of %s: %w", pod.Name, err)
+			}
+		}
+		log.FromContext(ctx).Info("Opened the start barrier", "job", job.Name, "generators", n, "startAt", at)
+	}
+	failed := false
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			failed = true
+		}
+	}
+	if len(ended) < n && !failed {
+		return nil, nil
+	}
+	sort.Slice(ended, func(i, j int) bool {
+		return ended[i].Annotations[specs.AnnotationCompletionIndex] < ended[j].Annotations[specs.AnnotationCompletionIndex]
+	})
+	var parts []*results.Result
+	out := &outcome{full: true}
+	var nodes []string
+	for _, pod := range ended {
+		for _, cs := range pod.Status.ContainerStatuses {
+			if cs.Name != specs.LoadgenName || cs.State.Terminated == nil {
+				continue
+			}
+			o := r.fromTermination(ctx, st, pod, cs.State.Terminated)
+			parts = append(parts, o.result)
+			out.full = out.full && o.full
+			nodes = append(nodes, o.node)
+			if out.started == nil || (o.started != nil && o.started.Before(out.started)) {
+				out.started = o.started
+			}
+			if out.finished == nil || (o.finished != nil && out.finished.Before(o.finished)) {
+				out.finished = o.finished
+			}
+		}
+	}
+	if len(parts) < n {
+		res := results.New(st.workload.Name())
+		res.Fail("only %d of %d load generators finished before the job failed", len(parts), n)
+		parts = append(parts, res)
+	}
+	out.result = results.Merge(parts)
+	out.node = strings.Join(nodes, ",")
+	return out, nil
+}
+
+// barrierLead is how far ahead the start instant is set.
+const barrierLead = 3 * time.Second

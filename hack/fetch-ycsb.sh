@@ -12,6 +12,10 @@ jars=(
   "org/codehaus/jackson/jackson-core-asl/1.9.4/jackson-core-asl-1.9.4.jar"
   "org/codehaus/jackson/jackson-mapper-asl/1.9.4/jackson-mapper-asl-1.9.4.jar"
   "org/apache/htrace/htrace-core4/4.1.0-incubating/htrace-core4-4.1.0-incubating.jar"
+  # HdrHistogram 2.1.4 writes its log (hdrhistogram.fileoutput) with JAXB,
+  # which Java 11 and later no longer ship.
+  "javax/xml/bind/jaxb-api/2.3.1/jaxb-api-2.3.1.jar"
+  "javax/activation/javax.activation-api/1.2.0/javax.activation-api-1.2.0.jar"
 )
 mkdir -p "$CACHE"
 for j in "${jars[@]}"; do

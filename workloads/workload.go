@@ -1,6 +1,9 @@
 package workloads
 
 import (
+	"fmt"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -33,6 +36,12 @@ type Parser interface {
 	Parse(in ParseInput) *results.Result
 }
 
+// PrepareParser is implemented by tools whose prepare step can fail with
+// exit code 0 (HammerDB's schema build): it returns why the step failed.
+type PrepareParser interface {
+	ParsePrepare(in ParseInput) []string
+}
+
 // ParseInput is what the tool left behind.
 type ParseInput struct {
 	// Output is the tool's stdout and stderr, interleaved as they were written.
@@ -63,10 +72,20 @@ type Endpoint struct {
 	// CASecret names a Secret with key ca.crt; mounted at CAFile.
 	CASecret   string
 	ServerName string
+	// ClientCertSecret names a Secret with tls.crt and tls.key, the client
+	// certificate of two-way TLS; mounted in TLSDir.
+	ClientCertSecret string
+	// Superuser and SuperuserPassword, when the target has them, are an
+	// administrator's credentials for tools that create their own schema
+	// and user (HammerDB on PostgreSQL).
+	Superuser, SuperuserPassword *corev1.SecretKeySelector
 }
 
+// TLSDir holds ca.crt and, for two-way TLS, tls.crt and tls.key in workload pods.
+const TLSDir = "/etc/dbperf/tls"
+
 // CAFile is where a target's CA bundle is mounted in workload pods.
-const CAFile = "/etc/dbperf/tls/ca.crt"
+const CAFile = TLSDir + "/ca.crt"
 
 // FilesDir is where an invocation's Files are mounted in workload pods.
 const FilesDir = "/etc/dbperf/workload"
@@ -130,4 +149,30 @@ func (ep Endpoint) CredentialEnv(userVar, passVar string) []corev1.EnvVar {
 		env = append(env, corev1.EnvVar{Name: passVar, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: ep.Password}})
 	}
 	return env
+}
+
+// Placeholders the runner replaces in a tool's command line when a Job
+// runs several load generators: the generator's k6 execution segment
+// ("1/4:2/4") and the whole sequence ("0,1/4,2/4,3/4,1").
+const (
+	SegmentPlaceholder         = "{{dbperf.segment}}"
+	SegmentSequencePlaceholder = "{{dbperf.segment-sequence}}"
+)
+
+// Segment returns generator index's execution segment of n and the sequence.
+func Segment(index, n int) (segment, sequence string) {
+	frac := func(i int) string {
+		switch i {
+		case 0:
+			return "0"
+		case n:
+			return "1"
+		}
+		return fmt.Sprintf("%d/%d", i, n)
+	}
+	parts := make([]string, 0, n+1)
+	for i := 0; i <= n; i++ {
+		parts = append(parts, frac(i))
+	}
+	return frac(index) + ":" + frac(index+1), strings.Join(parts, ",")
 }

@@ -16,6 +16,9 @@ const (
 	CleanupNever     CleanupPolicy = "Never"
 )
 
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.hammerdb) || !has(self.target.mysql) || self.workload.hammerdb.database == 'mysql'",message="workload.hammerdb.database must be mysql for a mysql target"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.hammerdb) || !has(self.target.postgres) || self.workload.hammerdb.database == 'postgresql'",message="workload.hammerdb.database must be postgresql for a postgres target"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.hammerdb) || !(has(self.target.valkey) || has(self.target.mongodb) || has(self.target.opensearch))",message="hammerdb needs a postgres, mysql or external target"
 // BenchmarkRunSpec describes one benchmark: the database under test, the load
 // tool, where each runs, and how often the measurement is repeated.
 type BenchmarkRunSpec struct {

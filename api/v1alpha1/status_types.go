@@ -82,7 +82,7 @@ type BenchmarkRunStatus struct {
 
 // TargetStatus says what the run measured. It never holds credentials.
 type TargetStatus struct {
-	// Kind is postgres, valkey or external.
+	// Kind is postgres, valkey, mysql, mongodb, opensearch or external.
 	Kind string `json:"kind"`
 	// Resource is the object that serves the target, such as "Cluster/run-a-pg".
 	// +optional

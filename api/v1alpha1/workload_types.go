@@ -7,7 +7,8 @@ import (
 
 // WorkloadSpec is the load tool: exactly one kind, plus the settings every
 // tool shares.
-// +kubebuilder:validation:XValidation:rule="[has(self.pgbench), has(self.memtier), has(self.redisBenchmark), has(self.ycsb), has(self.k6), has(self.osb)].filter(x, x).size() == 1",message="exactly one of pgbench, memtier, redisBenchmark, ycsb, k6 or osb must be set"
+// +kubebuilder:validation:XValidation:rule="[has(self.pgbench), has(self.memtier), has(self.redisBenchmark), has(self.ycsb), has(self.k6), has(self.osb), has(self.hammerdb)].filter(x, x).size() == 1",message="exactly one of pgbench, memtier, redisBenchmark, ycsb, k6, osb or hammerdb must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || self.parallelism == 1 || !(has(self.osb) || has(self.hammerdb))",message="parallelism above 1 is not possible for osb and hammerdb: one coordinator measures the whole run"
 type WorkloadSpec struct {
 	// +optional
 	Pgbench *PgbenchWorkload `json:"pgbench,omitempty"`
@@ -21,6 +22,21 @@ type WorkloadSpec struct {
 	K6 *K6Workload `json:"k6,omitempty"`
 	// +optional
 	OSB *OSBWorkload `json:"osb,omitempty"`
+	// +optional
+	HammerDB *HammerDBWorkload `json:"hammerdb,omitempty"`
+
+	// Parallelism is the number of load-generator pods of each measurement.
+	// They start together (a barrier: each waits until all are running,
+	// then all begin at the same instant) and their results are merged:
+	// throughputs add, and latency percentiles come from merged histograms
+	// where the tool writes one, otherwise they are reported as upper bounds.
+	// Per-pod settings (threads, clients, connections) apply to each pod;
+	// k6 splits its VUs across the pods with execution segments.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +kubebuilder:default=1
+	// +optional
+	Parallelism int32 `json:"parallelism,omitempty"`
 
 	// Image overrides the tool's default (official) image.
 	// +optional
@@ -404,4 +420,97 @@ type OSBWorkload struct {
 	// it OSB downloads the corpus.
 	// +optional
 	CorpusClaim string `json:"corpusClaim,omitempty"`
+}
+
+// HammerDBWorkload runs HammerDB TPROC-C (`hammerdbcli auto <script>`) against
+// PostgreSQL or MySQL. The operator writes the Tcl scripts: the schema build
+// is the prepare step, and each virtual-user count is one timed step.
+// +kubebuilder:validation:XValidation:rule="!has(self.buildVirtualUsers) || self.buildVirtualUsers <= self.warehouses",message="buildVirtualUsers must not exceed warehouses"
+type HammerDBWorkload struct {
+	// Database is the HammerDB database plugin: postgresql or mysql.
+	// +kubebuilder:validation:Enum=postgresql;mysql
+	Database string `json:"database"`
+
+	// Warehouses of the schema (count_ware).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	// +kubebuilder:default=1
+	// +optional
+	Warehouses int32 `json:"warehouses,omitempty"`
+
+	// BuildVirtualUsers load the schema in parallel (num_vu of the build).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	// +kubebuilder:default=1
+	// +optional
+	BuildVirtualUsers int32 `json:"buildVirtualUsers,omitempty"`
+
+	// VirtualUsers is swept: each value is one timed test (vuset vu).
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=10000
+	VirtualUsers []int32 `json:"virtualUsers"`
+
+	// RampUpMinutes before the measured period (rampup).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=600
+	// +kubebuilder:default=2
+	// +optional
+	RampUpMinutes *int32 `json:"rampUpMinutes,omitempty"`
+
+	// DurationMinutes of the measured period (duration).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1440
+	// +kubebuilder:default=5
+	// +optional
+	DurationMinutes int32 `json:"durationMinutes,omitempty"`
+
+	// AllWarehouses makes every virtual user use all warehouses
+	// (allwarehouse), spreading I/O over the whole schema.
+	// +optional
+	AllWarehouses bool `json:"allWarehouses,omitempty"`
+
+	// TimeProfile records per-transaction response times (timeprofile:
+	// NEWORD, PAYMENT, DELIVERY, SLEV, OSTAT percentiles).
+	// +kubebuilder:default=true
+	// +optional
+	TimeProfile *bool `json:"timeProfile,omitempty"`
+
+	// KeyAndThink adds TPC-C keying and thinking time (keyandthink).
+	// +optional
+	KeyAndThink bool `json:"keyAndThink,omitempty"`
+
+	// StoredProcedures uses PostgreSQL stored procedures rather than
+	// functions (pg_storedprocs; PostgreSQL 11 and later).
+	// +kubebuilder:default=true
+	// +optional
+	StoredProcedures *bool `json:"storedProcedures,omitempty"`
+
+	// Partition partitions the order line table (partition).
+	// +optional
+	Partition bool `json:"partition,omitempty"`
+
+	// SchemaDatabase is the database HammerDB builds and drives (dbase).
+	// +kubebuilder:validation:Pattern=`^[a-z_][a-z0-9_]{0,62}$`
+	// +kubebuilder:default=tpcc
+	// +optional
+	SchemaDatabase string `json:"schemaDatabase,omitempty"`
+
+	// SchemaUser owns the PostgreSQL schema (pg_user); HammerDB creates it
+	// with the target's password. MySQL uses the target's user.
+	// +kubebuilder:validation:Pattern=`^[a-z_][a-z0-9_]{0,62}$`
+	// +kubebuilder:default=tpcc
+	// +optional
+	SchemaUser string `json:"schemaUser,omitempty"`
+
+	// SkipBuild keeps a schema a previous run built.
+	// +optional
+	SkipBuild bool `json:"skipBuild,omitempty"`
+
+	// Settings are further tpcc dictionary values (diset tpcc KEY VALUE),
+	// such as {"pg_vacuum": "true"}; keys carry the database prefix.
+	// +kubebuilder:validation:MaxProperties=32
+	// +optional
+	Settings map[string]string `json:"settings,omitempty"`
 }

@@ -75,6 +75,9 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	cgroup := fs.String("cgroup-root", "/sys/fs/cgroup", "cgroup mount of this container")
 	prepare := fs.Bool("prepare", false, "a prepare step: judged by its exit code, not parsed")
 	sample := fs.Duration("cpu-sample-interval", 5*time.Second, "how often CPU use is sampled for its peak")
+	barrier := fs.String("start-barrier", "", "wait until this file holds a start time, then until that time (several load generators)")
+	barrierTimeout := fs.Duration("barrier-timeout", 10*time.Minute, "how long to wait for the start signal")
+	generators := fs.Int("generators", 1, "load generators of the measurement; this one's index is $JOB_COMPLETION_INDEX")
 	var resultFiles, redactEnv listFlag
 	fs.Var(&resultFiles, "result-file", "a file the tool writes its result to (repeatable)")
 	fs.Var(&redactEnv, "redact-env", "an environment variable whose value must never be printed (repeatable)")
@@ -93,8 +96,31 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	for _, e := range redactEnv {
 		secrets = append(secrets, os.Getenv(e))
 	}
+	command := fs.Args()
+	if *generators > 1 {
+		index, err := strconv.Atoi(os.Getenv("JOB_COMPLETION_INDEX"))
+		if err != nil || index < 0 || index >= *generators {
+			fmt.Fprintf(stderr, "dbperf-runner exec: --generators %d needs JOB_COMPLETION_INDEX in [0, %d), got %q\n", *generators, *generators, os.Getenv("JOB_COMPLETION_INDEX"))
+			return runner.ExitUsage
+		}
+		seg, seq := workloads.Segment(index, *generators)
+		for i, a := range command {
+			command[i] = strings.NewReplacer(workloads.SegmentPlaceholder, seg, workloads.SegmentSequencePlaceholder, seq).Replace(a)
+		}
+		fmt.Fprintf(stdout, "[dbperf-runner] load generator %d of %d\n", index+1, *generators)
+	}
+	if *barrier != "" {
+		if err := runner.WaitForStart(context.Background(), *barrier, *barrierTimeout, stdout, nil); err != nil {
+			r := results.New(*name)
+			r.Fail("%v", err)
+			if err := runner.Finish(r, *summary, stdout); err != nil {
+				fmt.Fprintf(stderr, "dbperf-runner: %v\n", err)
+			}
+			return runner.ExitFailed
+		}
+	}
 	r := runner.Exec(context.Background(), runner.Options{
-		Parser: w, Prepare: *prepare, Command: fs.Args(), ResultFiles: resultFiles, SecretValues: secrets,
+		Parser: w, Prepare: *prepare, Command: command, ResultFiles: resultFiles, SecretValues: secrets,
 		Thresholds: results.Thresholds{MaxLoadGeneratorCPUPercent: *maxCPU, MaxErrorPercent: *maxErr},
 		Timeout:    *timeout, SummaryFile: *summary, CPU: runner.CPUReader{Root: *cgroup},
 		SampleEvery: *sample, Stdout: stdout,

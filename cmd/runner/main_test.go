@@ -165,10 +165,13 @@ func TestParseCommandOnFixtures(t *testing.T) {
 		workload, file string
 		code           int
 	}{
-		"memtier json":    {"memtier", "memtier/pkb-redis-4t8c-1KiB-ratio1-9-800s.json", runner.ExitValid},
-		"memtier aborted": {"memtier", "memtier/issue180-network-unreachable-test-aborted.txt", runner.ExitFailed},
-		"pgbench ok":      {"pgbench", "pgbench/pg16-380c-prepared-rate-progress-ok.txt", runner.ExitValid},
-		"pgbench aborted": {"pgbench", "pgbench/pg16-rdsproxy-600c-prepared-rate-progress-client-aborted.txt", runner.ExitFailed},
+		"memtier json":       {"memtier", "memtier/pkb-redis-4t8c-1KiB-ratio1-9-800s.json", runner.ExitValid},
+		"memtier aborted":    {"memtier", "memtier/issue180-network-unreachable-test-aborted.txt", runner.ExitFailed},
+		"pgbench ok":         {"pgbench", "pgbench/pg16-380c-prepared-rate-progress-ok.txt", runner.ExitValid},
+		"pgbench aborted":    {"pgbench", "pgbench/pg16-rdsproxy-600c-prepared-rate-progress-client-aborted.txt", runner.ExitFailed},
+		"hammerdb ok":        {"hammerdb", "hammerdb/pkb-mysql-v4.0-cli-4vu-20wh.txt", runner.ExitValid},
+		"hammerdb vu failed": {"hammerdb", "hammerdb/pg-400wh-100vu-raiseerror-vuser-failed.txt", runner.ExitInvalid},
+		"hammerdb no result": {"hammerdb", "hammerdb/vc-pg-v4.5-incorrect-no-result.txt", runner.ExitFailed},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -192,7 +195,7 @@ func TestParseCommandOnFixtures(t *testing.T) {
 		t.Errorf("ycsb with errors, --max-error-percent 0: exit %d\n%s", code, out.String())
 	}
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"parse", "--workload", "hammerdb"}, strings.NewReader(""), &stdout, &stderr); code != runner.ExitUsage {
+	if code := run([]string{"parse", "--workload", "sysbench"}, strings.NewReader(""), &stdout, &stderr); code != runner.ExitUsage {
 		t.Fatalf("unknown workload: exit %d", code)
 	}
 }

@@ -38,6 +38,12 @@ func (External) Ensure(ctx context.Context, c client.Client, run *benchv1.Benchm
 			}
 			o.Endpoint.CASecret = ref.Name
 		}
+		if ref := tls.ClientCertSecretRef; ref != nil {
+			if missing, err := secretMissing(ctx, c, run.Namespace, ref.Name); err != nil || missing {
+				return notReady(o, benchv1.ReasonSecretNotFound, fmt.Sprintf("spec.target.external.tls.clientCertSecretRef: Secret %q not found", ref.Name)), err
+			}
+			o.Endpoint.ClientCertSecret = ref.Name
+		}
 	}
 	o.Ready, o.Reason, o.Message = true, benchv1.ReasonReady, fmt.Sprintf("external endpoint %s:%d", ext.Host, ext.Port)
 	return o, nil

@@ -33,6 +33,11 @@ func (Postgres) Ensure(ctx context.Context, c client.Client, run *benchv1.Benchm
 		PodSelector: specs.CNPGInstancePods(name),
 		Image:       run.Spec.Target.Postgres.ImageName,
 	}
+	if run.Spec.Workload.HammerDB != nil {
+		su := corev1.LocalObjectReference{Name: specs.CNPGSuperuserSecret(name)}
+		o.Endpoint.Superuser = &corev1.SecretKeySelector{LocalObjectReference: su, Key: "username"}
+		o.Endpoint.SuperuserPassword = &corev1.SecretKeySelector{LocalObjectReference: su, Key: "password"}
+	}
 	desired, err := specs.CNPGCluster(run)
 	if err != nil {
 		return o, fmt.Errorf("while building the CloudNativePG cluster: %w", err)

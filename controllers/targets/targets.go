@@ -46,10 +46,16 @@ func For(run *benchv1.BenchmarkRun) (Provisioner, error) {
 		return Postgres{}, nil
 	case t.Valkey != nil:
 		return Valkey{}, nil
+	case t.MySQL != nil:
+		return ServerKind{Kind: "mysql"}, nil
+	case t.MongoDB != nil:
+		return ServerKind{Kind: "mongodb"}, nil
+	case t.OpenSearch != nil:
+		return ServerKind{Kind: "opensearch"}, nil
 	case t.External != nil:
 		return External{}, nil
 	}
-	return nil, fmt.Errorf("spec.target: exactly one of postgres, valkey or external must be set")
+	return nil, fmt.Errorf("spec.target: exactly one of postgres, valkey, mysql, mongodb, opensearch or external must be set")
 }
 
 // Kind names the run's target kind.
@@ -60,6 +66,12 @@ func Kind(run *benchv1.BenchmarkRun) string {
 		return "postgres"
 	case t.Valkey != nil:
 		return "valkey"
+	case t.MySQL != nil:
+		return "mysql"
+	case t.MongoDB != nil:
+		return "mongodb"
+	case t.OpenSearch != nil:
+		return "opensearch"
 	case t.External != nil:
 		return "external"
 	}

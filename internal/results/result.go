@@ -90,6 +90,10 @@ type Result struct {
 	Metrics       []Metric          `json:"metrics"`
 	Parameters    map[string]string `json:"parameters,omitempty"`
 	TimeSeries    []Point           `json:"timeSeries,omitempty"`
+	// Histograms are latency histograms in microseconds per operation, in
+	// the compressed HdrHistogram encoding (base64): what lets the results
+	// of several load generators be merged into true percentiles.
+	Histograms    map[string]string `json:"histograms,omitempty"`
 	LoadGenerator *LoadGenerator    `json:"loadGenerator,omitempty"`
 	ExitCode      *int              `json:"exitCode,omitempty"`
 	StartTime     *time.Time        `json:"startTime,omitempty"`

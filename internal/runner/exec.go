@@ -101,6 +101,11 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	var r *results.Result
 	if o.Prepare {
 		r = parsePrepare(in, end.Sub(start))
+		if pp, ok := o.Parser.(workloads.PrepareParser); ok {
+			for _, reason := range pp.ParsePrepare(in) {
+				r.Fail("%s", reason)
+			}
+		}
 	} else {
 		r = o.Parser.Parse(in)
 	}

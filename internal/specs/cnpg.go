@@ -27,6 +27,10 @@ const (
 // CNPGAppSecret is the Secret CloudNativePG creates with the app user's credentials.
 func CNPGAppSecret(cluster string) string { return cluster + cnpgAppSecretSufix }
 
+// CNPGSuperuserSecret holds the postgres superuser's credentials when
+// superuser access is enabled.
+func CNPGSuperuserSecret(cluster string) string { return cluster + "-superuser" }
+
 // CNPGRWService is the Service that always points at the primary.
 func CNPGRWService(cluster string) string { return cluster + cnpgRWServiceSufix }
 
@@ -70,10 +74,24 @@ func CNPGCluster(run *benchv1.BenchmarkRun) (*unstructured.Unstructured, error) 
 		}
 		spec["resources"] = res
 	}
-	if aff, err := cnpgAffinity(run.Spec.Target.Placement); err != nil {
+	aff, err := cnpgAffinity(run.Spec.Target.Placement)
+	if err != nil {
 		return nil, err
-	} else if len(aff) > 0 {
+	}
+	if instances > 1 {
+		// A primary with replicas measures replication between machines:
+		// never two instances on one node.
+		aff["enablePodAntiAffinity"] = true
+		aff["podAntiAffinityType"] = "required"
+		aff["topologyKey"] = "kubernetes.io/hostname"
+	}
+	if len(aff) > 0 {
 		spec["affinity"] = aff
+	}
+	if run.Spec.Workload.HammerDB != nil {
+		// HammerDB's schema build creates its own database and role: it
+		// needs the superuser, whose Secret CloudNativePG then writes.
+		spec["enableSuperuserAccess"] = true
 	}
 	meta := ObjectMeta(run, PostgresClusterName(run), RoleTarget)
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}

@@ -63,7 +63,7 @@ func Job(p JobParams) *batchv1.Job {
 	}
 	meta := ObjectMeta(p.Run, p.Name, p.Role)
 	meta.Labels = labels
-	return &batchv1.Job{
+	job := &batchv1.Job{
 		ObjectMeta: meta,
 		Spec: batchv1.JobSpec{
 			// A retried measurement is a different measurement: never retry.
@@ -75,7 +75,39 @@ func Job(p JobParams) *batchv1.Job {
 			},
 		},
 	}
+	if n := Generators(p); n > 1 {
+		// N pods, one per completion index, held at the start barrier
+		// until the operator sees all of them running.
+		job.Spec.Parallelism, job.Spec.Completions = ptr.To(n), ptr.To(n)
+		job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+		spec := &job.Spec.Template.Spec
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: barrierVolume, VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+			Items: []corev1.DownwardAPIVolumeFile{{Path: "start-at", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + AnnotationStartAt + "']"}}},
+		}}})
+		c := &spec.Containers[0]
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: barrierVolume, MountPath: BarrierDir, ReadOnly: true})
+		c.Args = append([]string{c.Args[0], "--start-barrier", BarrierDir + "/start-at", "--generators", strconv.Itoa(int(n))}, c.Args[1:]...)
+	}
+	return job
 }
+
+// Generators is the number of load-generator pods of a Job.
+func Generators(p JobParams) int32 {
+	if p.Role != RoleLoadgen {
+		return 1
+	}
+	return max(p.Run.Spec.Workload.Parallelism, 1)
+}
+
+// The start barrier of parallel load generators.
+const (
+	// AnnotationStartAt carries the instant all generators start (RFC 3339).
+	AnnotationStartAt = "bench.dbperf.io/start-at"
+	// AnnotationCompletionIndex is the Job controller's index of a pod.
+	AnnotationCompletionIndex = "batch.kubernetes.io/job-completion-index"
+	BarrierDir                = "/etc/dbperf/barrier"
+	barrierVolume             = "start-barrier"
+)
 
 func podSpec(p JobParams) corev1.PodSpec {
 	w := p.Run.Spec.Workload
@@ -143,13 +175,30 @@ func podSpec(p JobParams) corev1.PodSpec {
 		}})
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: m.MountPath, ReadOnly: m.ReadOnly})
 	}
-	if p.Endpoint.CASecret != "" {
-		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: caVolume, VolumeSource: corev1.VolumeSource{
-			Secret: &corev1.SecretVolumeSource{SecretName: p.Endpoint.CASecret, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}},
-		}})
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: caVolume, MountPath: "/etc/dbperf/tls", ReadOnly: true})
+	if v, ok := tlsVolume(p.Endpoint); ok {
+		spec.Volumes = append(spec.Volumes, v)
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: caVolume, MountPath: workloads.TLSDir, ReadOnly: true})
 	}
 	return spec
+}
+
+// tlsVolume projects the target's CA (ca.crt) and the client certificate of
+// two-way TLS (tls.crt, tls.key) into one directory, as tools expect them.
+func tlsVolume(ep workloads.Endpoint) (corev1.Volume, bool) {
+	var sources []corev1.VolumeProjection
+	if ep.CASecret != "" {
+		sources = append(sources, corev1.VolumeProjection{Secret: &corev1.SecretProjection{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ep.CASecret}, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}})
+	}
+	if ep.ClientCertSecret != "" {
+		sources = append(sources, corev1.VolumeProjection{Secret: &corev1.SecretProjection{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ep.ClientCertSecret},
+			Items:                []corev1.KeyToPath{{Key: "tls.crt", Path: "tls.crt"}, {Key: "tls.key", Path: "tls.key", Mode: ptr.To[int32](0o400)}}}})
+	}
+	if len(sources) == 0 {
+		return corev1.Volume{}, false
+	}
+	return corev1.Volume{Name: caVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: sources}}}, true
 }
 
 func runnerArgs(p JobParams) []string {
@@ -194,7 +243,8 @@ func containerSecurity() *corev1.SecurityContext {
 }
 
 // loadgenAffinity adds, to the user's affinity, a rule that keeps the pod off
-// every node running a pod the avoid selector matches.
+// every node running a pod the avoid selector matches (the target's pods, or
+// for a multi-node server its own siblings).
 func loadgenAffinity(user *corev1.Affinity, avoid map[string]string) *corev1.Affinity {
 	if len(avoid) == 0 {
 		return user

@@ -1,14 +1,10 @@
 package specs
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -16,13 +12,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/memtier"
 	"github.com/dbperf-io/dbperf-operator/workloads/pgbench"
 	"github.com/dbperf-io/dbperf-operator/workloads/redisbenchmark"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func golden(t *testing.T, name string, obj any) {
 	t.Helper()
@@ -30,19 +25,7 @@ func golden(t *testing.T, name string, obj any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", name+".golden.yaml")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/specs -update)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs from its golden file (-want +got):\n%s", name, diff)
-	}
+	testutil.Golden(t, name+".golden.yaml", string(got))
 }
 
 func sampleRun() *benchv1.BenchmarkRun {

@@ -77,6 +77,12 @@ func (K6) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.
 	for _, k := range workloads.SortedKeys(w.Env) {
 		cmd = append(cmd, "-e", fmt.Sprintf("%s=%s", k, w.Env[k]))
 	}
+	if n := spec.Parallelism; n > 1 {
+		// Each pod runs its share of the test: k6 splits VUs and
+		// iterations across the execution segments.
+		cmd = append(cmd, "--execution-segment", workloads.SegmentPlaceholder,
+			"--execution-segment-sequence", workloads.SegmentSequencePlaceholder)
+	}
 	cmd = append(cmd, w.Args...)
 	if w.ScriptConfigMap != nil {
 		f := workloads.ConfigMapFile{ConfigMap: w.ScriptConfigMap.Name, Key: w.ScriptConfigMap.Key}

@@ -89,6 +89,10 @@ func Properties(w *benchv1.YCSBWorkload) string {
 		"operationcount":           strconv.FormatInt(orDefault(w.OperationCount, 5000000), 10),
 		"measurementtype":          "hdrhistogram",
 		"hdrhistogram.percentiles": strings.Join(append([]string{"95", "99"}, w.Percentiles...), ","),
+		// Per-operation histogram logs: what merges the results of several
+		// load generators into true percentiles.
+		"hdrhistogram.fileoutput":  "true",
+		"hdrhistogram.output.path": workloads.OutputDir + "/" + HistogramPrefix,
 	}
 	for k, v := range core[w.Workload] {
 		props[k] = v
@@ -116,6 +120,13 @@ func orDefault(v, d int64) int64 {
 
 const propertiesFile = "workload.properties"
 
+// HistogramPrefix starts the names of the histogram logs YCSB writes in
+// workloads.OutputDir: hdr-READ.hdr, hdr-UPDATE.hdr, …
+const HistogramPrefix = "hdr-"
+
+// histogramOps are the operations whose histogram logs are collected.
+var histogramOps = []string{"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE"}
+
 // command is the YCSB client invocation for the load (-load) or run (-t) phase.
 func command(w *benchv1.YCSBWorkload, ep workloads.Endpoint, phase string, threads int32) workloads.Invocation {
 	cmd := []string{"java", "-cp", ycsbHome + "/conf:" + ycsbHome + "/lib/*", mainClass, phase,
@@ -125,6 +136,11 @@ func command(w *benchv1.YCSBWorkload, ep workloads.Endpoint, phase string, threa
 		cmd = append(cmd, "-target", strconv.FormatInt(w.Target, 10))
 	}
 	inv := workloads.Invocation{Files: map[string]string{propertiesFile: Properties(w)}}
+	// Both phases write histogram logs (the property file is shared); the
+	// runner creates their directory before YCSB opens them.
+	for _, op := range histogramOps {
+		inv.ResultFiles = append(inv.ResultFiles, workloads.OutputDir+"/"+HistogramPrefix+op+".hdr")
+	}
 	prop := func(k, v string) { cmd = append(cmd, "-p", k+"="+v) }
 	port := strconv.Itoa(int(ep.Port))
 	switch w.Binding {

@@ -1,9 +1,6 @@
 package ycsb
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,30 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test -update once)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 // The seed setting of the issue: workload A, 1M records, 5M operations,
 // threads 32/48/96/128, against MongoDB with credentials.
@@ -50,9 +26,9 @@ func endpoint() workloads.Endpoint {
 }
 
 func TestGoldenProperties(t *testing.T) {
-	golden(t, "workloada-seed.properties", Properties(seed().YCSB))
+	testutil.Golden(t, "workloada-seed.properties", Properties(seed().YCSB))
 	custom := &benchv1.YCSBWorkload{Binding: "redis", Properties: map[string]string{"readproportion": "0.8", "insertproportion": "0.2", "requestdistribution": "uniform"}}
-	golden(t, "custom.properties", Properties(custom))
+	testutil.Golden(t, "custom.properties", Properties(custom))
 }
 
 func TestLoadAndRunCommands(t *testing.T) {
@@ -63,8 +39,8 @@ func TestLoadAndRunCommands(t *testing.T) {
 	}
 	load := YCSB{}.Prepare(spec, ep)
 	run := YCSB{}.Run(spec, ep, steps[1])
-	golden(t, "mongodb-load.cmd", strings.Join(load.Command, "\n")+"\n")
-	golden(t, "mongodb-run-48.cmd", strings.Join(run.Command, "\n")+"\n")
+	testutil.Golden(t, "mongodb-load.cmd", strings.Join(load.Command, "\n")+"\n")
+	testutil.Golden(t, "mongodb-run-48.cmd", strings.Join(run.Command, "\n")+"\n")
 	if run.Files[propertiesFile] == "" || len(run.SecretEnv) != 1 || len(run.Env) != 2 {
 		t.Errorf("files %v, secret env %v, env %v", run.Files, run.SecretEnv, run.Env)
 	}

@@ -163,7 +163,35 @@ func (YCSB) Parse(in workloads.ParseInput) *results.Result {
 	if total == 0 && last.overall["Throughput(ops/sec)"] > 0 {
 		r.Warnings = append(r.Warnings, "no per-operation lines in the report")
 	}
+	readHistograms(r, in.Files)
 	return r
+}
+
+// readHistograms attaches the HdrHistogram logs YCSB wrote per operation
+// (hdrhistogram.fileoutput), all intervals merged, so that the results of
+// several load generators merge into true percentiles.
+func readHistograms(r *results.Result, files map[string][]byte) {
+	for _, name := range workloads.SortedKeys(files) {
+		if !strings.HasPrefix(name, HistogramPrefix) || !strings.HasSuffix(name, ".hdr") {
+			continue
+		}
+		op := strings.TrimSuffix(strings.TrimPrefix(name, HistogramPrefix), ".hdr")
+		sum, _, err := results.ReadHistogramLog(files[name])
+		if err != nil {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("histogram log %s unreadable: %v", name, err))
+			continue
+		}
+		if sum.TotalCount() == 0 {
+			continue
+		}
+		if m, ok := r.Get(results.Key{Name: "operations", Operation: op}); ok && float64(sum.TotalCount()) != m.Value {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("histogram of %s holds %d operations, the report %g: not kept", op, sum.TotalCount(), m.Value))
+			continue
+		}
+		if err := r.SetHistogram(op, sum); err != nil {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("histogram of %s not kept: %v", op, err))
+		}
+	}
 }
 
 // latencyKey maps a YCSB latency key to a metric name and converts to ms.

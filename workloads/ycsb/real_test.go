@@ -19,12 +19,28 @@ import (
 // /etc/dbperf/workload) to the jars from Maven Central and a temporary
 // directory, changing nothing else of the command line.
 func realCommand(t *testing.T, inv workloads.Invocation, lib string) []string {
+	cmd, _ := realInvocation(t, inv, lib)
+	return cmd
+}
+
+// realInvocation also moves the output directory (histogram logs) into the
+// temporary directory and returns where the result files then are.
+func realInvocation(t *testing.T, inv workloads.Invocation, lib string) ([]string, []string) {
 	t.Helper()
 	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for name, content := range inv.Files {
+		content = strings.ReplaceAll(content, workloads.OutputDir, out)
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	var files []string
+	for _, f := range inv.ResultFiles {
+		files = append(files, strings.Replace(f, workloads.OutputDir, out, 1))
 	}
 	var cmd []string
 	for _, a := range inv.Command {
@@ -32,7 +48,7 @@ func realCommand(t *testing.T, inv workloads.Invocation, lib string) []string {
 		a = strings.ReplaceAll(a, workloads.FilesDir, dir)
 		cmd = append(cmd, a)
 	}
-	return cmd
+	return cmd, files
 }
 
 // The real YCSB 0.17.0 client (site.ycsb:core from Maven Central, fetched by
@@ -78,5 +94,53 @@ func TestRealYCSBClientThroughTheRunner(t *testing.T) {
 					ops.Value, reads.Value, updates.Value, p999, errPct.Value, out.String())
 			}
 		})
+	}
+}
+
+// Two real YCSB clients, each with its per-operation histogram log: the
+// parser attaches each run's histogram (its percentiles agree with YCSB's own
+// report), and the merge adds the operations and takes its percentiles from
+// the merged histogram, between the two clients' values.
+func TestRealYCSBHistogramsMerge(t *testing.T) {
+	lib := os.Getenv("YCSB_LIB")
+	if lib == "" {
+		t.Skip("YCSB_LIB is not set (hack/test.sh fetches YCSB 0.17.0 from Maven Central)")
+	}
+	spec := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "basic", Workload: "a", RecordCount: 1000, OperationCount: 2000,
+		Threads: []int32{8}, Properties: map[string]string{"basicdb.verbose": "false", "basicdb.simulatedelay": "4", "basicdb.randomizedelay": "true"}}}
+	var parts []*results.Result
+	for i := range 2 {
+		inv := YCSB{}.Run(spec, workloads.Endpoint{}, YCSB{}.Steps(spec)[0])
+		cmd, files := realInvocation(t, inv, lib)
+		var out bytes.Buffer
+		r := runner.Exec(context.Background(), runner.Options{Parser: YCSB{}, Command: cmd, ResultFiles: files, Stdout: &out})
+		if r.Verdict != results.Succeeded || r.Histograms["READ"] == "" || r.Histograms["UPDATE"] == "" {
+			t.Fatalf("client %d: %s %v, histograms %v, warnings %v\n%s", i, r.Verdict, r.Reasons, r.HistogramOperations(), r.Warnings, out.String())
+		}
+		h, err := results.DecodeHistogram(r.Histograms["READ"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		reported, _ := r.Get(results.Key{Name: "latencyP99Millis", Operation: "READ"})
+		fromHist := float64(h.ValueAtPercentile(99)) / 1000
+		// YCSB prints whole microseconds of its own histogram of the same samples.
+		if d := fromHist - reported.Value; d > 0.002+fromHist*0.001 || d < -0.002-fromHist*0.001 {
+			t.Errorf("client %d: READ p99 from the histogram log %v ms, YCSB reported %v ms", i, fromHist, reported.Value)
+		}
+		parts = append(parts, r)
+	}
+	m := results.Merge(parts)
+	var reads float64
+	var lo, hi float64 = 1e18, 0
+	for _, p := range parts {
+		v, _ := p.Get(results.Key{Name: "operations", Operation: "READ"})
+		reads += v.Value
+		q, _ := p.Get(results.Key{Name: "latencyP99Millis", Operation: "READ"})
+		lo, hi = min(lo, q.Value), max(hi, q.Value)
+	}
+	got, _ := m.Get(results.Key{Name: "operations", Operation: "READ"})
+	p99, ok := m.Get(results.Key{Name: "latencyP99Millis", Operation: "READ"})
+	if got.Value != reads || !ok || p99.Value < lo*0.998 || p99.Value > hi*1.002 {
+		t.Errorf("merged: %v reads (want %v), p99 %v (clients %v..%v), metrics %+v", got.Value, reads, p99.Value, lo, hi, m.Metrics)
 	}
 }

@@ -1,0 +1,258 @@
+package controllers
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/runner"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+	"github.com/dbperf-io/dbperf-operator/workloads/registry"
+)
+
+func loadSample(t *testing.T, file string) *benchv1.BenchmarkRun {
+	t.Helper()
+	var run benchv1.BenchmarkRun
+	for _, doc := range strings.Split(readSample(t, file), "\n---\n") {
+		if strings.Contains(doc, "kind: BenchmarkRun") {
+			if err := yaml.Unmarshal([]byte(doc), &run); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run.ResourceVersion = ""
+	return &run
+}
+
+func readSample(t *testing.T, file string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot(), "config", "samples", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+// The MySQL TLS sample: the operator runs MySQL with require_secure_transport,
+// issues the CA, server and client certificates into Secrets the run owns,
+// builds the HammerDB schema as the prepare step and measures 20 and 40
+// virtual users, HammerDB connecting with the client certificate.
+func TestHammerDBOnMySQLWithTwoWayTLS(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	node := loadgenNode(h)
+	run := loadSample(t, "hammerdb-tprocc-mysql-tls.yaml")
+	h.create(run)
+	run = h.run(run.Name)
+	var sts appsv1.StatefulSet
+	testutil.Eventually(t, 10*time.Second, "mysql statefulset", func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.ChildName(run, "mysql")}, &sts)
+	})
+	args := strings.Join(sts.Spec.Template.Spec.Containers[0].Args, " ")
+	if !strings.Contains(args, "--require-secure-transport=ON") || !strings.Contains(args, "--innodb-buffer-pool-size=2G") ||
+		sts.Spec.Template.Spec.NodeSelector["pool"] != "standard-v3" || !metav1.IsControlledBy(&sts, run) {
+		t.Fatalf("mysql statefulset args %q, placement %v", args, sts.Spec.Template.Spec.NodeSelector)
+	}
+	for _, name := range []string{specs.CredentialsSecretName(run, "mysql"), specs.TLSSecretName(run, "mysql"), specs.ClientTLSSecretName(run, "mysql")} {
+		var s corev1.Secret
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, &s); err != nil || !metav1.IsControlledBy(&s, run) {
+			t.Fatalf("secret %s: %v (owned: %v)", name, err, metav1.IsControlledBy(&s, run))
+		}
+	}
+	h.waitPhase(run.Name, 5*time.Second, benchv1.PhaseProvisioning)
+	sts.Status.Replicas, sts.Status.ReadyReplicas, sts.Status.AvailableReplicas = 1, 1, 1
+	if err := k8s.Status().Update(ctx, &sts); err != nil {
+		t.Fatal(err)
+	}
+
+	prep := h.waitJob(specs.PrepareJobName(run))
+	pod := prep.Spec.Template.Spec
+	c := pod.Containers[0]
+	if c.Image != "tpcorg/hammerdb:v4.12" || !strings.HasSuffix(strings.Join(c.Args, " "), "-- ./hammerdbcli auto /etc/dbperf/workload/build.tcl") {
+		t.Errorf("prepare container %s %v", c.Image, c.Args)
+	}
+	var projected *corev1.ProjectedVolumeSource
+	for _, v := range pod.Volumes {
+		if v.Projected != nil {
+			projected = v.Projected
+		}
+	}
+	if projected == nil || len(projected.Sources) != 2 || projected.Sources[1].Secret.Name != specs.ClientTLSSecretName(run, "mysql") {
+		t.Fatalf("TLS volume %+v", projected)
+	}
+	var files corev1.ConfigMap
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.FilesConfigMapName(run)}, &files); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"diset connection mysql_ssl true", "diset connection mysql_ssl_two_way true", "diset tpcc mysql_count_ware 1", "buildschema"} {
+		if !strings.Contains(files.Data["build.tcl"], want) {
+			t.Errorf("build.tcl lacks %q:\n%s", want, files.Data["build.tcl"])
+		}
+	}
+	if !strings.Contains(files.Data["run-1.tcl"], "vuset vu 40") {
+		t.Errorf("run-1.tcl:\n%s", files.Data["run-1.tcl"])
+	}
+	h.kubelet(prep, node, "hammerdb", writeTemp(t, "Vuser 1:CREATING TPCC TABLES\nVuser 1:TPCC SCHEMA COMPLETE\nVuser 1:FINISHED SUCCESS\nALL VIRTUAL USERS COMPLETE\n"))
+	for step := range 2 {
+		job := h.waitJob(specs.MeasureJobName(run, step, 1))
+		h.kubelet(job, node, "hammerdb", fixture(t, "hammerdb", "mysql-400wh-100vu-ssl-cipher-allwh.txt"))
+	}
+	done := h.waitPhase(run.Name, 20*time.Second, benchv1.PhaseSucceeded)
+	if p := done.Status.Primary; p == nil || !strings.HasPrefix(p.Display, "2335 NOPM") {
+		t.Fatalf("primary %+v", done.Status.Primary)
+	}
+	if done.Status.Target == nil || done.Status.Target.Kind != "mysql" || done.Status.Steps[1].Name != "vu=40" {
+		t.Errorf("target %+v steps %+v", done.Status.Target, done.Status.Steps)
+	}
+}
+
+// A schema build that printed no SCHEMA COMPLETE fails the run, though
+// hammerdbcli exited 0.
+func TestHammerDBFailedBuildFailsTheRun(t *testing.T) {
+	h := newHarness(t)
+	node := loadgenNode(h)
+	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "tprocc-bad-build"}, Spec: benchv1.BenchmarkRunSpec{
+		Target:   benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "pg.example", Port: 5432}},
+		Workload: benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: "postgresql", Warehouses: 1, VirtualUsers: []int32{1}}},
+	}}
+	h.create(run)
+	prep := h.waitJob(specs.PrepareJobName(h.run(run.Name)))
+	h.kubelet(prep, node, "hammerdb", fixture(t, "hammerdb", "mysql-v4.1-buildschema-1wh-diset-errors.txt"))
+	done := h.waitPhase(run.Name, 20*time.Second, benchv1.PhaseFailed)
+	if c := findCondition(done, benchv1.ConditionPrepared); c == nil || !strings.Contains(c.Message, "refused a configuration command") {
+		t.Errorf("prepared condition %+v", c)
+	}
+}
+
+// Two load generators per measurement: an Indexed Job of two pods held at
+// the start barrier until both run, then released with one start instant;
+// their results merge (throughputs add) into one measurement.
+func TestParallelLoadGeneratorsBarrierAndMerge(t *testing.T) {
+	h := newHarness(t)
+	node := loadgenNode(h)
+	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "ycsb-2gen"}, Spec: benchv1.BenchmarkRunSpec{
+		Target: benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "docstore", Port: 27017}},
+		Workload: benchv1.WorkloadSpec{Parallelism: 2,
+			YCSB: &benchv1.YCSBWorkload{Binding: "mongodb", Workload: "a", SkipLoad: true, Threads: []int32{8}}},
+	}}
+	h.create(run)
+	job := h.waitJob(specs.MeasureJobName(h.run(run.Name), 0, 1))
+	if ptrValue(job.Spec.Completions) != 2 || ptrValue(job.Spec.Parallelism) != 2 || job.Spec.CompletionMode == nil || *job.Spec.CompletionMode != batchv1.IndexedCompletion {
+		t.Fatalf("job spec %+v", job.Spec)
+	}
+	if args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " "); !strings.HasPrefix(args, "exec --start-barrier /etc/dbperf/barrier/start-at --generators 2 ") {
+		t.Fatalf("runner args %s", args)
+	}
+	// Both pods start; the operator must not release the barrier until
+	// the second one runs.
+	pods := []*corev1.Pod{startIndexedPod(t, h, job, node, 0)}
+	time.Sleep(2 * time.Second)
+	if got := podAnnotation(t, h, pods[0].Name); got != "" {
+		t.Fatalf("barrier opened with one of two generators running: %s", got)
+	}
+	pods = append(pods, startIndexedPod(t, h, job, node, 1))
+	var at string
+	testutil.Eventually(t, 10*time.Second, "start instant on both pods", func() error {
+		a, b := podAnnotation(t, h, pods[0].Name), podAnnotation(t, h, pods[1].Name)
+		if a == "" || a != b {
+			return fmt.Errorf("annotations %q %q", a, b)
+		}
+		at = a
+		return nil
+	})
+	if ts, err := time.Parse(time.RFC3339Nano, at); err != nil || ts.Before(time.Now().Add(-10*time.Second)) {
+		t.Fatalf("start instant %q: %v", at, err)
+	}
+	for i, pod := range pods {
+		endIndexedPod(t, h, pod, "ycsb", fixture(t, "ycsb", "vc-mongodb-0.17.0-workloada-8threads.txt"), i)
+	}
+	done := h.waitPhase(run.Name, 20*time.Second, benchv1.PhaseSucceeded)
+	rep := done.Status.Steps[0].Repetitions[0]
+	var ops float64
+	for _, m := range rep.Metrics {
+		if m.Name == "opsPerSecond" && m.Operation == "OVERALL" {
+			ops = m.Value
+		}
+	}
+	// The fixture's throughput, 28246.6 ops/s, from each of two generators.
+	if ops < 2*28246 || ops > 2*28247 || rep.Node != node+","+node {
+		t.Errorf("merged throughput %v (want twice 28246.6), node %q, metrics %+v", ops, rep.Node, rep.Metrics)
+	}
+}
+
+func podAnnotation(t *testing.T, h *harness, name string) string {
+	t.Helper()
+	var p corev1.Pod
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: name}, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p.Annotations[specs.AnnotationStartAt]
+}
+
+// startIndexedPod plays the Job controller and the kubelet: the pod of one
+// completion index, its load generator running (waiting at the barrier).
+func startIndexedPod(t *testing.T, h *harness, job *batchv1.Job, node string, index int) *corev1.Pod {
+	t.Helper()
+	ctx := context.Background()
+	ann := map[string]string{specs.AnnotationCompletionIndex: fmt.Sprint(index)}
+	for k, v := range job.Spec.Template.Annotations {
+		ann[k] = v
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d-x", job.Name, index), Namespace: h.ns,
+		Labels: job.Spec.Template.Labels, Annotations: ann}, Spec: *job.Spec.Template.Spec.DeepCopy()}
+	pod.Spec.NodeName = node
+	if err := k8s.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: specs.LoadgenName, Image: pod.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
+	if err := k8s.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+// endIndexedPod runs the real runner on the tool's recorded output and
+// reports the pod's load generator as ended with it.
+func endIndexedPod(t *testing.T, h *harness, pod *corev1.Pod, workload, fixture string, index int) {
+	t.Helper()
+	w, err := registry.ByName(workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := filepath.Join(t.TempDir(), "termination-log")
+	var out bytes.Buffer
+	res := runner.Exec(context.Background(), runner.Options{Parser: w, Command: []string{"cat", fixture}, SummaryFile: summary, Stdout: &out})
+	if err := runner.Finish(res, summary, &out); err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := os.ReadFile(summary)
+	h.logs.put(h.ns, pod.Name, out.Bytes())
+	var cur corev1.Pod
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pod), &cur); err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	cur.Status.Phase = corev1.PodSucceeded
+	cur.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: specs.LoadgenName, Image: cur.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: int32(runner.ExitCodeFor(res.Verdict)),
+			Message: string(msg), StartedAt: now, FinishedAt: now, Reason: "Completed"}}}}
+	if err := k8s.Status().Update(context.Background(), &cur); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,51 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// WaitForStart is the start barrier of a measurement with several load
+// generators. The operator writes the same start time into an annotation of
+// every generator's pod once all of them are running; the kubelet projects
+// it into file (a downward API volume, refreshed in place). Each generator
+// waits for the file to hold a time, then until that instant, so that all
+// begin together rather than whenever their pods happened to start.
+func WaitForStart(ctx context.Context, file string, timeout time.Duration, out io.Writer, now func() time.Time) error {
+	if now == nil {
+		now = time.Now
+	}
+	deadline := now().Add(timeout)
+	fmt.Fprintf(out, "[dbperf-runner] waiting for the other load generators (start barrier %s)\n", file)
+	for {
+		data, err := os.ReadFile(file)
+		if err == nil && strings.TrimSpace(string(data)) != "" {
+			at, perr := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
+			if perr != nil {
+				return fmt.Errorf("start barrier: %q is not a time: %w", strings.TrimSpace(string(data)), perr)
+			}
+			wait := at.Sub(now())
+			fmt.Fprintf(out, "[dbperf-runner] all load generators are running; starting at %s (in %s)\n", at.UTC().Format(time.RFC3339Nano), wait.Round(time.Millisecond))
+			if wait > 0 {
+				select {
+				case <-time.After(wait):
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			return nil
+		}
+		if now().After(deadline) {
+			return fmt.Errorf("start barrier: no start signal after %s: not every load generator started (look for pending pods of the Job)", timeout)
+		}
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

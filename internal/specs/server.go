@@ -1,0 +1,289 @@
+package specs
+
+import (
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+)
+
+// Server describes an operator-owned database server: a StatefulSet of
+// identical pods, a Service in front, and a headless Service for the pods'
+// own names.
+type Server struct {
+	Run *benchv1.BenchmarkRun
+	// Name of the StatefulSet and the Service; the headless Service is
+	// Name-nodes.
+	Name      string
+	Container string
+	Image     string
+	Command   []string
+	Args      []string
+	Env       []corev1.EnvVar
+	Port      int32
+	PortName  string
+	Replicas  int32
+	// UID the server runs as; its data directory belongs to this group.
+	UID      int64
+	DataPath string
+	Storage  *benchv1.StorageSpec
+	// Resources of the server container.
+	Resources corev1.ResourceRequirements
+	// Secrets mounted read-only: volume name → (Secret, mount path).
+	Secrets []SecretMount
+	// ReadOnlyRoot is false for images that write outside their volumes
+	// (their entrypoints write configuration at start).
+	ReadOnlyRoot bool
+	// ExtraVolumes are emptyDirs for paths the server writes.
+	ExtraVolumes []string
+}
+
+// SecretMount mounts a Secret's keys in a directory.
+type SecretMount struct {
+	Volume, Secret, Path string
+}
+
+// ServerPodLabels select a server's pods.
+func ServerPodLabels(run *benchv1.BenchmarkRun) map[string]string {
+	return map[string]string{LabelRunUID: string(run.UID), LabelRole: RoleTarget}
+}
+
+// HeadlessName is the headless Service that names each pod.
+func (s Server) HeadlessName() string { return s.Name + "-nodes" }
+
+// PodHost is the DNS name of replica i.
+func (s Server) PodHost(i int) string {
+	return fmt.Sprintf("%s-%d.%s.%s.svc", s.Name, i, s.HeadlessName(), s.Run.Namespace)
+}
+
+// Host is the Service's DNS name.
+func (s Server) Host() string { return fmt.Sprintf("%s.%s.svc", s.Name, s.Run.Namespace) }
+
+// StatefulSet runs the server on the target's placement, as non-root, with
+// a TCP readiness probe on its port.
+func (s Server) StatefulSet() *appsv1.StatefulSet {
+	run := s.Run
+	labels := BaseLabels(run, RoleTarget)
+	pl := run.Spec.Target.Placement
+	replicas := max(s.Replicas, 1)
+	c := corev1.Container{
+		Name: s.Container, Image: s.Image, Command: s.Command, Args: s.Args, Env: s.Env,
+		Ports:     []corev1.ContainerPort{{Name: s.PortName, ContainerPort: s.Port}},
+		Resources: s.Resources,
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false),
+			ReadOnlyRootFilesystem:   ptr.To(s.ReadOnlyRoot),
+			RunAsNonRoot:             ptr.To(true),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(s.Port)}},
+			PeriodSeconds: 2, FailureThreshold: 3,
+		},
+		VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: s.DataPath}},
+	}
+	var volumes []corev1.Volume
+	for _, m := range s.Secrets {
+		volumes = append(volumes, corev1.Volume{Name: m.Volume, VolumeSource: corev1.VolumeSource{
+			Secret: &corev1.SecretVolumeSource{SecretName: m.Secret, DefaultMode: ptr.To[int32](0o440)}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: m.Volume, MountPath: m.Path, ReadOnly: true})
+	}
+	for i, p := range s.ExtraVolumes {
+		name := fmt.Sprintf("scratch-%d", i)
+		volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: p})
+	}
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: ObjectMeta(run, s.Name, RoleTarget),
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:            ptr.To(replicas),
+			ServiceName:         s.HeadlessName(),
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			Selector:            &metav1.LabelSelector{MatchLabels: ServerPodLabels(run)},
+			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
+				WhenScaled:  appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
+			},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					AutomountServiceAccountToken: ptr.To(false),
+					EnableServiceLinks:           ptr.To(false),
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(s.UID), RunAsGroup: ptr.To(s.UID), FSGroup: ptr.To(s.UID),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					NodeSelector: pl.NodeSelector,
+					Tolerations:  pl.Tolerations,
+					Affinity:     serverAffinity(pl.Affinity, replicas, ServerPodLabels(run)),
+					Containers:   []corev1.Container{c},
+					Volumes:      volumes,
+				},
+			},
+		},
+	}
+	if s.Storage == nil {
+		sts.Spec.Template.Spec.Volumes = append(sts.Spec.Template.Spec.Volumes,
+			corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		return sts
+	}
+	size := s.Storage.Size
+	if size.IsZero() {
+		size = resource.MustParse("10Gi")
+	}
+	sts.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: labels},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: s.Storage.StorageClassName,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+		},
+	}}
+	return sts
+}
+
+// serverAffinity spreads the replicas of a multi-node server over nodes,
+// so that a cluster of N measures N machines.
+func serverAffinity(user *corev1.Affinity, replicas int32, self map[string]string) *corev1.Affinity {
+	if replicas < 2 {
+		return user
+	}
+	return loadgenAffinity(user, self)
+}
+
+// Services are the client Service and the headless one.
+func (s Server) Services() []*corev1.Service {
+	port := []corev1.ServicePort{{Name: s.PortName, Port: s.Port, TargetPort: intstr.FromInt32(s.Port)}}
+	client := &corev1.Service{ObjectMeta: ObjectMeta(s.Run, s.Name, RoleTarget),
+		Spec: corev1.ServiceSpec{Selector: ServerPodLabels(s.Run), Ports: port}}
+	headless := &corev1.Service{ObjectMeta: ObjectMeta(s.Run, s.HeadlessName(), RoleTarget),
+		Spec: corev1.ServiceSpec{Selector: ServerPodLabels(s.Run), Ports: port, ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true}}
+	return []*corev1.Service{client, headless}
+}
+
+// Servers of the provisioned kinds.
+
+// DefaultMySQLImage, DefaultMongoDBImage and DefaultOpenSearchImage are the
+// official images used when the spec names none.
+const (
+	DefaultMySQLImage      = "mysql:8.4"
+	DefaultMongoDBImage    = "mongo:8.0"
+	DefaultOpenSearchImage = "opensearchproject/opensearch:2.19.1"
+	MySQLPort              = 3306
+	MongoDBPort            = 27017
+	OpenSearchPort         = 9200
+	// MySQLTLSDir is where the server's certificate is mounted.
+	MySQLTLSDir = "/etc/mysql/tls"
+)
+
+// CredentialsSecretName is the generated Secret with username and password.
+func CredentialsSecretName(run *benchv1.BenchmarkRun, kind string) string {
+	return ChildName(run, kind+"-credentials")
+}
+
+// TLSSecretName is the generated server certificate (ca.crt, tls.crt, tls.key).
+func TLSSecretName(run *benchv1.BenchmarkRun, kind string) string { return ChildName(run, kind+"-tls") }
+
+// ClientTLSSecretName is the generated client certificate of two-way TLS.
+func ClientTLSSecretName(run *benchv1.BenchmarkRun, kind string) string {
+	return ChildName(run, kind+"-client-tls")
+}
+
+func secretEnv(name, secret, key string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key}}}
+}
+
+func imageOr(img, def string) string {
+	if img != "" {
+		return img
+	}
+	return def
+}
+
+// MySQLServer is the official MySQL image with the root password from the
+// generated Secret, and TLS required when the spec asks for it.
+func MySQLServer(run *benchv1.BenchmarkRun) Server {
+	t := run.Spec.Target.MySQL
+	creds := CredentialsSecretName(run, "mysql")
+	s := Server{Run: run, Name: ChildName(run, "mysql"), Container: "mysql", Image: imageOr(t.Image, DefaultMySQLImage),
+		Port: MySQLPort, PortName: "mysql", Replicas: 1, UID: 999, DataPath: "/var/lib/mysql", Storage: t.Storage, Resources: t.Resources,
+		ExtraVolumes: []string{"/var/run/mysqld", "/tmp"},
+		Env: []corev1.EnvVar{secretEnv("MYSQL_ROOT_PASSWORD", creds, "password"),
+			{Name: "MYSQL_DATABASE", Value: orDefault(t.Database, "bench")}, {Name: "MYSQL_ROOT_HOST", Value: "%"}},
+		Args: append([]string{}, t.Args...),
+	}
+	if t.TLS != nil && t.TLS.Enabled {
+		secret := TLSSecretName(run, "mysql")
+		if t.TLS.CertificateSecretRef != nil {
+			secret = t.TLS.CertificateSecretRef.Name
+		}
+		s.Secrets = []SecretMount{{Volume: "tls", Secret: secret, Path: MySQLTLSDir}}
+		s.Args = append([]string{"--require-secure-transport=ON", "--ssl-ca=" + MySQLTLSDir + "/ca.crt",
+			"--ssl-cert=" + MySQLTLSDir + "/tls.crt", "--ssl-key=" + MySQLTLSDir + "/tls.key"}, s.Args...)
+	}
+	return s
+}
+
+// MongoDBServer is the official MongoDB image with root credentials from
+// the generated Secret.
+func MongoDBServer(run *benchv1.BenchmarkRun) Server {
+	t := run.Spec.Target.MongoDB
+	creds := CredentialsSecretName(run, "mongodb")
+	return Server{Run: run, Name: ChildName(run, "mongodb"), Container: "mongodb", Image: imageOr(t.Image, DefaultMongoDBImage),
+		Port: MongoDBPort, PortName: "mongodb", Replicas: 1, UID: 999, DataPath: "/data/db", Storage: t.Storage, Resources: t.Resources,
+		ExtraVolumes: []string{"/data/configdb", "/tmp"},
+		Env:          []corev1.EnvVar{secretEnv("MONGO_INITDB_ROOT_USERNAME", creds, "username"), secretEnv("MONGO_INITDB_ROOT_PASSWORD", creds, "password")},
+		Args:         append([]string{"--bind_ip_all"}, t.Args...),
+	}
+}
+
+// OpenSearchServer is an OpenSearch cluster of Nodes pods, each cluster-
+// manager eligible, without memory locking or mmap (which need host sysctls).
+func OpenSearchServer(run *benchv1.BenchmarkRun) Server {
+	t := run.Spec.Target.OpenSearch
+	nodes := max(t.Nodes, 1)
+	s := Server{Run: run, Name: ChildName(run, "opensearch"), Container: "opensearch", Image: imageOr(t.Image, DefaultOpenSearchImage),
+		Port: OpenSearchPort, PortName: "http", Replicas: nodes, UID: 1000, DataPath: "/usr/share/opensearch/data", Storage: t.Storage,
+		Resources: t.Resources, Args: t.Args}
+	heap := orDefault(t.HeapSize, "1g")
+	s.Env = []corev1.EnvVar{
+		{Name: "cluster.name", Value: s.Name},
+		{Name: "node.name", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+		{Name: "bootstrap.memory_lock", Value: "false"},
+		{Name: "node.store.allow_mmap", Value: "false"},
+		{Name: "OPENSEARCH_JAVA_OPTS", Value: "-Xms" + heap + " -Xmx" + heap},
+	}
+	if nodes == 1 {
+		s.Env = append(s.Env, corev1.EnvVar{Name: "discovery.type", Value: "single-node"})
+	} else {
+		var names []string
+		for i := range int(nodes) {
+			names = append(names, fmt.Sprintf("%s-%d", s.Name, i))
+		}
+		s.Env = append(s.Env,
+			corev1.EnvVar{Name: "discovery.seed_hosts", Value: s.HeadlessName()},
+			corev1.EnvVar{Name: "cluster.initial_cluster_manager_nodes", Value: strings.Join(names, ",")})
+	}
+	if t.Security {
+		s.Env = append(s.Env, secretEnv("OPENSEARCH_INITIAL_ADMIN_PASSWORD", CredentialsSecretName(run, "opensearch"), "password"))
+	} else {
+		s.Env = append(s.Env, corev1.EnvVar{Name: "plugins.security.disabled", Value: "true"},
+			corev1.EnvVar{Name: "DISABLE_INSTALL_DEMO_CONFIG", Value: "true"}, corev1.EnvVar{Name: "DISABLE_SECURITY_PLUGIN", Value: "true"})
+	}
+	return s
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

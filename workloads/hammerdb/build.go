@@ -1,0 +1,301 @@
+package hammerdb
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// HammerDB implements workloads.Workload.
+type HammerDB struct{}
+
+var _ workloads.Workload = HammerDB{}
+
+func (HammerDB) Name() string { return "hammerdb" }
+
+// DefaultImage is the TPC Council's official image; its working directory
+// is the HammerDB installation, where hammerdbcli lives.
+func (HammerDB) DefaultImage() string { return "tpcorg/hammerdb:v4.12" }
+
+// Files of the generated scripts, mounted at workloads.FilesDir.
+const (
+	buildScript = "build.tcl"
+	// TimeProfileFile is where xtprof writes its report: HammerDB writes
+	// into $TMP, which the invocation points at workloads.OutputDir.
+	TimeProfileFile = "hdbxtprofile.log"
+)
+
+func runScript(step int) string { return fmt.Sprintf("run-%d.tcl", step) }
+
+// settingKey is a tpcc dictionary key such as pg_vacuum.
+var settingKey = regexp.MustCompile(`^(pg|mysql)_[a-z_]+$`)
+
+// managed are the dictionary keys the operator sets from the spec.
+var managed = []string{"count_ware", "num_vu", "superuser", "superuserpass", "defaultdbase", "user", "pass", "dbase",
+	"driver", "rampup", "duration", "allwarehouse", "timeprofile", "keyandthink", "storedprocs", "partition", "total_iterations", "raiseerror"}
+
+func (HammerDB) Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.ErrorList {
+	w := spec.HammerDB
+	p := path.Child("hammerdb")
+	if w == nil {
+		return field.ErrorList{field.Required(p, "hammerdb settings are required")}
+	}
+	var errs field.ErrorList
+	if w.Database != "postgresql" && w.Database != "mysql" {
+		errs = append(errs, field.NotSupported(p.Child("database"), w.Database, []string{"postgresql", "mysql"}))
+	}
+	if len(w.VirtualUsers) == 0 {
+		errs = append(errs, field.Required(p.Child("virtualUsers"), "at least one virtual-user count is required"))
+	}
+	if w.BuildVirtualUsers > warehouses(w) {
+		errs = append(errs, field.Invalid(p.Child("buildVirtualUsers"), w.BuildVirtualUsers, "must not exceed warehouses"))
+	}
+	prefix := prefixOf(w)
+	for _, k := range workloads.SortedKeys(w.Settings) {
+		kp := p.Child("settings").Key(k)
+		switch {
+		case !settingKey.MatchString(k):
+			errs = append(errs, field.Invalid(kp, k, "a tpcc dictionary key such as pg_vacuum or mysql_prepared"))
+		case !strings.HasPrefix(k, prefix+"_"):
+			errs = append(errs, field.Invalid(kp, k, fmt.Sprintf("keys of database %s start with %s_", w.Database, prefix)))
+		case isManaged(strings.TrimPrefix(k, prefix+"_")):
+			errs = append(errs, field.Invalid(kp, k, "set by the operator from the hammerdb fields; use them instead"))
+		}
+		if strings.ContainsAny(w.Settings[k], "{}[]$\\\"\n;") {
+			errs = append(errs, field.Invalid(kp, w.Settings[k], "a plain value without Tcl special characters"))
+		}
+	}
+	return errs
+}
+
+func isManaged(k string) bool {
+	for _, m := range managed {
+		if m == k {
+			return true
+		}
+	}
+	return false
+}
+
+func (HammerDB) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
+	return workloads.Sweep(workloads.Dimension{Name: "vu", Values: spec.HammerDB.VirtualUsers})
+}
+
+// Prepare builds the schema, unless the spec keeps one.
+func (h HammerDB) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workloads.Invocation {
+	if spec.HammerDB.SkipBuild {
+		return nil
+	}
+	inv := invocation(spec, ep, buildScript)
+	return &inv
+}
+
+// Run is one timed test at the step's virtual-user count.
+func (h HammerDB) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.Step) workloads.Invocation {
+	for i, s := range h.Steps(spec) {
+		if s.Name == step.Name {
+			return invocation(spec, ep, runScript(i))
+		}
+	}
+	return invocation(spec, ep, runScript(0))
+}
+
+// invocation runs one script. Every invocation carries every script, since
+// the run's Jobs share one files ConfigMap.
+func invocation(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, script string) workloads.Invocation {
+	w := spec.HammerDB
+	inv := workloads.Invocation{
+		Command: []string{"./hammerdbcli", "auto", workloads.FilesDir + "/" + script},
+		Env:     append([]corev1.EnvVar{{Name: "TMP", Value: workloads.OutputDir}}, credentialEnv(ep)...),
+		Files:   Scripts(w, ep),
+	}
+	if script != buildScript && timeProfile(w) {
+		inv.ResultFiles = []string{workloads.OutputDir + "/" + TimeProfileFile}
+	}
+	for _, e := range inv.Env {
+		if e.Name == workloads.EnvPassword || e.Name == envSuperPassword {
+			inv.SecretEnv = append(inv.SecretEnv, e.Name)
+		}
+	}
+	return inv
+}
+
+// Variables carrying the superuser of a PostgreSQL target, who builds the
+// schema and creates the schema user.
+const (
+	envSuperUser     = "DBPERF_TARGET_SUPERUSER"
+	envSuperPassword = "DBPERF_TARGET_SUPERUSER_PASSWORD"
+)
+
+func credentialEnv(ep workloads.Endpoint) []corev1.EnvVar {
+	env := ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword)
+	if ep.Superuser != nil && ep.SuperuserPassword != nil {
+		env = append(env,
+			corev1.EnvVar{Name: envSuperUser, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: ep.Superuser}},
+			corev1.EnvVar{Name: envSuperPassword, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: ep.SuperuserPassword}})
+	}
+	return env
+}
+
+func warehouses(w *benchv1.HammerDBWorkload) int32 {
+	if w.Warehouses < 1 {
+		return 1
+	}
+	return w.Warehouses
+}
+
+func prefixOf(w *benchv1.HammerDBWorkload) string {
+	if w.Database == "mysql" {
+		return "mysql"
+	}
+	return "pg"
+}
+
+func timeProfile(w *benchv1.HammerDBWorkload) bool { return w.TimeProfile == nil || *w.TimeProfile }
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// Scripts are the build script and one run script per step.
+func Scripts(w *benchv1.HammerDBWorkload, ep workloads.Endpoint) map[string]string {
+	files := map[string]string{buildScript: script(w, ep, 0)}
+	for i, vu := range w.VirtualUsers {
+		files[runScript(i)] = script(w, ep, vu)
+	}
+	return files
+}
+
+// script writes the Tcl of the build (vu 0) or of a timed test at vu
+// virtual users. Values from the spec are validated or braced; secrets are
+// read from the environment, never written into the script.
+func script(w *benchv1.HammerDBWorkload, ep workloads.Endpoint, vu int32) string {
+	var b strings.Builder
+	pre := prefixOf(w)
+	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	diset := func(dict, key, value string) { line("diset %s %s_%s %s", dict, pre, key, value) }
+	kind := "timed test"
+	if vu == 0 {
+		kind = "schema build"
+	}
+	line("#!/bin/tclsh")
+	line("# HammerDB TPROC-C %s written by dbperf-operator.", kind)
+	line("# Credentials come from the environment and never appear in this file.")
+	line(`puts "SETTING CONFIGURATION"`)
+	if w.Database == "mysql" {
+		line("dbset db mysql")
+	} else {
+		line("dbset db pg")
+	}
+	line("dbset bm TPC-C")
+	diset("connection", "host", brace(ep.Host))
+	diset("connection", "port", strconv.Itoa(int(ep.Port)))
+	user, pass := "$::env("+workloads.EnvUsername+")", "$::env("+workloads.EnvPassword+")"
+	if w.Database == "mysql" {
+		diset("connection", "socket", "null")
+		diset("connection", "ssl", strconv.FormatBool(ep.TLS))
+		if ep.TLS {
+			if ep.CASecret != "" || ep.ClientCertSecret != "" {
+				diset("connection", "ssl_linux_capath", workloads.TLSDir)
+			}
+			if ep.CASecret != "" {
+				diset("connection", "ssl_ca", workloads.TLSDir+"/ca.crt")
+			}
+			if ep.ClientCertSecret != "" {
+				diset("connection", "ssl_two_way", "true")
+				diset("connection", "ssl_cert", workloads.TLSDir+"/tls.crt")
+				diset("connection", "ssl_key", workloads.TLSDir+"/tls.key")
+			} else {
+				diset("connection", "ssl_two_way", "false")
+			}
+		}
+		diset("tpcc", "user", user)
+		diset("tpcc", "pass", pass)
+	} else {
+		mode := "prefer"
+		if ep.TLS {
+			mode = "require"
+			if ep.CASecret != "" {
+				mode = "verify-full"
+			}
+		}
+		diset("connection", "sslmode", mode)
+		superUser, superPass := user, pass
+		if ep.Superuser != nil && ep.SuperuserPassword != nil {
+			superUser, superPass = "$::env("+envSuperUser+")", "$::env("+envSuperPassword+")"
+		}
+		diset("tpcc", "superuser", superUser)
+		diset("tpcc", "superuserpass", superPass)
+		diset("tpcc", "defaultdbase", brace(orDefault(ep.Database, "postgres")))
+		diset("tpcc", "user", orDefault(w.SchemaUser, "tpcc"))
+		diset("tpcc", "pass", pass)
+		diset("tpcc", "storedprocs", strconv.FormatBool(w.StoredProcedures == nil || *w.StoredProcedures))
+	}
+	diset("tpcc", "dbase", orDefault(w.SchemaDatabase, "tpcc"))
+	diset("tpcc", "count_ware", strconv.Itoa(int(warehouses(w))))
+	diset("tpcc", "partition", strconv.FormatBool(w.Partition))
+	keys := make([]string, 0, len(w.Settings))
+	for k := range w.Settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		line("diset tpcc %s %s", k, brace(w.Settings[k]))
+	}
+	if vu == 0 {
+		build := w.BuildVirtualUsers
+		if build < 1 {
+			build = 1
+		}
+		diset("tpcc", "num_vu", strconv.Itoa(int(build)))
+		line(`puts "SCHEMA BUILD STARTED"`)
+		line("buildschema")
+		line(`puts "SCHEMA BUILD COMPLETED"`)
+		return b.String()
+	}
+	rampup := int32(2)
+	if w.RampUpMinutes != nil {
+		rampup = *w.RampUpMinutes
+	}
+	duration := w.DurationMinutes
+	if duration < 1 {
+		duration = 5
+	}
+	diset("tpcc", "driver", "timed")
+	diset("tpcc", "total_iterations", "10000000000")
+	diset("tpcc", "rampup", strconv.Itoa(int(rampup)))
+	diset("tpcc", "duration", strconv.Itoa(int(duration)))
+	diset("tpcc", "allwarehouse", strconv.FormatBool(w.AllWarehouses))
+	diset("tpcc", "timeprofile", strconv.FormatBool(timeProfile(w)))
+	diset("tpcc", "keyandthink", strconv.FormatBool(w.KeyAndThink))
+	diset("tpcc", "raiseerror", "false")
+	line("loadscript")
+	line(`puts "TEST STARTED"`)
+	line("vuset vu %d", vu)
+	line("vucreate")
+	line("tcstart")
+	line("vurun")
+	line("tcstop")
+	line("vudestroy")
+	line(`puts "TEST COMPLETE"`)
+	return b.String()
+}
+
+// brace quotes a value for Tcl: braces keep it literal.
+func brace(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t{}[]$\\\";") {
+		return s
+	}
+	return "{" + strings.NewReplacer("{", "", "}", "").Replace(s) + "}"
+}

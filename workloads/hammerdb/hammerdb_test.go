@@ -1,0 +1,304 @@
+package hammerdb
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+type want struct {
+	verdict   results.Verdict
+	reason    string
+	nopm, tpm float64
+	vus       string
+	// profile: NEWORD p95 and p99 in ms (summary or upper bound).
+	profile    [2]float64
+	upperBound bool
+	warning    string
+	points     int
+}
+
+// Every HammerDB fixture: NOPM/TPM, virtual users, the time profile, and
+// every failed or untrusted run with its reason.
+func TestParseFixtures(t *testing.T) {
+	cases := map[string]want{
+		"docs-v6.0-mariadb-cli-run-with-jobs-json-result.txt": {verdict: results.Succeeded, nopm: 128176, tpm: 298394, vus: "24", points: 43},
+		"docs-v6.0-pg-xtprof-time-profile-report.txt":         {verdict: results.Failed, reason: "no TEST RESULT", profile: [2]float64{0.391, 0.542}},
+		"mysql-400wh-100vu-ssl-cipher-allwh.txt":              {verdict: results.Succeeded, nopm: 2335, tpm: 5432, vus: "100"},
+		"mysql-print-dict-ssl-options.txt":                    {verdict: results.Failed, reason: "no TEST RESULT"},
+		"mysql-v4.1-autopilot-hammerdb.log-incomplete-run.txt": {verdict: results.Succeeded, nopm: 7667, tpm: 23310, vus: "64",
+			warning: "7 timed tests"},
+		"mysql-v4.1-buildschema-1wh-diset-errors.txt": {verdict: results.Failed, reason: "refused 4 configuration command"},
+		"mysql-v4.1-cli-sequence-1-64vu.txt":          {verdict: results.Succeeded, nopm: 711, tpm: 2256, vus: "64", warning: "7 timed tests"},
+		"mysql-v4.1-xtprof-hdbxtprofile.txt":          {verdict: results.Failed, reason: "no TEST RESULT", profile: [2]float64{90.448, 128.481}},
+		"pg-400wh-100vu-raiseerror-vuser-failed.txt": {verdict: results.Invalid, reason: "95 virtual user(s) FINISHED FAILED (Vuser 2, 3, 4, 5, 6, 7, 8, 9 and 87 more: ERROR:  invalid transaction termination)",
+			nopm: 2891, tpm: 6888, vus: "100"},
+		"pg-400wh-10vu-timed-allwh-neword-errors.txt": {verdict: results.Invalid, reason: "2 transaction error(s)", nopm: 2602, tpm: 6190, vus: "10"},
+		"pg-print-dict.txt":                           {verdict: results.Failed, reason: "no TEST RESULT"},
+		"pkb-mysql-v4.0-cli-4vu-20wh.txt":             {verdict: results.Succeeded, nopm: 8153, tpm: 24772, vus: "4"},
+		"pkb-mysql-v4.0-etprof-vuser2-percentiles.txt": {verdict: results.Succeeded, nopm: 5614, tpm: 17145, vus: "4",
+			profile: [2]float64{25.786, 36.411}, upperBound: true, warning: "upper bounds"},
+		"pkb-mysql-v4.3-xtprof-tabs-stripped.txt":   {verdict: results.Failed, reason: "no TEST RESULT", profile: [2]float64{12.399, 14.197}},
+		"pkb-pg-v4.3-transaction-counter-log.txt":   {verdict: results.Failed, reason: "no TEST RESULT", points: 99},
+		"vc-mysql-v4.12-timed-allwh-xtprof-1vu.txt": {verdict: results.Succeeded, nopm: 11, tpm: 25, vus: "1", warning: "no report was found"},
+		"vc-pg-v4.5-incorrect-no-result.txt":        {verdict: results.Failed, reason: "began a timed test but printed no TEST RESULT"},
+		"vc-pg-v4.5-timed-vacuum-1vu.txt":           {verdict: results.Invalid, reason: "refused 1 configuration command", nopm: 11400, tpm: 26163, vus: "1"},
+	}
+	testutil.EachFixture(t, "hammerdb", cases, func(t *testing.T, name string, raw []byte, w want) {
+		r := HammerDB{}.Parse(workloads.ParseInput{Output: raw})
+		testutil.CheckVerdict(t, r, w.verdict, w.reason)
+		if w.nopm > 0 {
+			if got := testutil.MetricValue(t, r, "nopm", ""); got != w.nopm {
+				t.Errorf("nopm = %v, want %v", got, w.nopm)
+			}
+			if got := testutil.MetricValue(t, r, "tpm", ""); got != w.tpm {
+				t.Errorf("tpm = %v, want %v", got, w.tpm)
+			}
+			if r.Parameters["virtualUsers"] != w.vus {
+				t.Errorf("virtualUsers = %q, want %q", r.Parameters["virtualUsers"], w.vus)
+			}
+		} else if _, ok := r.Get(results.Key{Name: "nopm"}); ok {
+			t.Errorf("a NOPM from a file without TEST RESULT")
+		}
+		if w.profile[0] > 0 {
+			p95, p99 := "latencyP95Millis", "latencyP99Millis"
+			if w.upperBound {
+				p95, p99 = "latencyP95UpperBoundMillis", "latencyP99UpperBoundMillis"
+			}
+			if got := testutil.MetricValue(t, r, p95, "NEWORD"); got != w.profile[0] {
+				t.Errorf("NEWORD p95 = %v, want %v", got, w.profile[0])
+			}
+			if got := testutil.MetricValue(t, r, p99, "NEWORD"); got != w.profile[1] {
+				t.Errorf("NEWORD p99 = %v, want %v", got, w.profile[1])
+			}
+			for _, proc := range []string{"NEWORD", "PAYMENT", "DELIVERY", "SLEV", "OSTAT"} {
+				testutil.MetricValue(t, r, "calls", proc)
+				testutil.MetricValue(t, r, "latencyMaxMillis", proc)
+			}
+		}
+		if w.warning != "" && !strings.Contains(strings.Join(r.Warnings, "|"), w.warning) {
+			t.Errorf("warnings %q do not mention %q", r.Warnings, w.warning)
+		}
+		if len(r.TimeSeries) != w.points {
+			t.Errorf("%d transaction-counter points, want %d", len(r.TimeSeries), w.points)
+		}
+	})
+}
+
+// The summary of all virtual users gives exact figures: every column of
+// one transaction, from the v6.0 report.
+func TestTimeProfileSummary(t *testing.T) {
+	r := HammerDB{}.Parse(workloads.ParseInput{Output: testutil.ReadFixture(t, "hammerdb", "docs-v6.0-pg-xtprof-time-profile-report.txt")})
+	for name, v := range map[string]float64{"calls": 264293, "latencyMinMillis": 0.256, "latencyAvgMillis": 0.594, "latencyMaxMillis": 430.422,
+		"latencyP25Millis": 0.440, "latencyP50Millis": 0.497, "latencyP75Millis": 0.568, "latencyP95Millis": 0.689, "latencyP99Millis": 0.806, "timeRatioPercent": 9.363} {
+		if got := testutil.MetricValue(t, r, name, "SLEV"); got != v {
+			t.Errorf("SLEV %s = %v, want %v", name, got, v)
+		}
+	}
+	if r.Parameters["timeProfileVirtualUsers"] != "4" {
+		t.Errorf("parameters %v", r.Parameters)
+	}
+}
+
+// Without the summary (per-user sections only) calls add up, the average
+// is weighted, and percentiles are the largest of any user: upper bounds.
+func TestTimeProfileWithoutSummaryIsAnUpperBound(t *testing.T) {
+	raw := string(testutil.ReadFixture(t, "hammerdb", "docs-v6.0-pg-xtprof-time-profile-report.txt"))
+	perVU, _, found := strings.Cut(raw, ">>>>> SUMMARY")
+	if !found {
+		t.Fatal("fixture changed: no summary section")
+	}
+	r := HammerDB{}.Parse(workloads.ParseInput{Output: []byte(perVU)})
+	if got := testutil.MetricValue(t, r, "calls", "NEWORD"); got != 656700+654605+670116+657082 {
+		t.Errorf("calls %v", got)
+	}
+	if got := testutil.MetricValue(t, r, "latencyP99UpperBoundMillis", "NEWORD"); got != 0.545 {
+		t.Errorf("p99 upper bound %v, want the largest user's 0.545", got)
+	}
+	if _, ok := r.Get(results.Key{Name: "latencyP99Millis", Operation: "NEWORD"}); ok {
+		t.Error("per-user percentiles were reported as if they were exact")
+	}
+}
+
+// The time profile is read from the file HammerDB wrote when the log does
+// not hold it.
+func TestTimeProfileFromResultFile(t *testing.T) {
+	out := testutil.ReadFixture(t, "hammerdb", "vc-mysql-v4.12-timed-allwh-xtprof-1vu.txt")
+	prof := testutil.ReadFixture(t, "hammerdb", "mysql-v4.1-xtprof-hdbxtprofile.txt")
+	r := HammerDB{}.Parse(workloads.ParseInput{Output: out, Files: map[string][]byte{TimeProfileFile: prof}})
+	testutil.CheckVerdict(t, r, results.Succeeded, "")
+	if got := testutil.MetricValue(t, r, "latencyP95Millis", "PAYMENT"); got != 68.851 {
+		t.Errorf("PAYMENT p95 %v", got)
+	}
+	if len(r.Warnings) != 0 {
+		t.Errorf("warnings %v", r.Warnings)
+	}
+}
+
+// Both word orders of TEST RESULT.
+func TestOldWordOrder(t *testing.T) {
+	r := HammerDB{}.Parse(workloads.ParseInput{Output: []byte("Vuser 1:Beginning rampup time of 1 minutes\nVuser 1:3 Active Virtual Users configured\nVuser 1:TEST RESULT : System achieved 24772 MySQL TPM at 8153 NOPM\nVuser 1:FINISHED SUCCESS\n")})
+	testutil.CheckVerdict(t, r, results.Succeeded, "")
+	if testutil.MetricValue(t, r, "nopm", "") != 8153 || testutil.MetricValue(t, r, "tpm", "") != 24772 {
+		t.Errorf("metrics %+v", r.Metrics)
+	}
+}
+
+// TLS requested: every virtual user must report a cipher. An empty one
+// (or none at all) makes the run invalid; the fixture run over TLS passes.
+func TestTLSCipherCheck(t *testing.T) {
+	base := string(testutil.ReadFixture(t, "hammerdb", "vc-mysql-v4.12-timed-allwh-xtprof-1vu.txt"))
+	if !strings.Contains(base, "mysql_ssl                = false") {
+		t.Fatal("fixture changed: no mysql_ssl line")
+	}
+	withTLS := strings.Replace(base, "mysql_ssl                = false", "mysql_ssl                = true", 1)
+	r := HammerDB{}.Parse(workloads.ParseInput{Output: []byte(withTLS)})
+	testutil.CheckVerdict(t, r, results.Invalid, "2 virtual user(s) connected without encryption (empty Ssl_cipher: Vuser 1, 2)")
+	if testutil.MetricValue(t, r, "nopm", "") != 11 {
+		t.Error("an invalid run must keep its numbers")
+	}
+
+	noLines := strings.ReplaceAll(withTLS, "Ssl_cipher", "Connected")
+	r = HammerDB{}.Parse(workloads.ParseInput{Output: []byte(noLines)})
+	testutil.CheckVerdict(t, r, results.Invalid, "no virtual user printed its Ssl_cipher")
+
+	ok := strings.ReplaceAll(withTLS, "Ssl_cipher\n", "Ssl_cipher TLS_AES_256_GCM_SHA384\n")
+	r = HammerDB{}.Parse(workloads.ParseInput{Output: []byte(ok)})
+	testutil.CheckVerdict(t, r, results.Succeeded, "")
+	if r.Parameters["tlsCipher"] != "TLS_AES_256_GCM_SHA384" {
+		t.Errorf("parameters %v", r.Parameters)
+	}
+	// As our scripts set it: diset prints the change.
+	changed := strings.Replace(ok, " mysql_ssl                = true\n", "", 1)
+	changed = "Changed connection:mysql_ssl from false to true for MySQL\n" + changed
+	r = HammerDB{}.Parse(workloads.ParseInput{Output: []byte(changed)})
+	testutil.CheckVerdict(t, r, results.Succeeded, "")
+	if r.Parameters["tlsRequested"] != "true" {
+		t.Errorf("the diset line did not count as a TLS request: %v", r.Parameters)
+	}
+}
+
+func TestTimingDataIncomplete(t *testing.T) {
+	raw := string(testutil.ReadFixture(t, "hammerdb", "pkb-mysql-v4.0-cli-4vu-20wh.txt"))
+	raw = strings.Replace(raw, "Vuser 1:FINISHED SUCCESS", "Vuser 1:Timing Data Incomplete\nVuser 1:FINISHED SUCCESS", 1)
+	r := HammerDB{}.Parse(workloads.ParseInput{Output: []byte(raw)})
+	testutil.CheckVerdict(t, r, results.Invalid, "Timing Data Incomplete")
+}
+
+// A schema build is judged by its output, since hammerdbcli exits 0 anyway.
+func TestParsePrepare(t *testing.T) {
+	build := testutil.ReadFixture(t, "hammerdb", "mysql-v4.1-buildschema-1wh-diset-errors.txt")
+	reasons := HammerDB{}.ParsePrepare(workloads.ParseInput{Output: build})
+	if len(reasons) != 1 || !strings.Contains(reasons[0], "refused a configuration command: Invalid number of arguments") {
+		t.Errorf("reasons %q", reasons)
+	}
+	clean := strings.ReplaceAll(string(build), "Error: Invalid number of arguments\n", "")
+	if reasons := (HammerDB{}).ParsePrepare(workloads.ParseInput{Output: []byte(clean)}); len(reasons) != 0 {
+		t.Errorf("a clean build failed: %q", reasons)
+	}
+	cut := strings.Split(clean, "Vuser 1:CREATING TPCC STORED PROCEDURES")[0]
+	if reasons := (HammerDB{}).ParsePrepare(workloads.ParseInput{Output: []byte(cut)}); len(reasons) != 1 || !strings.Contains(reasons[0], "SCHEMA COMPLETE") {
+		t.Errorf("a cut-short build: %q", reasons)
+	}
+}
+
+// The seed settings: 1 and 100 warehouses, 20/40 VU, 2 min ramp-up,
+// 5 min run, all warehouses, time profile.
+func seed(db string, wh int32) *benchv1.WorkloadSpec {
+	return &benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: db, Warehouses: wh, BuildVirtualUsers: min(wh, 8),
+		VirtualUsers: []int32{20, 40}, RampUpMinutes: ptr.To[int32](2), DurationMinutes: 5, AllWarehouses: true,
+		Settings: map[string]string{prefix(db) + "_prepared": "false"}}}
+}
+
+func prefix(db string) string {
+	if db == "mysql" {
+		return "mysql"
+	}
+	return "pg"
+}
+
+func secretKey(name, key string) *corev1.SecretKeySelector {
+	return &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key}
+}
+
+func TestGoldenScripts(t *testing.T) {
+	pg := workloads.Endpoint{Host: "bench-pg-rw.perf.svc", Port: 5432, Database: "app",
+		Username: secretKey("bench-pg-app", "username"), Password: secretKey("bench-pg-app", "password"),
+		Superuser: secretKey("bench-pg-superuser", "username"), SuperuserPassword: secretKey("bench-pg-superuser", "password")}
+	spec := seed("postgresql", 100)
+	spec.HammerDB.Settings = map[string]string{"pg_vacuum": "true"}
+	for name, body := range Scripts(spec.HammerDB, pg) {
+		testutil.Golden(t, "pg-100wh-"+name, body)
+	}
+	my := workloads.Endpoint{Host: "bench-mysql.perf.svc", Port: 3306, TLS: true, CASecret: "bench-mysql-tls", ClientCertSecret: "bench-mysql-client-tls",
+		Username: secretKey("bench-mysql-credentials", "username"), Password: secretKey("bench-mysql-credentials", "password")}
+	spec = seed("mysql", 1)
+	spec.HammerDB.Settings = map[string]string{"mysql_storage_engine": "innodb"}
+	for name, body := range Scripts(spec.HammerDB, my) {
+		testutil.Golden(t, "mysql-1wh-tls-"+name, body)
+	}
+}
+
+func TestInvocations(t *testing.T) {
+	ep := workloads.Endpoint{Host: "db", Port: 5432, Username: secretKey("s", "username"), Password: secretKey("s", "password")}
+	spec := seed("postgresql", 1)
+	h := HammerDB{}
+	steps := h.Steps(spec)
+	if len(steps) != 2 || steps[1].Name != "vu=40" {
+		t.Fatalf("steps %+v", steps)
+	}
+	prep := h.Prepare(spec, ep)
+	if strings.Join(prep.Command, " ") != "./hammerdbcli auto /etc/dbperf/workload/build.tcl" || len(prep.ResultFiles) != 0 {
+		t.Errorf("prepare %+v", prep)
+	}
+	run := h.Run(spec, ep, steps[1])
+	if strings.Join(run.Command, " ") != "./hammerdbcli auto /etc/dbperf/workload/run-1.tcl" ||
+		len(run.ResultFiles) != 1 || run.ResultFiles[0] != "/dbperf/out/hdbxtprofile.log" {
+		t.Errorf("run %+v", run)
+	}
+	if len(run.Files) != 3 || !strings.Contains(run.Files["run-1.tcl"], "vuset vu 40") {
+		t.Errorf("files %v", workloads.SortedKeys(run.Files))
+	}
+	if strings.Join(run.SecretEnv, ",") != workloads.EnvPassword || run.Env[0].Name != "TMP" || run.Env[0].Value != workloads.OutputDir {
+		t.Errorf("env %+v secret %v", run.Env, run.SecretEnv)
+	}
+	for _, body := range run.Files {
+		if strings.Contains(body, "password") && !strings.Contains(body, "$::env(") {
+			t.Errorf("a script holds a literal password:\n%s", body)
+		}
+	}
+	spec.HammerDB.SkipBuild = true
+	if h.Prepare(spec, ep) != nil {
+		t.Error("skipBuild still builds")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	spec := seed("postgresql", 4)
+	spec.HammerDB.BuildVirtualUsers = 5
+	spec.HammerDB.Settings = map[string]string{"pg_duration": "9", "mysql_prepared": "true", "pg_vacuum": "true; exec rm", "Bad": "x"}
+	errs := HammerDB{}.Validate(spec, field.NewPath("spec", "workload"))
+	got := errs.ToAggregate().Error()
+	for _, want := range []string{
+		"spec.workload.hammerdb.buildVirtualUsers: Invalid value: 5: must not exceed warehouses",
+		"spec.workload.hammerdb.settings[pg_duration]", "set by the operator",
+		"spec.workload.hammerdb.settings[mysql_prepared]", "keys of database postgresql start with pg_",
+		"spec.workload.hammerdb.settings[pg_vacuum]", "without Tcl special characters",
+		"spec.workload.hammerdb.settings[Bad]",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("errors %q lack %q", got, want)
+		}
+	}
+	if errs := (HammerDB{}).Validate(seed("mysql", 100), field.NewPath("w")); len(errs) != 0 {
+		t.Errorf("the seed setting is refused: %v", errs)
+	}
+}

@@ -1,0 +1,23 @@
+#!/bin/tclsh
+# HammerDB TPROC-C schema build written by dbperf-operator.
+# Credentials come from the environment and never appear in this file.
+puts "SETTING CONFIGURATION"
+dbset db pg
+dbset bm TPC-C
+diset connection pg_host bench-pg-rw.perf.svc
+diset connection pg_port 5432
+diset connection pg_sslmode prefer
+diset tpcc pg_superuser $::env(DBPERF_TARGET_SUPERUSER)
+diset tpcc pg_superuserpass $::env(DBPERF_TARGET_SUPERUSER_PASSWORD)
+diset tpcc pg_defaultdbase app
+diset tpcc pg_user tpcc
+diset tpcc pg_pass $::env(DBPERF_TARGET_PASSWORD)
+diset tpcc pg_storedprocs true
+diset tpcc pg_dbase tpcc
+diset tpcc pg_count_ware 100
+diset tpcc pg_partition false
+diset tpcc pg_vacuum true
+diset tpcc pg_num_vu 8
+puts "SCHEMA BUILD STARTED"
+buildschema
+puts "SCHEMA BUILD COMPLETED"
