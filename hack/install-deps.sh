@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests and the demo run for real:
 # PostgreSQL (server and pgbench), Redis (server and redis-benchmark), and
-# Chromium (renders the HTML comparison report headless in a test), and a
-# Java runtime (runs the real YCSB client from Maven Central in a test).
+# Chromium (renders the HTML comparison report headless in a test), a
+# Java runtime (runs the real YCSB client from Maven Central in a test), and
+# MariaDB (a real MySQL-compatible server for the MySQL target's TLS test).
 set -euo pipefail
 need=()
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
@@ -11,8 +12,10 @@ command -v redis-server >/dev/null || need+=(redis-server)
 command -v redis-benchmark >/dev/null || need+=(redis-tools)
 command -v chromium >/dev/null || need+=(chromium)
 command -v java >/dev/null || need+=(default-jre-headless)
+[ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
+command -v mariadb >/dev/null || need+=(mariadb-client)
 if [ "${#need[@]}" = 0 ]; then
-  echo "[deps] postgresql, redis, chromium and java already installed" >&2
+  echo "[deps] postgresql, redis, chromium, java and mariadb already installed" >&2
   exit 0
 fi
 SUDO=""
@@ -24,4 +27,5 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recomme
 if command -v service >/dev/null; then
   $SUDO service redis-server stop >/dev/null 2>&1 || true
   $SUDO service postgresql stop >/dev/null 2>&1 || true
+  $SUDO service mariadb stop >/dev/null 2>&1 || true
 fi

@@ -103,10 +103,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "dbperf-runner exec: --generators %d needs JOB_COMPLETION_INDEX in [0, %d), got %q\n", *generators, *generators, os.Getenv("JOB_COMPLETION_INDEX"))
 			return runner.ExitUsage
 		}
-		seg, seq := workloads.Segment(index, *generators)
-		for i, a := range command {
-			command[i] = strings.NewReplacer(workloads.SegmentPlaceholder, seg, workloads.SegmentSequencePlaceholder, seq).Replace(a)
-		}
+		command = runner.ForGenerator(command, index, *generators)
 		fmt.Fprintf(stdout, "[dbperf-runner] load generator %d of %d\n", index+1, *generators)
 	}
 	if *barrier != "" {

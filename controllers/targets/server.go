@@ -127,32 +127,40 @@ func (k ServerKind) ensureTLS(ctx context.Context, c client.Client, run *benchv1
 		}
 		return nil
 	}
-	var client certs.Pair
-	var ca []byte
+	var client map[string][]byte
 	err := ensureSecret(ctx, c, run, specs.TLSSecretName(run, k.Kind), func() (map[string][]byte, error) {
-		names := []string{s.Host(), s.Name, s.Name + "." + run.Namespace, s.Name + "." + run.Namespace + ".svc.cluster.local"}
 		clientName := ""
 		if t.RequireClientCertificates {
 			clientName = k.user()
 		}
-		b, err := certs.Issue(run.Name, names, clientName, time.Now())
-		if err != nil {
-			return nil, err
-		}
-		client, ca = b.Client, b.CA.Cert
-		return map[string][]byte{"ca.crt": b.CA.Cert, "tls.crt": b.Server.Cert, "tls.key": b.Server.Key}, nil
+		server, cl, err := certs.ServerSecrets(run.Name, ServerNames(s), clientName, time.Now())
+		client = cl
+		return server, err
 	})
 	if err != nil {
 		return fmt.Errorf("while issuing the %s server certificate: %w", k.Kind, err)
 	}
-	if !t.RequireClientCertificates || client.Cert == nil {
+	if !t.RequireClientCertificates {
 		return nil
+	}
+	if client == nil {
+		name := specs.ClientTLSSecretName(run, k.Kind)
+		if missing, err := secretMissing(ctx, c, run.Namespace, name); err != nil || !missing {
+			return err
+		}
+		return fmt.Errorf("the client certificate Secret %s is missing and cannot be reissued without the CA's key: delete Secret %s to issue both again",
+			name, specs.TLSSecretName(run, k.Kind))
 	}
 	// Written right after the CA that signed it; if this fails the next
 	// reconcile cannot recreate it (the CA key is gone), so the run says so.
-	return ensureSecret(ctx, c, run, specs.ClientTLSSecretName(run, k.Kind), func() (map[string][]byte, error) {
-		return map[string][]byte{"ca.crt": ca, "tls.crt": client.Cert, "tls.key": client.Key}, nil
-	})
+	return ensureSecret(ctx, c, run, specs.ClientTLSSecretName(run, k.Kind), func() (map[string][]byte, error) { return client, nil })
+}
+
+// ServerNames are the DNS names a server certificate carries: the Service's
+// short, namespaced and fully qualified names.
+func ServerNames(s specs.Server) []string {
+	ns := s.Run.Namespace
+	return []string{s.Host(), s.Name, s.Name + "." + ns, s.Name + "." + ns + ".svc.cluster.local"}
 }
 
 // ensureSecret creates a Secret owned by the run from gen, unless it exists.

@@ -108,3 +108,18 @@ func Password(n int) string {
 	}
 	return string(out)
 }
+
+// ServerSecrets issues what a TLS server target needs, as Secret data: the
+// server's ca.crt, tls.crt and tls.key, and — when clientName is not empty —
+// the client's ca.crt, tls.crt and tls.key for two-way TLS.
+func ServerSecrets(runName string, dnsNames []string, clientName string, now time.Time) (server, client map[string][]byte, err error) {
+	b, err := Issue(runName, dnsNames, clientName, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	server = map[string][]byte{"ca.crt": b.CA.Cert, "tls.crt": b.Server.Cert, "tls.key": b.Server.Key}
+	if clientName != "" {
+		client = map[string][]byte{"ca.crt": b.CA.Cert, "tls.crt": b.Client.Cert, "tls.key": b.Client.Key}
+	}
+	return server, client, nil
+}

@@ -149,7 +149,9 @@ func Merge(parts []*Result) *Result {
 			if h, ok := merged[m.Operation]; ok {
 				m.Value = float64(h.Min()) / 1000
 			}
-		case m.Name == "latencyMaxMillis" || m.Name == "loadGeneratorCPUPeakPercent" || m.Unit == "s" || m.Unit == "%":
+		case m.Name == "min":
+			m.Value = minOf(ms)
+		case m.Name == "latencyMaxMillis" || m.Name == "max" || m.Name == "loadGeneratorCPUPeakPercent" || m.Unit == "s" || m.Unit == "%":
 			m.Value = maxOf(ms)
 			if m.Name == "errorPercent" {
 				m.Value = weightedErrorPercent(parts, m.Operation, ms)

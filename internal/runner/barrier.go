@@ -7,7 +7,21 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/dbperf-io/dbperf-operator/workloads"
 )
+
+// ForGenerator fills in the placeholders a workload leaves in its command
+// for generator index of n (k6's execution segment and sequence).
+func ForGenerator(command []string, index, n int) []string {
+	seg, seq := workloads.Segment(index, n)
+	rep := strings.NewReplacer(workloads.SegmentPlaceholder, seg, workloads.SegmentSequencePlaceholder, seq)
+	out := make([]string, len(command))
+	for i, a := range command {
+		out[i] = rep.Replace(a)
+	}
+	return out
+}
 
 // WaitForStart is the start barrier of a measurement with several load
 // generators. The operator writes the same start time into an annotation of

@@ -14,6 +14,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +24,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -180,7 +184,17 @@ func TestEndToEnd(t *testing.T) {
 	// 3. kubectl apply: external PostgreSQL (pgbench on standard-v3), external
 	// Redis (redis-benchmark on standard-v4a), CloudNativePG (target and load
 	// generator both asked onto standard-v4a: anti-affinity must separate them).
-	manifest := fmt.Sprintf(runsYAML, pg.User, pg.Password, pg.Port, redis.Port)
+	// k6 drives a local HTTP server; YCSB's BasicDB needs no server.
+	need(t, "K6")
+	need(t, "YCSB_LIB")
+	var httpHits atomic.Int64
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		httpHits.Add(1)
+		fmt.Fprintln(w, "ok")
+	}))
+	defer web.Close()
+	webPort := web.Listener.Addr().(*net.TCPAddr).Port
+	manifest := fmt.Sprintf(runsYAML, pg.User, pg.Password, pg.Port, redis.Port, webPort)
 	if out, err := c.Kubectl(ctx, strings.NewReader("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n"), "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -195,7 +209,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}()
 
-	runs := []string{"pgbench-external", "redis-external", "pgbench-cnpg"}
+	runs := []string{"pgbench-external", "redis-external", "pgbench-cnpg", "pgbench-parallel", "ycsb-parallel", "k6-http"}
 	final := map[string]*benchv1.BenchmarkRun{}
 	testutil.Eventually(t, 6*time.Minute, "every run finished", func() error {
 		if _, err := exec.LookPath("memtier_benchmark"); err == nil {
@@ -322,6 +336,10 @@ func TestEndToEnd(t *testing.T) {
 		t.Error("the database password appears in the load generator's log")
 	}
 
+	// 7b. Parallel load generators: both pods waited at the barrier and were
+	// released with one start instant; the measurement merges both.
+	checkParallel(ctx, t, c, final["pgbench-parallel"])
+
 	// 8. The kubectl plugin against the cluster: results, logs, and a
 	// refusal to compare runs that did not apply the same load.
 	// Flags go after the command name, anywhere among the arguments.
@@ -343,6 +361,15 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if out, err := dbperf("compare", "pgbench-external", "pgbench-cnpg"); err == nil || !strings.Contains(out, "workload settings differ") {
 		t.Errorf("comparing runs with different pgbench settings: %v\n%s", err, out)
+	}
+	// The two YCSB generators' histograms merged: exact percentiles (without
+	// histograms from both they would be named …UpperBoundMillis).
+	if out, err := dbperf("results", "ycsb-parallel", "-o", "json"); err != nil || !strings.Contains(out, "latencyP99Millis") ||
+		strings.Contains(out, "UpperBound") || strings.Count(mustJSON(final["ycsb-parallel"].Status.Steps[0].Repetitions[0].Node), ",") != 1 {
+		t.Errorf("kubectl dbperf results ycsb-parallel: %v\n%.3000s", err, out)
+	}
+	if httpHits.Load() == 0 {
+		t.Error("k6 never reached the HTTP server")
 	}
 	if out, err := dbperf("logs", "pgbench-external"); err != nil || strings.Count(out, "==> ") != 5 || !strings.Contains(out, "tps = ") {
 		t.Errorf("kubectl dbperf logs: %v\n%.1500s", err, out)
@@ -460,6 +487,63 @@ spec:
     pgbench: {scale: 1, clients: [2], duration: 3s}
     placement:
       nodeSelector: {pool: standard-v4a}
+---
+# Two load generators per measurement, started together at the barrier.
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: pgbench-parallel
+spec:
+  cleanup: Never
+  target:
+    external: {host: 127.0.0.1, port: %[3]d, database: postgres, secretRef: {name: local-pg}}
+  workload:
+    parallelism: 2
+    pgbench: {skipInit: true, script: "SELECT 1;", clients: [2], duration: 3s, progressSeconds: 0}
+    placement:
+      nodeSelector: {pool: loadgen}
+    resources:
+      limits: {cpu: "1"}
+---
+# The real YCSB client (BasicDB, simulated latency) as two load generators:
+# their HdrHistogram logs merge into true percentiles.
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: ycsb-parallel
+spec:
+  target:
+    external: {host: 127.0.0.1, port: 1}
+  workload:
+    parallelism: 2
+    ycsb:
+      binding: basic
+      workload: a
+      recordCount: 1000
+      operationCount: 3000
+      threads: [4]
+      properties: {basicdb.verbose: "false", basicdb.simulatedelay: "2", basicdb.randomizedelay: "true"}
+    placement:
+      nodeSelector: {pool: loadgen}
+---
+# The real k6 against a local HTTP server.
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: k6-http
+spec:
+  target:
+    external: {host: 127.0.0.1, port: %[5]d}
+  workload:
+    k6:
+      vus: [2]
+      duration: 2s
+      script: |
+        import http from 'k6/http';
+        export const options = { thresholds: { http_req_failed: ['rate<0.01'] } };
+        export default function () { http.get('http://' + __ENV.DBPERF_TARGET_HOST + ':' + __ENV.DBPERF_TARGET_PORT + '/'); }
+    placement:
+      nodeSelector: {pool: standard-v3}
 ---
 # memtier_benchmark is not installed here: the run must fail, saying so.
 apiVersion: bench.dbperf.io/v1alpha1
@@ -598,7 +682,8 @@ func ignoreExists[T any](_ T, err error) error {
 // load generator shared a node with its run's target.
 func checkPlacement(ctx context.Context, t *testing.T, c *sim.Cluster, seen *placements, final map[string]*benchv1.BenchmarkRun) {
 	t.Helper()
-	wantPool := map[string]string{"pgbench-external": "standard-v3", "redis-external": "standard-v4a", "pgbench-cnpg": "standard-v4a", "memtier-missing-tool": "loadgen"}
+	wantPool := map[string]string{"pgbench-external": "standard-v3", "redis-external": "standard-v4a", "pgbench-cnpg": "standard-v4a",
+		"memtier-missing-tool": "loadgen", "pgbench-parallel": "loadgen", "ycsb-parallel": "loadgen", "k6-http": "standard-v3"}
 	byUID := map[string]string{}
 	for name, run := range final {
 		byUID[string(run.UID)] = name
@@ -635,8 +720,8 @@ func checkPlacement(ctx context.Context, t *testing.T, c *sim.Cluster, seen *pla
 		}
 	}
 	// pgbench-external: prepare + 2 clients × 2 repetitions; redis: 2 steps;
-	// cnpg: prepare + 1.
-	want := map[string]int{"pgbench-external": 5, "redis-external": 2, "pgbench-cnpg": 2}
+	// cnpg: prepare + 1; parallel: two generators of one measurement.
+	want := map[string]int{"pgbench-external": 5, "redis-external": 2, "pgbench-cnpg": 2, "pgbench-parallel": 2, "ycsb-parallel": 2, "k6-http": 1}
 	if final["memtier-missing-tool"] != nil {
 		want["memtier-missing-tool"] = 1
 	}
@@ -662,6 +747,9 @@ func checkLeastPrivilege(ctx context.Context, t *testing.T, c *sim.Cluster, op s
 		{"list", "secrets", "no"}, // never all of them
 		{"watch", "secrets", "no"},
 		{"update", "secrets", "no"},
+		{"create", "secrets", "yes"}, // generated target credentials and certificates
+		{"patch", "pods", "yes"},     // the start barrier of parallel load generators
+		{"update", "pods", "no"},
 		{"create", "pods", "no"},
 		{"create", "clusterrolebindings.rbac.authorization.k8s.io", "no"},
 		{"delete", "nodes", "no"},
@@ -672,4 +760,43 @@ func checkLeastPrivilege(ctx context.Context, t *testing.T, c *sim.Cluster, op s
 			t.Errorf("can %s %s %s? %q, want %q", op.User(), check.verb, check.resource, got, check.want)
 		}
 	}
+}
+
+// checkParallel: the two load generators of pgbench-parallel each logged the
+// same start instant, which lies after both pods started, and the result
+// merges two generators.
+func checkParallel(ctx context.Context, t *testing.T, c *sim.Cluster, run *benchv1.BenchmarkRun) {
+	t.Helper()
+	pods, err := c.Clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "bench.dbperf.io/role=loadgen,bench.dbperf.io/run-uid=" + string(run.UID)})
+	if err != nil || len(pods.Items) != 2 {
+		t.Fatalf("pgbench-parallel pods: %v (%d)", err, len(pods.Items))
+	}
+	starts := map[string]bool{}
+	for _, p := range pods.Items {
+		raw, err := c.Clientset.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{Container: "loadgen"}).DoRaw(ctx)
+		if err != nil {
+			t.Fatalf("log of %s: %v", p.Name, err)
+		}
+		_, after, ok := strings.Cut(string(raw), "all load generators are running; starting at ")
+		if !ok || !strings.Contains(string(raw), "tps = ") {
+			t.Errorf("%s did not pass the barrier and measure:\n%.1500s", p.Name, raw)
+			continue
+		}
+		at, _, _ := strings.Cut(after, " ")
+		starts[at] = true
+		ts, err := time.Parse(time.RFC3339Nano, at)
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Name == "loadgen" && cs.State.Terminated != nil && (err != nil || ts.Before(cs.State.Terminated.StartedAt.Add(-time.Second))) {
+				t.Errorf("%s: start instant %q before its container started at %s", p.Name, at, cs.State.Terminated.StartedAt)
+			}
+		}
+	}
+	if len(starts) != 1 {
+		t.Errorf("the generators started at different instants: %v", starts)
+	}
+	rep := run.Status.Steps[0].Repetitions[0]
+	if strings.Count(rep.Node, ",") != 1 {
+		t.Errorf("the measurement names %q, want both generators' nodes", rep.Node)
+	}
+	t.Logf("pgbench-parallel: %s from 2 generators started at %v", run.Status.Primary.Display, starts)
 }

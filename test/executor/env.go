@@ -3,6 +3,8 @@ package executor
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -104,27 +106,8 @@ func (e *Executor) valueFrom(ctx context.Context, pod *corev1.Pod, c corev1.Cont
 		}
 		return v, false, nil
 	case src.FieldRef != nil:
-		switch src.FieldRef.FieldPath {
-		case "metadata.name":
-			return pod.Name, false, nil
-		case "metadata.namespace":
-			return pod.Namespace, false, nil
-		case "metadata.uid":
-			return string(pod.UID), false, nil
-		case "spec.nodeName":
-			return pod.Spec.NodeName, false, nil
-		case "spec.serviceAccountName":
-			return pod.Spec.ServiceAccountName, false, nil
-		case "status.podIP", "status.hostIP":
-			return "127.0.0.1", false, nil
-		}
-		if k, ok := strings.CutPrefix(src.FieldRef.FieldPath, "metadata.labels['"); ok {
-			return pod.Labels[strings.TrimSuffix(k, "']")], false, nil
-		}
-		if k, ok := strings.CutPrefix(src.FieldRef.FieldPath, "metadata.annotations['"); ok {
-			return pod.Annotations[strings.TrimSuffix(k, "']")], false, nil
-		}
-		return "", false, fmt.Errorf("fieldRef %q is not supported by the test executor", src.FieldRef.FieldPath)
+		v, err := fieldValue(pod, src.FieldRef.FieldPath)
+		return v, false, err
 	case src.ResourceFieldRef != nil:
 		r := src.ResourceFieldRef.Resource
 		var q = c.Resources.Limits
@@ -174,4 +157,131 @@ func expand(s string, vals map[string]string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// fieldValue resolves a downward-API field of a pod, for environment
+// variables and downward-API volume files.
+func fieldValue(pod *corev1.Pod, path string) (string, error) {
+	switch path {
+	case "metadata.name":
+		return pod.Name, nil
+	case "metadata.namespace":
+		return pod.Namespace, nil
+	case "metadata.uid":
+		return string(pod.UID), nil
+	case "spec.nodeName":
+		return pod.Spec.NodeName, nil
+	case "spec.serviceAccountName":
+		return pod.Spec.ServiceAccountName, nil
+	case "status.podIP", "status.hostIP":
+		return "127.0.0.1", nil
+	}
+	if k, ok := strings.CutPrefix(path, "metadata.labels['"); ok {
+		return pod.Labels[strings.TrimSuffix(k, "']")], nil
+	}
+	if k, ok := strings.CutPrefix(path, "metadata.annotations['"); ok {
+		return pod.Annotations[strings.TrimSuffix(k, "']")], nil
+	}
+	return "", fmt.Errorf("fieldRef %q is not supported by the test executor", path)
+}
+
+// writeDownwardAPI writes the pod's downward-API volume files into their
+// volume directories, as the kubelet does at start and again whenever the
+// pod's metadata changes (atomically: a reader never sees half a file).
+func writeDownwardAPI(pod *corev1.Pod, volumesDir string) error {
+	for _, v := range pod.Spec.Volumes {
+		if v.DownwardAPI == nil {
+			continue
+		}
+		dir := filepath.Join(volumesDir, v.Name)
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return err
+		}
+		_ = os.Chmod(dir, 0o777)
+		for _, item := range v.DownwardAPI.Items {
+			if item.FieldRef == nil {
+				continue
+			}
+			val, err := fieldValue(pod, item.FieldRef.FieldPath)
+			if err != nil {
+				return err
+			}
+			path := filepath.Join(dir, item.Path)
+			if old, err := os.ReadFile(path); err == nil && string(old) == val {
+				continue
+			}
+			tmp := path + ".tmp"
+			if err := os.WriteFile(tmp, []byte(val), 0o644); err != nil {
+				return err
+			}
+			if err := os.Rename(tmp, path); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeConfigVolumes fills ConfigMap and Secret volumes with their keys (or
+// the items listed), as the kubelet does before the container starts.
+func (e *Executor) writeConfigVolumes(ctx context.Context, pod *corev1.Pod, volumesDir string, rewrite func([]byte) []byte) error {
+	for _, v := range pod.Spec.Volumes {
+		var data map[string][]byte
+		var items []corev1.KeyToPath
+		switch {
+		case v.ConfigMap != nil:
+			cm, err := e.o.Client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{})
+			if err != nil {
+				if optional(v.ConfigMap.Optional) {
+					continue
+				}
+				return fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+			data = map[string][]byte{}
+			for k, s := range cm.Data {
+				data[k] = []byte(s)
+			}
+			for k, b := range cm.BinaryData {
+				data[k] = b
+			}
+			items = v.ConfigMap.Items
+		case v.Secret != nil:
+			s, err := e.o.Client.CoreV1().Secrets(pod.Namespace).Get(ctx, v.Secret.SecretName, metav1.GetOptions{})
+			if err != nil {
+				if optional(v.Secret.Optional) {
+					continue
+				}
+				return fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+			data, items = s.Data, v.Secret.Items
+		default:
+			continue
+		}
+		dir := filepath.Join(volumesDir, v.Name)
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return err
+		}
+		if len(items) == 0 {
+			for k := range data {
+				items = append(items, corev1.KeyToPath{Key: k, Path: k})
+			}
+		}
+		for _, it := range items {
+			b, ok := data[it.Key]
+			if !ok {
+				return fmt.Errorf("volume %s: no key %q", v.Name, it.Key)
+			}
+			p := filepath.Join(dir, it.Path)
+			if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
+				return err
+			}
+			if v.ConfigMap != nil {
+				b = rewrite(b)
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -58,6 +58,11 @@ type Options struct {
 	// "postgres", "redis", "redislabs/memtier_benchmark") to the local
 	// directories holding its tools. DefaultImages discovers them.
 	Images map[string][]string
+	// ImagePaths maps, per image repository, paths inside the image to
+	// local ones (YCSB's /opt/ycsb/lib → the jars from Maven Central); they
+	// are replaced wherever they appear in arguments, environment values and
+	// mounted ConfigMap files. DefaultImagePaths discovers them.
+	ImagePaths map[string]map[string]string
 	// WorkDir holds one directory per pod: volumes, log, termination message.
 	WorkDir string
 	// KubeletAddr, when set (127.0.0.1:port), serves container logs.
@@ -93,12 +98,23 @@ func New(o Options) (*Executor, error) {
 	if o.Images == nil {
 		o.Images = DefaultImages()
 	}
+	if o.ImagePaths == nil {
+		o.ImagePaths = DefaultImagePaths()
+	}
 	if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
 		return nil, err
 	}
 	if os.Geteuid() == 0 {
 		// Pods run as their runAsUser, which must reach its directory.
 		if err := traversable(o.WorkDir); err != nil {
+			return nil, err
+		}
+	}
+	if os.Geteuid() == 0 {
+		// Tools in root's home (k6 and the YCSB jars in ~/.cache) are out
+		// of reach of the pods' users: stage a readable copy, as an image
+		// would hold them.
+		if err := stageReadable(&o); err != nil {
 			return nil, err
 		}
 	}
@@ -166,7 +182,13 @@ func (e *Executor) sync(ctx context.Context) error {
 		switch {
 		case known && pod.DeletionTimestamp != nil:
 			run.cancel() // the kubelet kills the containers of a deleted pod
-		case known, pod.Spec.NodeName == "", pod.DeletionTimestamp != nil:
+		case known:
+			// The kubelet refreshes downward-API files when metadata
+			// changes (the start barrier of parallel load generators).
+			if err := writeDownwardAPI(pod, filepath.Join(run.dir, "volumes")); err != nil {
+				e.logf("pod %s/%s: downward API: %v", pod.Namespace, pod.Name, err)
+			}
+		case pod.Spec.NodeName == "", pod.DeletionTimestamp != nil:
 		case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
 		case pod.Status.Phase == corev1.PodRunning:
 			// Running but not ours: started by an executor that is gone.
@@ -198,6 +220,28 @@ func DefaultImages() map[string][]string {
 	}
 	if p, err := exec.LookPath("memtier_benchmark"); err == nil {
 		m["redislabs/memtier_benchmark"] = []string{filepath.Dir(p)}
+	}
+	// k6 built from the Go module proxy (hack/build-k6.sh; K6 names it).
+	if p := os.Getenv("K6"); p != "" {
+		m["grafana/k6"] = []string{filepath.Dir(p)}
+	} else if p, err := exec.LookPath("k6"); err == nil {
+		m["grafana/k6"] = []string{filepath.Dir(p)}
+	}
+	// YCSB: the local Java runs the jars from Maven Central (YCSB_LIB).
+	if java, err := exec.LookPath("java"); err == nil && os.Getenv("YCSB_LIB") != "" {
+		m[ycsbImage] = []string{filepath.Dir(java)}
+	}
+	return m
+}
+
+// ycsbImage is the repository of the default YCSB image.
+const ycsbImage = "dbperf-io/ycsb"
+
+// DefaultImagePaths maps the YCSB image's installation to YCSB_LIB.
+func DefaultImagePaths() map[string]map[string]string {
+	m := map[string]map[string]string{}
+	if lib := os.Getenv("YCSB_LIB"); lib != "" {
+		m[ycsbImage] = map[string]string{"/opt/ycsb/lib": lib, "/opt/ycsb/conf": lib}
 	}
 	return m
 }
@@ -240,4 +284,83 @@ func traversable(dir string) error {
 			return nil
 		}
 	}
+}
+
+// stageReadable replaces every tool directory and image path that other
+// users cannot reach by a copy under WorkDir/images.
+func stageReadable(o *Options) error {
+	staged := map[string]string{}
+	stage := func(dir string) (string, error) {
+		if traversable(dir) == nil {
+			return dir, nil
+		}
+		if s, ok := staged[dir]; ok {
+			return s, nil
+		}
+		dst := filepath.Join(o.WorkDir, "images", fmt.Sprintf("%d-%s", len(staged), filepath.Base(dir)))
+		if err := copyTree(dir, dst); err != nil {
+			return "", fmt.Errorf("executor: staging %s for the pods' users: %w", dir, err)
+		}
+		staged[dir] = dst
+		return dst, nil
+	}
+	images := map[string][]string{}
+	for repo, dirs := range o.Images {
+		for _, d := range dirs {
+			s, err := stage(d)
+			if err != nil {
+				return err
+			}
+			images[repo] = append(images[repo], s)
+		}
+	}
+	paths := map[string]map[string]string{}
+	for repo, m := range o.ImagePaths {
+		paths[repo] = map[string]string{}
+		for from, to := range m {
+			s, err := stage(to)
+			if err != nil {
+				return err
+			}
+			paths[repo][from] = s
+		}
+	}
+	o.Images, o.ImagePaths = images, paths
+	return nil
+}
+
+// copyTree copies regular files and directories, readable (and, where the
+// source is, executable) by everyone.
+func copyTree(src, dst string) error {
+	return filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		switch {
+		case fi.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case fi.Mode().IsRegular():
+			in, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			mode := os.FileMode(0o644)
+			if fi.Mode()&0o111 != 0 {
+				mode = 0o755
+			}
+			out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(out, in); err != nil {
+				out.Close()
+				return err
+			}
+			return out.Close()
+		}
+		return nil
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -151,6 +152,13 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 		_ = os.Chmod(host, 0o777)
 		mounts[m.MountPath] = host
 	}
+	if err := writeDownwardAPI(pod, filepath.Join(r.dir, "volumes")); err != nil {
+		return nil, cleanup, &notRunnable{"CreateContainerConfigError", err.Error()}
+	}
+	imagePaths := e.o.ImagePaths[repo]
+	// Paths under a mount point are rewritten to the mount's directory,
+	// then paths inside the image to the local installation (whose
+	// directories never lie under a mount point).
 	rewritePath := func(s string) string {
 		best := ""
 		for mp := range mounts {
@@ -158,12 +166,33 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 				best = mp
 			}
 		}
-		if best == "" {
-			return s
+		if best != "" {
+			s = mounts[best] + strings.TrimPrefix(s, best)
 		}
-		return mounts[best] + strings.TrimPrefix(s, best)
+		for from, to := range imagePaths {
+			s = strings.ReplaceAll(s, from, to)
+		}
+		return s
 	}
-
+	// Files of mounted ConfigMaps (a generated property file) name paths
+	// inside the container too: one pass, longest mount point first.
+	var pairs []string
+	mps := make([]string, 0, len(mounts))
+	for mp := range mounts {
+		mps = append(mps, mp)
+	}
+	sort.Slice(mps, func(i, j int) bool { return len(mps[i]) > len(mps[j]) })
+	for _, mp := range mps {
+		pairs = append(pairs, mp+"/", mounts[mp]+"/")
+	}
+	for from, to := range imagePaths {
+		pairs = append(pairs, from, to)
+	}
+	contentReplacer := strings.NewReplacer(pairs...)
+	rewriteContent := func(b []byte) []byte { return []byte(contentReplacer.Replace(string(b))) }
+	if err := e.writeConfigVolumes(ctx, pod, filepath.Join(r.dir, "volumes"), rewriteContent); err != nil {
+		return nil, cleanup, &notRunnable{"CreateContainerConfigError", err.Error()}
+	}
 	env, err := e.resolveEnv(ctx, pod, c)
 	if err != nil {
 		return nil, cleanup, &notRunnable{"CreateContainerConfigError", err.Error()}

@@ -198,3 +198,79 @@ func asPostgresUser(dir string) (*syscall.SysProcAttr, error) {
 	_ = filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { return os.Chown(p, uid, gid) })
 	return &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}, nil
 }
+
+// MariaDB is a MariaDB server (the MySQL-compatible server Debian ships) on
+// 127.0.0.1, started with the arguments a test gives, such as the MySQL
+// target's TLS settings.
+type MariaDB struct {
+	Port   int
+	Socket string
+	dir    string
+	cmd    *exec.Cmd
+}
+
+// StartMariaDB initialises a data directory in dir and starts mariadbd with
+// extra arguments. As root the server runs as the mysql user, which must be
+// able to reach dir (not under a 0700 test directory) and the files the
+// arguments name. It waits until the server accepts connections.
+func StartMariaDB(dir string, args ...string) (*MariaDB, error) {
+	mariadbd, err := Tool("mariadbd", "/usr/sbin/mariadbd")
+	if err != nil {
+		return nil, err
+	}
+	install, err := Tool("mariadb-install-db")
+	if err != nil {
+		return nil, err
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	m := &MariaDB{Port: port, Socket: filepath.Join(dir, "mysqld.sock"), dir: dir}
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o750); err != nil {
+		return nil, err
+	}
+	userArg := []string{}
+	if os.Geteuid() == 0 {
+		userArg = []string{"--user=mysql"}
+		u, err := user.Lookup("mysql")
+		if err != nil {
+			return nil, fmt.Errorf("running as root needs the mysql user (from the mariadb-server package): %w", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		_ = filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { return os.Chown(p, uid, gid) })
+	}
+	initArgs := append([]string{"--no-defaults", "--datadir=" + data, "--auth-root-authentication-method=socket", "--skip-test-db"}, userArg...)
+	if out, err := exec.Command(install, initArgs...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("mariadb-install-db: %w\n%s", err, out)
+	}
+	all := append([]string{"--no-defaults", "--datadir=" + data, "--socket=" + m.Socket, "--bind-address=127.0.0.1",
+		"--port=" + strconv.Itoa(port), "--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--log-error=" + filepath.Join(dir, "error.log"),
+		"--skip-name-resolve", "--innodb-buffer-pool-size=16M", "--performance-schema=OFF"}, userArg...)
+	m.cmd = exec.Command(mariadbd, append(all, args...)...)
+	if err := m.cmd.Start(); err != nil {
+		return nil, err
+	}
+	if err := WaitForPort(port, 60*time.Second); err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+		m.Stop()
+		return nil, fmt.Errorf("%w\n%s", err, log)
+	}
+	return m, nil
+}
+
+// Client runs the mariadb client with arguments and returns its output.
+func (m *MariaDB) Client(args ...string) (string, error) {
+	out, err := exec.Command("mariadb", append([]string{"--no-defaults"}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// Stop stops the server.
+func (m *MariaDB) Stop() {
+	if m.cmd != nil && m.cmd.Process != nil {
+		_ = m.cmd.Process.Kill()
+		_ = m.cmd.Wait()
+	}
+}

@@ -47,3 +47,17 @@ func StartPostgres(t testing.TB) Postgres {
 	t.Cleanup(p.Stop)
 	return p
 }
+
+// MariaDB is a MariaDB server started for a test on 127.0.0.1.
+type MariaDB = *localdb.MariaDB
+
+// StartMariaDB starts mariadbd with extra arguments in dir; it stops with the test.
+func StartMariaDB(t testing.TB, dir string, args ...string) MariaDB {
+	t.Helper()
+	m, err := localdb.StartMariaDB(dir, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Stop)
+	return m
+}

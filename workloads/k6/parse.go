@@ -154,6 +154,11 @@ func build(r *results.Result, ms map[string]*metric) {
 			}
 		case "gauge":
 			if v, ok := m.values["max"]; ok {
+				if n == "vus" || n == "vus_max" {
+					// VUs of concurrent load generators add up.
+					r.Add(results.Metric{Name: "virtualUsers", Operation: n, Value: v, Unit: "count", Direction: results.Neutral, Detail: true})
+					continue
+				}
 				r.Add(results.Metric{Name: "max", Operation: n, Value: v, Unit: "", Direction: results.Neutral, Detail: true})
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,4 +155,102 @@ func mustAtoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// Two real k6 processes as two load generators of one measurement: each
+// runs its execution segment (half the VUs and iterations), both wait at
+// the start barrier until it is opened, and the merge adds their requests.
+func TestRealK6ParallelSegmentsAndBarrier(t *testing.T) {
+	k6 := os.Getenv("K6")
+	if k6 == "" {
+		t.Skip("K6 is not set (hack/test.sh builds k6 from the Go module proxy)")
+	}
+	var mu sync.Mutex
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		fmt.Fprintln(w, "ok")
+	}))
+	defer srv.Close()
+	host, port, _ := strings.Cut(strings.TrimPrefix(srv.URL, "http://"), ":")
+	ep := workloads.Endpoint{Host: host, Port: int32(mustAtoi(t, port))}
+	script := `import http from 'k6/http';
+export default function () { http.get('http://' + __ENV.DBPERF_TARGET_HOST + ':' + __ENV.DBPERF_TARGET_PORT + '/'); }`
+	spec := &benchv1.WorkloadSpec{Parallelism: 2, K6: &benchv1.K6Workload{Script: script, VUs: []int32{4}, Args: []string{"--iterations", "40"}}}
+	inv := K6{}.Run(spec, ep, K6{}.Steps(spec)[0])
+	if !strings.Contains(strings.Join(inv.Command, " "), "--execution-segment "+workloads.SegmentPlaceholder) {
+		t.Fatalf("command %v", inv.Command)
+	}
+	barrier := filepath.Join(t.TempDir(), "start-at")
+	type part struct {
+		r   *results.Result
+		out string
+	}
+	parts := make([]part, 2)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		dir := t.TempDir()
+		for name, content := range inv.Files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var cmd []string
+		for _, a := range runner.ForGenerator(inv.Command, i, 2) {
+			switch {
+			case a == "k6":
+				a = k6
+			case strings.HasPrefix(a, workloads.FilesDir):
+				a = filepath.Join(dir, strings.TrimPrefix(a, workloads.FilesDir))
+			case strings.HasPrefix(a, workloads.OutputDir):
+				a = filepath.Join(dir, filepath.Base(a))
+			}
+			cmd = append(cmd, a)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var out bytes.Buffer
+			if err := runner.WaitForStart(context.Background(), barrier, time.Minute, &out, nil); err != nil {
+				parts[i] = part{out: err.Error()}
+				return
+			}
+			r := runner.Exec(context.Background(), runner.Options{Parser: K6{}, Command: cmd, Stdout: &out,
+				ResultFiles: []string{filepath.Join(dir, "k6-summary.json")}, Timeout: 2 * time.Minute})
+			parts[i] = part{r, out.String()}
+		}()
+	}
+	time.Sleep(time.Second)
+	mu.Lock()
+	early := hits
+	mu.Unlock()
+	if early != 0 {
+		t.Fatalf("%d requests before the barrier opened", early)
+	}
+	if err := os.WriteFile(barrier, []byte(time.Now().Add(500*time.Millisecond).UTC().Format(time.RFC3339Nano)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	var rs []*results.Result
+	for i, p := range parts {
+		if p.r == nil || p.r.Verdict != results.Succeeded {
+			t.Fatalf("generator %d: %+v\n%s", i, p.r, p.out)
+		}
+		if got := testutil.MetricValue(t, p.r, "count", "iterations"); got != 20 {
+			t.Errorf("generator %d ran %v iterations, want its segment's 20\n%s", i, got, p.out)
+		}
+		if !strings.Contains(p.out, "all load generators are running") {
+			t.Errorf("generator %d did not report the barrier:\n%s", i, p.out)
+		}
+		rs = append(rs, p.r)
+	}
+	m := results.Merge(rs)
+	if got := testutil.MetricValue(t, m, "count", "http_reqs"); got != 40 || hits != 40 {
+		t.Errorf("merged %v requests, server saw %d, want 40", got, hits)
+	}
+	if _, ok := m.Get(results.Key{Name: "latencyP95UpperBoundMillis", Operation: "http_req_duration"}); !ok {
+		t.Errorf("k6 percentiles of two generators must be upper bounds: %+v", m.Metrics)
+	}
 }
