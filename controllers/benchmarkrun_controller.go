@@ -54,7 +54,7 @@ type BenchmarkRunReconciler struct {
 
 // +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkruns,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkruns/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete;deletecollection
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch;delete;deletecollection
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete

@@ -210,9 +210,12 @@ func (r *BenchmarkRunReconciler) parallelOutcome(ctx context.Context, st *runSta
 	if len(newest) == n && running == n && released < n {
 		// Everyone waits at the barrier: start them all a moment from now,
 		// long enough for the kubelets to refresh the annotation file.
-		at := time.Now().Add(barrierLead).UTC().Format(time.RFC3339Nano)
+		at, err := r.startInstant(ctx, job)
+		if err != nil {
+			return nil, err
+		}
 		for _, pod := range newest {
-			if pod.Annotations[specs.AnnotationStartAt] != "" {
+			if pod.Annotations[specs.AnnotationStartAt] == at {
 				continue
 			}
 			patch := client.MergeFrom(pod.DeepCopy())
@@ -266,6 +269,27 @@ func (r *BenchmarkRunReconciler) parallelOutcome(ctx context.Context, st *runSta
 	out.result = results.Merge(parts)
 	out.node = strings.Join(nodes, ",")
 	return out, nil
+}
+
+// startInstant is the one start instant of a Job's load generators. It is
+// decided once and recorded on the Job with an optimistic-concurrency
+// patch, so that reconciles working from caches of different ages can never
+// hand the generators different instants: a reconcile that lost the race
+// gets a conflict and retries with the recorded value.
+func (r *BenchmarkRunReconciler) startInstant(ctx context.Context, job *batchv1.Job) (string, error) {
+	if at := job.Annotations[specs.AnnotationStartAt]; at != "" {
+		return at, nil
+	}
+	at := time.Now().Add(barrierLead).UTC().Format(time.RFC3339Nano)
+	patch := client.MergeFromWithOptions(job.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if job.Annotations == nil {
+		job.Annotations = map[string]string{}
+	}
+	job.Annotations[specs.AnnotationStartAt] = at
+	if err := r.Patch(ctx, job, patch); err != nil {
+		return "", fmt.Errorf("while recording the start instant on job %s: %w", job.Name, err)
+	}
+	return at, nil
 }
 
 // barrierLead is how far ahead the start instant is set.

@@ -177,6 +177,11 @@ func TestParallelLoadGeneratorsBarrierAndMerge(t *testing.T) {
 	if ts, err := time.Parse(time.RFC3339Nano, at); err != nil || ts.Before(time.Now().Add(-10*time.Second)) {
 		t.Fatalf("start instant %q: %v", at, err)
 	}
+	// Decided once, on the Job, so that no reconcile can hand out another.
+	var recorded batchv1.Job
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &recorded); err != nil || recorded.Annotations[specs.AnnotationStartAt] != at {
+		t.Errorf("the Job records start instant %q, the pods %q (%v)", recorded.Annotations[specs.AnnotationStartAt], at, err)
+	}
 	for i, pod := range pods {
 		endIndexedPod(t, h, pod, "ycsb", fixture(t, "ycsb", "vc-mongodb-0.17.0-workloada-8threads.txt"), i)
 	}

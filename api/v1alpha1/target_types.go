@@ -87,24 +87,10 @@ type PostgresTarget struct {
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 }
 
-// ValkeyTarget is a Valkey server created for the run.
+// ValkeyTarget is a Valkey server created for the run (default image
+// valkey/valkey:8.1; args such as ["--io-threads", "4"]).
 type ValkeyTarget struct {
-	// Image of the server.
-	// +kubebuilder:default="valkey/valkey:8.1"
-	// +optional
-	Image string `json:"image,omitempty"`
-
-	// Args are extra server arguments, such as ["--io-threads", "4"].
-	// +optional
-	Args []string `json:"args,omitempty"`
-
-	// Storage for the data directory; without it the data lives in an emptyDir.
-	// +optional
-	Storage *StorageSpec `json:"storage,omitempty"`
-
-	// Resources of the server container.
-	// +optional
-	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+	ServerTarget `json:",inline"`
 }
 
 // ExternalTarget is an existing endpoint the run does not own.

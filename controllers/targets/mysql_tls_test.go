@@ -82,4 +82,3 @@ func TestMySQLTargetTLSWithARealServer(t *testing.T) {
 		t.Errorf("a client without a certificate was accepted: %s", out)
 	}
 }
-

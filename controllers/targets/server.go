@@ -16,8 +16,8 @@ import (
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
-// ServerKind provisions one of the StatefulSet servers: MySQL, MongoDB,
-// OpenSearch. Credentials and certificates are generated into Secrets the
+// ServerKind provisions one of the StatefulSet servers: Valkey, MySQL,
+// MongoDB, OpenSearch. Credentials and certificates are generated into Secrets the
 // run owns; the operator writes them once and never reads them back.
 type ServerKind struct {
 	Kind string
@@ -25,6 +25,8 @@ type ServerKind struct {
 
 func (k ServerKind) server(run *benchv1.BenchmarkRun) specs.Server {
 	switch k.Kind {
+	case "valkey":
+		return specs.ValkeyServer(run)
 	case "mysql":
 		return specs.MySQLServer(run)
 	case "mongodb":
@@ -46,7 +48,13 @@ func (k ServerKind) user() string {
 }
 
 func (k ServerKind) needsCredentials(run *benchv1.BenchmarkRun) bool {
-	return k.Kind != "opensearch" || run.Spec.Target.OpenSearch.Security
+	switch k.Kind {
+	case "valkey":
+		return false
+	case "opensearch":
+		return run.Spec.Target.OpenSearch.Security
+	}
+	return true
 }
 
 func (k ServerKind) Ensure(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun) (Observed, error) {

@@ -45,7 +45,7 @@ func For(run *benchv1.BenchmarkRun) (Provisioner, error) {
 	case t.Postgres != nil:
 		return Postgres{}, nil
 	case t.Valkey != nil:
-		return Valkey{}, nil
+		return ServerKind{Kind: "valkey"}, nil
 	case t.MySQL != nil:
 		return ServerKind{Kind: "mysql"}, nil
 	case t.MongoDB != nil:

@@ -2,6 +2,7 @@ package specs
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -173,9 +174,11 @@ func (s Server) Services() []*corev1.Service {
 // DefaultMySQLImage, DefaultMongoDBImage and DefaultOpenSearchImage are the
 // official images used when the spec names none.
 const (
+	DefaultValkeyImage     = "valkey/valkey:8.1"
 	DefaultMySQLImage      = "mysql:8.4"
 	DefaultMongoDBImage    = "mongo:8.0"
 	DefaultOpenSearchImage = "opensearchproject/opensearch:2.19.1"
+	ValkeyPort             = 6379
 	MySQLPort              = 3306
 	MongoDBPort            = 27017
 	OpenSearchPort         = 9200
@@ -206,6 +209,18 @@ func imageOr(img, def string) string {
 		return img
 	}
 	return def
+}
+
+// ValkeyServer runs one Valkey server without persistence: a benchmark
+// measures the serving path, and snapshots would add noise at random times.
+func ValkeyServer(run *benchv1.BenchmarkRun) Server {
+	t := run.Spec.Target.Valkey
+	return Server{Run: run, Name: ValkeyName(run), Container: "valkey", Image: imageOr(t.Image, DefaultValkeyImage),
+		Command: []string{"valkey-server"},
+		Args: append([]string{"--port", strconv.Itoa(ValkeyPort), "--protected-mode", "no", "--save", "", "--appendonly", "no", "--dir", "/data"},
+			t.Args...),
+		Port: ValkeyPort, PortName: "valkey", Replicas: 1, UID: 999, DataPath: "/data", Storage: t.Storage, Resources: t.Resources,
+		ReadOnlyRoot: true}
 }
 
 // MySQLServer is the official MySQL image with the root password from the
