@@ -302,6 +302,10 @@ func TestCNPGPostgresTarget(t *testing.T) {
 	if v, _, _ := unstructured.NestedString(cluster.Object, "spec", "affinity", "nodeSelector", "pool"); v != "standard-v3" {
 		t.Errorf("placement not passed: %v", cluster.Object["spec"])
 	}
+	// Primary and replica never share a node.
+	if v, _, _ := unstructured.NestedString(cluster.Object, "spec", "affinity", "podAntiAffinityType"); v != "required" {
+		t.Errorf("2 instances without required anti-affinity: %v", cluster.Object["spec"])
+	}
 	_ = unstructured.SetNestedField(cluster.Object, specs.CNPGHealthyPhase, "status", "phase")
 	_ = unstructured.SetNestedField(cluster.Object, int64(2), "status", "readyInstances")
 	if err := k8s.Status().Update(ctx, cluster); err != nil {

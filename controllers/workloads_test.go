@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -260,4 +261,170 @@ func endIndexedPod(t *testing.T, h *harness, pod *corev1.Pod, workload, fixture 
 	if err := k8s.Status().Update(context.Background(), &cur); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// applySample creates every object of a sample file in the test's
+// namespace and returns its BenchmarkRun.
+func applySample(t *testing.T, h *harness, file string) *benchv1.BenchmarkRun {
+	t.Helper()
+	var run *benchv1.BenchmarkRun
+	for _, doc := range strings.Split(readSample(t, file), "\n---\n") {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil || obj.GetKind() == "" {
+			continue
+		}
+		if obj.GetKind() == "BenchmarkRun" {
+			run = loadSampleDoc(t, doc)
+			h.create(run)
+			continue
+		}
+		obj.SetNamespace(h.ns)
+		if err := k8s.Create(context.Background(), obj); err != nil {
+			t.Fatalf("%s: %s %s: %v", file, obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	if run == nil {
+		t.Fatalf("%s holds no BenchmarkRun", file)
+	}
+	return h.run(run.Name)
+}
+
+func loadSampleDoc(t *testing.T, doc string) *benchv1.BenchmarkRun {
+	t.Helper()
+	var run benchv1.BenchmarkRun
+	if err := yaml.Unmarshal([]byte(doc), &run); err != nil {
+		t.Fatal(err)
+	}
+	return &run
+}
+
+// markServerReady plays the StatefulSet controller for a provisioned target.
+func markServerReady(t *testing.T, h *harness, name string) {
+	t.Helper()
+	ctx := context.Background()
+	var sts appsv1.StatefulSet
+	testutil.Eventually(t, 10*time.Second, "statefulset "+name, func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, &sts)
+	})
+	n := ptrValue(sts.Spec.Replicas)
+	sts.Status.Replicas, sts.Status.ReadyReplicas, sts.Status.AvailableReplicas = n, n, n
+	if err := k8s.Status().Update(ctx, &sts); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// markCNPGHealthy plays CloudNativePG for a postgres target.
+func markCNPGHealthy(t *testing.T, h *harness, name string) *unstructured.Unstructured {
+	t.Helper()
+	ctx := context.Background()
+	cluster := &unstructured.Unstructured{}
+	cluster.SetGroupVersionKind(specs.CNPGClusterGVK)
+	testutil.Eventually(t, 10*time.Second, "CNPG cluster "+name, func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, cluster)
+	})
+	want, _, _ := unstructured.NestedInt64(cluster.Object, "spec", "instances")
+	_ = unstructured.SetNestedField(cluster.Object, specs.CNPGHealthyPhase, "status", "phase")
+	_ = unstructured.SetNestedField(cluster.Object, want, "status", "readyInstances")
+	if err := k8s.Status().Update(ctx, cluster); err != nil {
+		t.Fatal(err)
+	}
+	return cluster
+}
+
+// The seed settings, as their samples are written, go through the
+// whole lifecycle: every object of the sample applied, the target played
+// ready, each Job fed the tool's recorded output through the real runner,
+// until the run Succeeds with the tool's numbers.
+func TestSeedSamplesRunThroughTheLifecycle(t *testing.T) {
+	cases := []struct {
+		file, workload, fixture, primary string
+		ready                            func(t *testing.T, h *harness, run *benchv1.BenchmarkRun)
+		prepare                          string
+	}{
+		{file: "hammerdb-tprocc-cnpg.yaml", workload: "hammerdb", fixture: "pkb-mysql-v4.0-cli-4vu-20wh.txt", primary: "8153 NOPM",
+			prepare: "Vuser 1:TPCC SCHEMA COMPLETE\nVuser 1:FINISHED SUCCESS\n",
+			ready: func(t *testing.T, h *harness, run *benchv1.BenchmarkRun) {
+				c := markCNPGHealthy(t, h, specs.PostgresClusterName(run))
+				if su, _, _ := unstructured.NestedBool(c.Object, "spec", "enableSuperuserAccess"); !su {
+					t.Error("HammerDB on CloudNativePG needs superuser access")
+				}
+			}},
+		{file: "ycsb-mongodb-external.yaml", workload: "ycsb", fixture: "vc-mongodb-0.17.0-workloada-8threads.txt", primary: "28246 ops/s",
+			prepare: "ok"},
+		{file: "ycsb-mongodb-parallel.yaml", workload: "ycsb", fixture: "vc-mongodb-0.17.0-workloada-8threads.txt", primary: "56492 ops/s",
+			prepare: "ok", ready: func(t *testing.T, h *harness, run *benchv1.BenchmarkRun) {
+				markServerReady(t, h, specs.ChildName(run, "mongodb"))
+			}},
+		{file: "osb-http-logs-external.yaml", workload: "osb", fixture: "docs-quickstart-percolator-test-mode-summary.txt"},
+		{file: "osb-opensearch-3nodes.yaml", workload: "osb", fixture: "docs-quickstart-percolator-test-mode-summary.txt",
+			ready: func(t *testing.T, h *harness, run *benchv1.BenchmarkRun) {
+				markServerReady(t, h, specs.ChildName(run, "opensearch"))
+			}},
+		{file: "k6-session-valkey.yaml", workload: "k6", fixture: "v1-compact-pass-with-progress-lines.txt",
+			ready: func(t *testing.T, h *harness, run *benchv1.BenchmarkRun) {
+				markServerReady(t, h, specs.ValkeyName(run))
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			h := newHarness(t)
+			node := loadgenNode(h)
+			run := applySample(t, h, c.file)
+			if c.ready != nil {
+				c.ready(t, h, run)
+			}
+			steps := len(run.Status.Steps)
+			fed := map[string]bool{}
+			testutil.Eventually(t, 60*time.Second, c.file+" finished", func() error {
+				cur := h.run(run.Name)
+				switch cur.Status.Phase {
+				case benchv1.PhaseSucceeded:
+					return nil
+				case benchv1.PhaseFailed, benchv1.PhaseInvalid:
+					t.Fatalf("%s ended %s: %s", c.file, cur.Status.Phase, mustCondition(cur))
+				}
+				var jobs batchv1.JobList
+				if err := k8s.List(context.Background(), &jobs, client.InNamespace(h.ns)); err != nil {
+					return err
+				}
+				for i := range jobs.Items {
+					j := &jobs.Items[i]
+					if fed[j.Name] {
+						continue
+					}
+					fed[j.Name] = true
+					out := fixture(t, c.workload, c.fixture)
+					if j.Labels[specs.LabelRole] == specs.RolePrepare {
+						out = writeTemp(t, c.prepare)
+					}
+					if n := ptrValue(j.Spec.Completions); n > 1 {
+						for idx := range int(n) {
+							pod := startIndexedPod(t, h, j, node, idx)
+							endIndexedPod(t, h, pod, c.workload, out, idx)
+						}
+						continue
+					}
+					h.kubelet(j, node, c.workload, out)
+				}
+				return fmt.Errorf("%s is %s (%d steps)", c.file, cur.Status.Phase, steps)
+			})
+			done := h.run(run.Name)
+			if c.primary != "" && (done.Status.Primary == nil || !strings.HasPrefix(done.Status.Primary.Display, c.primary)) {
+				t.Errorf("primary %+v, want %s…", done.Status.Primary, c.primary)
+			}
+			for _, st := range done.Status.Steps {
+				if want := max(done.Spec.Repetitions, 1); int32(len(st.Repetitions)) != want {
+					t.Errorf("step %s: %d repetitions, want %d", st.Name, len(st.Repetitions), want)
+				}
+			}
+		})
+	}
+}
+
+func mustCondition(run *benchv1.BenchmarkRun) string {
+	var parts []string
+	for _, c := range run.Status.Conditions {
+		parts = append(parts, c.Type+"="+string(c.Status)+"/"+c.Reason+": "+c.Message)
+	}
+	return strings.Join(parts, "; ")
 }

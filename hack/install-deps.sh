@@ -3,7 +3,8 @@
 # PostgreSQL (server and pgbench), Redis (server and redis-benchmark), and
 # Chromium (renders the HTML comparison report headless in a test), a
 # Java runtime (runs the real YCSB client from Maven Central in a test), and
-# MariaDB (a real MySQL-compatible server for the MySQL target's TLS test).
+# MariaDB (a real MySQL-compatible server for the MySQL target's TLS test),
+# and Tcl (runs the generated HammerDB scripts through a real interpreter).
 set -euo pipefail
 need=()
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
@@ -14,8 +15,9 @@ command -v chromium >/dev/null || need+=(chromium)
 command -v java >/dev/null || need+=(default-jre-headless)
 [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 command -v mariadb >/dev/null || need+=(mariadb-client)
+command -v tclsh >/dev/null || need+=(tcl)
 if [ "${#need[@]}" = 0 ]; then
-  echo "[deps] postgresql, redis, chromium, java and mariadb already installed" >&2
+  echo "[deps] postgresql, redis, chromium, java, mariadb and tcl already installed" >&2
   exit 0
 fi
 SUDO=""

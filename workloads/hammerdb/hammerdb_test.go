@@ -1,6 +1,9 @@
 package hammerdb
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -300,5 +303,97 @@ func TestValidate(t *testing.T) {
 	}
 	if errs := (HammerDB{}).Validate(seed("mysql", 100), field.NewPath("w")); len(errs) != 0 {
 		t.Errorf("the seed setting is refused: %v", errs)
+	}
+}
+
+// Every dictionary key the generated scripts set exists in HammerDB's own
+// dictionary, as `print dict` shows it (fixtures from HammerDB 4.7), in the
+// section the script names: a misspelt key would be refused at run time
+// (and make the run Invalid) instead of being caught here.
+func TestScriptKeysExistInHammerDBsDictionary(t *testing.T) {
+	for _, c := range []struct {
+		db, dict string
+		ep       workloads.Endpoint
+	}{
+		{"postgresql", "pg-print-dict.txt", workloads.Endpoint{Host: "h", Port: 5432, TLS: true, CASecret: "ca",
+			Superuser: secretKey("s", "username"), SuperuserPassword: secretKey("s", "password")}},
+		{"mysql", "mysql-print-dict-ssl-options.txt", workloads.Endpoint{Host: "h", Port: 3306, TLS: true, CASecret: "ca", ClientCertSecret: "client"}},
+	} {
+		known := map[string]string{} // key → section
+		section := ""
+		for _, line := range workloads.Lines(testutil.ReadFixture(t, "hammerdb", c.dict)) {
+			f := strings.Fields(line)
+			switch {
+			case len(f) == 2 && f[1] == "{":
+				section = f[0]
+			case len(f) >= 2 && f[1] == "=":
+				known[f[0]] = section
+			}
+		}
+		if len(known) < 20 {
+			t.Fatalf("%s: only %d keys read", c.dict, len(known))
+		}
+		spec := seed(c.db, 10)
+		spec.HammerDB.Settings = nil
+		for name, body := range Scripts(spec.HammerDB, c.ep) {
+			for _, line := range strings.Split(body, "\n") {
+				f := strings.Fields(line)
+				if len(f) < 3 || f[0] != "diset" {
+					continue
+				}
+				if sec, ok := known[f[2]]; !ok || sec != f[1] {
+					t.Errorf("%s %s: diset %s %s — HammerDB's dictionary has it in %q (known: %v)", c.db, name, f[1], f[2], sec, ok)
+				}
+			}
+		}
+	}
+}
+
+// The generated scripts are valid Tcl for a real Tcl interpreter (HammerDB's
+// CLI is one): with HammerDB's commands defined to print their arguments,
+// tclsh runs every script, the credentials arrive from the environment as
+// single literal words (a password with spaces, brackets and dollars stays
+// intact and unevaluated), and nothing else is evaluated.
+func TestScriptsRunInTclsh(t *testing.T) {
+	tclsh, err := exec.LookPath("tclsh")
+	if err != nil {
+		t.Fatal("tclsh is not installed (bash hack/install-deps.sh installs tcl)")
+	}
+	ep := workloads.Endpoint{Host: "bench-pg-rw.perf.svc", Port: 5432, Database: "app",
+		Username: secretKey("s", "username"), Password: secretKey("s", "password"),
+		Superuser: secretKey("su", "username"), SuperuserPassword: secretKey("su", "password")}
+	spec := seed("postgresql", 4)
+	spec.HammerDB.Settings = map[string]string{"pg_vacuum": "true"}
+	const password = `p a$s[exec touch /tmp/pwned]{x`
+	stubs := `foreach cmd {dbset diset loadscript vuset vucreate tcstart vurun tcstop vudestroy buildschema} {
+  proc $cmd {args} "puts \"CALL $cmd|\[join \$args |\]\""
+}
+`
+	for name, body := range Scripts(spec.HammerDB, ep) {
+		file := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(file, []byte(stubs+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(tclsh, file)
+		cmd.Env = append(os.Environ(), workloads.EnvUsername+"=bench", workloads.EnvPassword+"="+password,
+			"DBPERF_TARGET_SUPERUSER=postgres", "DBPERF_TARGET_SUPERUSER_PASSWORD="+password)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: tclsh: %v\n%s", name, err, out)
+		}
+		calls := string(out)
+		want := "CALL diset|tpcc|pg_pass|" + password + "\n"
+		if !strings.Contains(calls, want) || !strings.Contains(calls, "CALL diset|tpcc|pg_superuserpass|"+password+"\n") {
+			t.Errorf("%s: the password did not arrive as one literal word (want %q):\n%s", name, want, calls)
+		}
+		if !strings.Contains(calls, "CALL diset|connection|pg_host|bench-pg-rw.perf.svc\n") {
+			t.Errorf("%s:\n%s", name, calls)
+		}
+		if name == "run-1.tcl" && !strings.Contains(calls, "CALL vuset|vu|40\n") {
+			t.Errorf("%s does not set 40 virtual users:\n%s", name, calls)
+		}
+	}
+	if _, err := os.Stat("/tmp/pwned"); err == nil {
+		t.Error("a password was evaluated as Tcl")
 	}
 }
