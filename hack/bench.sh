@@ -3,6 +3,7 @@
 #  - parse throughput of the largest memtier JSON fixture (target >= 100 MB/s),
 #  - the runner's overhead on pgbench throughput, bare and wrapped,
 #    interleaved, as the median ratio runner/bare (target >= 0.99).
+#  - merging 64 load generators' results with histograms (time and size),
 #  - the comparison statistics: power to detect 3 % and 5 % drops and the
 #    false-verdict rate, per CV and repetition count, by simulation.
 set -euo pipefail
@@ -13,3 +14,5 @@ echo "[bench] runner overhead (pgbench bare vs through dbperf-runner exec, inter
 go test ./cmd/runner/ -run '^$' -bench BenchmarkRunnerOverhead -benchtime 1x -timeout 30m -v
 echo "[bench] statistics: power and false verdicts per CV and repetition count (docs/statistics.md)" >&2
 go test ./internal/stats/ -run '^$' -bench BenchmarkPowerSimulation -benchtime 1x -timeout 10m
+echo "[bench] merging 64 load generators (5 operations, histograms of 50k latencies each)" >&2
+go test ./internal/results/ -run '^$' -bench BenchmarkMerge -benchtime 20x -count 3

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -174,4 +175,43 @@ func mustGet(t *testing.T, r *Result, name, op string) float64 {
 		t.Fatalf("no %s[%s]", name, op)
 	}
 	return m.Value
+}
+
+// BenchmarkMerge merges 64 load generators' results of 5 operations, each
+// with a histogram of 50 000 latencies: the work the operator does once per
+// measurement. It reports the merged result's size, which must stay far
+// below what a log tail and the results ConfigMap (1 MiB) hold.
+func BenchmarkMerge(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ops := []string{"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE"}
+	var parts []*Result
+	for g := range 64 {
+		r := New("ycsb")
+		r.Primary = Key{Name: "opsPerSecond", Operation: "OVERALL"}
+		r.Add(Metric{Name: "opsPerSecond", Operation: "OVERALL", Value: 1000 + float64(g), Unit: "ops/s", Direction: HigherIsBetter})
+		for _, op := range ops {
+			h := NewHistogram()
+			for range 50000 {
+				_ = h.RecordValue(int64(500 * math.Exp(0.7*rng.NormFloat64())))
+			}
+			r.Add(Metric{Name: "operations", Operation: op, Value: float64(h.TotalCount()), Unit: "count"})
+			r.Add(Metric{Name: "latencyP99Millis", Operation: op, Value: float64(h.ValueAtPercentile(99)) / 1000, Unit: "ms", Direction: LowerIsBetter})
+			if err := r.SetHistogram(op, h); err != nil {
+				b.Fatal(err)
+			}
+		}
+		parts = append(parts, r)
+	}
+	b.ResetTimer()
+	var merged *Result
+	for range b.N {
+		merged = Merge(parts)
+	}
+	b.StopTimer()
+	raw, _ := json.Marshal(merged)
+	b.ReportMetric(float64(len(raw)), "merged-result-bytes")
+	b.ReportMetric(float64(len(merged.Histograms["READ"])), "histogram-bytes")
+	if len(raw) > 256<<10 {
+		b.Errorf("merged result is %d bytes: too large for the results ConfigMap", len(raw))
+	}
 }
