@@ -44,6 +44,9 @@ type Server struct {
 	ReadOnlyRoot bool
 	// ExtraVolumes are emptyDirs for paths the server writes.
 	ExtraVolumes []string
+	// PeerPorts are ports the pods use among themselves (OpenSearch's
+	// transport), published on the headless Service.
+	PeerPorts []corev1.ContainerPort
 }
 
 // SecretMount mounts a Secret's keys in a directory.
@@ -76,7 +79,7 @@ func (s Server) StatefulSet() *appsv1.StatefulSet {
 	replicas := max(s.Replicas, 1)
 	c := corev1.Container{
 		Name: s.Container, Image: s.Image, Command: s.Command, Args: s.Args, Env: s.Env,
-		Ports:     []corev1.ContainerPort{{Name: s.PortName, ContainerPort: s.Port}},
+		Ports:     append([]corev1.ContainerPort{{Name: s.PortName, ContainerPort: s.Port}}, s.PeerPorts...),
 		Resources: s.Resources,
 		SecurityContext: &corev1.SecurityContext{
 			AllowPrivilegeEscalation: ptr.To(false),
@@ -164,8 +167,12 @@ func (s Server) Services() []*corev1.Service {
 	port := []corev1.ServicePort{{Name: s.PortName, Port: s.Port, TargetPort: intstr.FromInt32(s.Port)}}
 	client := &corev1.Service{ObjectMeta: ObjectMeta(s.Run, s.Name, RoleTarget),
 		Spec: corev1.ServiceSpec{Selector: ServerPodLabels(s.Run), Ports: port}}
+	peers := append([]corev1.ServicePort{}, port...)
+	for _, p := range s.PeerPorts {
+		peers = append(peers, corev1.ServicePort{Name: p.Name, Port: p.ContainerPort, TargetPort: intstr.FromInt32(p.ContainerPort)})
+	}
 	headless := &corev1.Service{ObjectMeta: ObjectMeta(s.Run, s.HeadlessName(), RoleTarget),
-		Spec: corev1.ServiceSpec{Selector: ServerPodLabels(s.Run), Ports: port, ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true}}
+		Spec: corev1.ServiceSpec{Selector: ServerPodLabels(s.Run), Ports: peers, ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true}}
 	return []*corev1.Service{client, headless}
 }
 
@@ -266,7 +273,7 @@ func OpenSearchServer(run *benchv1.BenchmarkRun) Server {
 	t := run.Spec.Target.OpenSearch
 	nodes := max(t.Nodes, 1)
 	s := Server{Run: run, Name: ChildName(run, "opensearch"), Container: "opensearch", Image: imageOr(t.Image, DefaultOpenSearchImage),
-		Port: OpenSearchPort, PortName: "http", Replicas: nodes, UID: 1000, DataPath: "/usr/share/opensearch/data", Storage: t.Storage,
+		Port: OpenSearchPort, PortName: "http", Replicas: nodes, PeerPorts: []corev1.ContainerPort{{Name: "transport", ContainerPort: 9300}}, UID: 1000, DataPath: "/usr/share/opensearch/data", Storage: t.Storage,
 		Resources: t.Resources, Args: t.Args}
 	heap := orDefault(t.HeapSize, "1g")
 	s.Env = []corev1.EnvVar{
