@@ -41,8 +41,18 @@ func runReal(t *testing.T, spec *benchv1.WorkloadSpec, ep workloads.Endpoint, sc
 			t.Fatal(err)
 		}
 	}
+	cmd := localCommand(inv.Command, k6, dir, scriptFile)
+	var out bytes.Buffer
+	r := runner.Exec(context.Background(), runner.Options{Parser: K6{}, Command: cmd, SummaryFile: filepath.Join(dir, "summary"), Stdout: &out,
+		ResultFiles: []string{filepath.Join(dir, "k6-summary.json")}, Timeout: 2 * time.Minute})
+	return r, out.String()
+}
+
+// localCommand maps the pod's paths of a k6 command line to the local k6
+// binary, a temporary directory and the script file.
+func localCommand(command []string, k6, dir, scriptFile string) []string {
 	var cmd []string
-	for _, a := range inv.Command {
+	for _, a := range command {
 		switch {
 		case a == "k6":
 			a = k6
@@ -55,10 +65,7 @@ func runReal(t *testing.T, spec *benchv1.WorkloadSpec, ep workloads.Endpoint, sc
 		}
 		cmd = append(cmd, a)
 	}
-	var out bytes.Buffer
-	r := runner.Exec(context.Background(), runner.Options{Parser: K6{}, Command: cmd, SummaryFile: filepath.Join(dir, "summary"), Stdout: &out,
-		ResultFiles: []string{filepath.Join(dir, "k6-summary.json")}, Timeout: 2 * time.Minute})
-	return r, out.String()
+	return cmd
 }
 
 // The real k6 against a local HTTP server: a passing run and a run whose
@@ -197,18 +204,7 @@ export default function () { http.get('http://' + __ENV.DBPERF_TARGET_HOST + ':'
 				t.Fatal(err)
 			}
 		}
-		var cmd []string
-		for _, a := range runner.ForGenerator(inv.Command, i, 2) {
-			switch {
-			case a == "k6":
-				a = k6
-			case strings.HasPrefix(a, workloads.FilesDir):
-				a = filepath.Join(dir, strings.TrimPrefix(a, workloads.FilesDir))
-			case strings.HasPrefix(a, workloads.OutputDir):
-				a = filepath.Join(dir, filepath.Base(a))
-			}
-			cmd = append(cmd, a)
-		}
+		cmd := localCommand(runner.ForGenerator(inv.Command, i, 2), k6, dir, "")
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
