@@ -238,9 +238,12 @@ func (r *BenchmarkRunReconciler) parallelOutcome(ctx context.Context, st *runSta
 	if len(ended) < n && !failed {
 		return nil, nil
 	}
-	sort.Slice(ended, func(i, j int) bool {
-		return ended[i].Annotations[specs.AnnotationCompletionIndex] < ended[j].Annotations[specs.AnnotationCompletionIndex]
-	})
+	// By completion index, so that "load generator i" in a reason is pod i.
+	index := func(p *corev1.Pod) int {
+		i, _ := strconv.Atoi(p.Annotations[specs.AnnotationCompletionIndex])
+		return i
+	}
+	sort.Slice(ended, func(i, j int) bool { return index(ended[i]) < index(ended[j]) })
 	var parts []*results.Result
 	out := &outcome{full: true}
 	var nodes []string
