@@ -182,7 +182,7 @@ spec:
 func TestPostgresWithoutCNPGCRD(t *testing.T) {
 	bare := &envtest.Environment{
 		BinaryAssetsDirectory: testEnv.BinaryAssetsDirectory,
-		CRDDirectoryPaths:     []string{filepath.Join(repoRoot(), "config", "crd", "bases")},
+		CRDDirectoryPaths:     []string{filepath.Join(testutil.RepoRoot(), "config", "crd", "bases")},
 	}
 	bareCfg, err := bare.Start()
 	if err != nil {
@@ -239,7 +239,7 @@ func TestSamplesAreValid(t *testing.T) {
 	if err := k8s.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob(filepath.Join(repoRoot(), "config", "samples", "*.yaml"))
+	files, _ := filepath.Glob(filepath.Join(testutil.RepoRoot(), "config", "samples", "*.yaml"))
 	runs, comparisons, schedules := 0, 0, 0
 	for _, f := range files {
 		raw, err := os.ReadFile(f)

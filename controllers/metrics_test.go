@@ -90,7 +90,7 @@ func TestRunMetrics(t *testing.T) {
 // The Grafana dashboard in config/grafana parses and queries only metrics
 // the manager exports.
 func TestGrafanaDashboardUsesOurMetrics(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(repoRoot(), "config", "grafana", "dbperf-dashboard.json"))
+	raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "config", "grafana", "dbperf-dashboard.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -53,18 +52,13 @@ func init() {
 	utilruntime.Must(benchv1.AddToScheme(scheme))
 }
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..")
-}
-
 // assets returns the control-plane binaries and CloudNativePG's CRDs, from
 // the environment (make test sets them) or by running the hack scripts,
 // which reuse their caches.
 func assets() (bin, cnpg string, err error) {
 	bin, cnpg = os.Getenv("KUBEBUILDER_ASSETS"), os.Getenv("CNPG_CRD_DIR")
 	lastLine := func(script string) (string, error) {
-		out, err := exec.Command("bash", filepath.Join(repoRoot(), "hack", script)).Output()
+		out, err := exec.Command("bash", filepath.Join(testutil.RepoRoot(), "hack", script)).Output()
 		if err != nil {
 			return "", fmt.Errorf("hack/%s: %w", script, err)
 		}
@@ -91,7 +85,7 @@ func TestMain(m *testing.M) {
 	}
 	testEnv = &envtest.Environment{
 		BinaryAssetsDirectory: bin,
-		CRDDirectoryPaths:     []string{filepath.Join(repoRoot(), "config", "crd", "bases"), cnpg},
+		CRDDirectoryPaths:     []string{filepath.Join(testutil.RepoRoot(), "config", "crd", "bases"), cnpg},
 		ErrorIfCRDPathMissing: true,
 	}
 	if cfg, err = testEnv.Start(); err != nil {

@@ -41,7 +41,7 @@ func loadSample(t *testing.T, file string) *benchv1.BenchmarkRun {
 
 func readSample(t *testing.T, file string) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(), "config", "samples", file))
+	raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "config", "samples", file))
 	if err != nil {
 		t.Fatal(err)
 	}

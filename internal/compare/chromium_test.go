@@ -7,16 +7,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // The HTML report, rendered by a real browser (headless Chromium, from
 // Debian) to a PNG, shows its charts: the bars of both variants are on the
 // page in their colours. CHROMIUM names the browser (hack/test.sh sets it).
 func TestHTMLReportRendersInChromium(t *testing.T) {
-	browser := os.Getenv("CHROMIUM")
-	if browser == "" {
-		t.Skip("CHROMIUM is not set (hack/test.sh sets it; apt-get install chromium)")
-	}
+	browser := testutil.NeedEnv(t, "CHROMIUM") // Debian's chromium
 	base, cand := sides()
 	rep, err := Build(base, cand, Options{})
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	goruntime "runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -27,22 +26,9 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	psapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
+
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	_, file, _, _ := goruntime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-func tool(t *testing.T, env string) string {
-	t.Helper()
-	p := os.Getenv(env)
-	if p == "" {
-		t.Skipf("%s is not set (hack/verify-chart.sh and hack/test.sh set it)", env)
-	}
-	return p
-}
 
 // render runs `helm template` with the given --set flags.
 func render(t *testing.T, sets ...string) []unstructured.Unstructured {
@@ -56,11 +42,11 @@ func render(t *testing.T, sets ...string) []unstructured.Unstructured {
 
 func helmTemplate(t *testing.T, sets ...string) ([]byte, error) {
 	t.Helper()
-	args := []string{"template", "rel", filepath.Join(repoRoot(t), "charts", "dbperf-operator"), "--namespace", "perf-system"}
+	args := []string{"template", "rel", filepath.Join(testutil.RepoRoot(), "charts", "dbperf-operator"), "--namespace", "perf-system"}
 	for _, s := range sets {
 		args = append(args, "--set", s)
 	}
-	cmd := exec.Command(tool(t, "HELM"), args...)
+	cmd := exec.Command(testutil.NeedEnv(t, "HELM"), args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -292,7 +278,7 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 
 func kustomize(t *testing.T) []unstructured.Unstructured {
 	t.Helper()
-	cmd := exec.Command(tool(t, "KUBECTL"), "kustomize", filepath.Join(repoRoot(t), "config", "default"))
+	cmd := exec.Command(testutil.NeedEnv(t, "KUBECTL"), "kustomize", filepath.Join(testutil.RepoRoot(), "config", "default"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -368,7 +354,7 @@ func TestChartMatchesKustomize(t *testing.T) {
 
 // The generated chart templates are what hack/chartgen makes of config/ now.
 func TestGeneratedTemplatesAreCurrent(t *testing.T) {
-	root := repoRoot(t)
+	root := testutil.RepoRoot()
 	tmp := t.TempDir()
 	chart := filepath.Join(tmp, "chart")
 	if err := os.MkdirAll(filepath.Join(chart, "templates"), 0o755); err != nil {

@@ -20,7 +20,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -50,26 +49,12 @@ var (
 
 const ns = "perf"
 
-func repoRoot() string {
-	_, file, _, _ := goruntime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-func need(t *testing.T, env string) string {
-	t.Helper()
-	v := os.Getenv(env)
-	if v == "" {
-		t.Skipf("%s is not set (hack/test.sh sets it)", env)
-	}
-	return v
-}
-
 // build compiles one of the project's commands into dir.
 func build(t *testing.T, dir, pkg, name string) string {
 	t.Helper()
 	out := filepath.Join(dir, name)
 	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Dir = repoRoot()
+	cmd.Dir = testutil.RepoRoot()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
@@ -120,9 +105,9 @@ func (p *placements) watch(ctx context.Context, c *sim.Cluster) {
 }
 
 func TestEndToEnd(t *testing.T) {
-	binDir := need(t, "KUBEBUILDER_ASSETS")
-	helm := need(t, "HELM")
-	cnpgCRDs := need(t, "CNPG_CRD_DIR")
+	binDir := testutil.NeedEnv(t, "KUBEBUILDER_ASSETS")
+	helm := testutil.NeedEnv(t, "HELM")
+	cnpgCRDs := testutil.NeedEnv(t, "CNPG_CRD_DIR")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
@@ -166,7 +151,7 @@ func TestEndToEnd(t *testing.T) {
 
 	stack, err := sim.Up(ctx, sim.StackOptions{
 		Name: fmt.Sprintf("e2e-%d", os.Getpid()), Dir: work, BinDir: binDir, Helm: helm,
-		Chart: filepath.Join(repoRoot(), "charts", "dbperf-operator"), Manager: manager, Runner: runner,
+		Chart: filepath.Join(testutil.RepoRoot(), "charts", "dbperf-operator"), Manager: manager, Runner: runner,
 		// CloudNativePG's own CRDs: the test plays CloudNativePG's part below.
 		CNPGCRDs: cnpgCRDs, Log: lw, Progress: func(s string) { t.Log(s) },
 	})
@@ -185,8 +170,8 @@ func TestEndToEnd(t *testing.T) {
 	// Redis (redis-benchmark on standard-v4a), CloudNativePG (target and load
 	// generator both asked onto standard-v4a: anti-affinity must separate them).
 	// k6 drives a local HTTP server; YCSB's BasicDB needs no server.
-	need(t, "K6")
-	need(t, "YCSB_LIB")
+	testutil.NeedEnv(t, "K6")
+	testutil.NeedEnv(t, "YCSB_LIB")
 	var httpHits atomic.Int64
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		httpHits.Add(1)

@@ -10,14 +10,31 @@ import (
 	"time"
 )
 
+// RepoRoot is the repository's top directory.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// NeedEnv returns an environment variable that names a tool or its files
+// (hack/test.sh sets them all), skipping the test when it is unset: the
+// test can only run with the real thing.
+func NeedEnv(t testing.TB, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		t.Skipf("%s is not set (hack/test.sh sets it)", name)
+	}
+	return v
+}
+
 // FixturesDir returns ../shared/fixtures/<tool> beside the repository, or
 // the directory DBPERF_FIXTURES names.
 func FixturesDir(t testing.TB, tool string) string {
 	t.Helper()
 	root := os.Getenv("DBPERF_FIXTURES")
 	if root == "" {
-		_, file, _, _ := runtime.Caller(0)
-		root = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "fixtures")
+		root = filepath.Join(RepoRoot(), "..", "shared", "fixtures")
 	}
 	dir := filepath.Join(root, tool)
 	if _, err := os.Stat(dir); err != nil {

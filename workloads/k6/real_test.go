@@ -30,10 +30,7 @@ import (
 // with the pod's paths mapped to a temporary directory.
 func runReal(t *testing.T, spec *benchv1.WorkloadSpec, ep workloads.Endpoint, scriptFile string) (*results.Result, string) {
 	t.Helper()
-	k6 := os.Getenv("K6")
-	if k6 == "" {
-		t.Skip("K6 is not set (hack/test.sh builds k6 from the Go module proxy)")
-	}
+	k6 := testutil.NeedEnv(t, "K6") // built from the Go module proxy by hack/build-k6.sh
 	dir := t.TempDir()
 	inv := K6{}.Run(spec, ep, K6{}.Steps(spec)[0])
 	for name, content := range inv.Files {
@@ -116,10 +113,8 @@ export default function () {
 // The sample's session state machine script runs for real against a local
 // redis-server and reports business operations and per-phase latency.
 func TestRealK6SessionSampleAgainstRedis(t *testing.T) {
-	if os.Getenv("K6") == "" {
-		t.Skip("K6 is not set")
-	}
-	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "k6-session-valkey.yaml"))
+	testutil.NeedEnv(t, "K6")
+	raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "config", "samples", "k6-session-valkey.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,10 +163,7 @@ func mustAtoi(t *testing.T, s string) int {
 // runs its execution segment (half the VUs and iterations), both wait at
 // the start barrier until it is opened, and the merge adds their requests.
 func TestRealK6ParallelSegmentsAndBarrier(t *testing.T) {
-	k6 := os.Getenv("K6")
-	if k6 == "" {
-		t.Skip("K6 is not set (hack/test.sh builds k6 from the Go module proxy)")
-	}
+	k6 := testutil.NeedEnv(t, "K6") // built from the Go module proxy by hack/build-k6.sh
 	var mu sync.Mutex
 	hits := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

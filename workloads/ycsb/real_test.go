@@ -13,6 +13,8 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/workloads"
+
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // realCommand adapts an invocation built for the image (/opt/ycsb,
@@ -56,10 +58,7 @@ func realInvocation(t *testing.T, inv workloads.Invocation, lib string) ([]strin
 // line and property file the operator builds, through dbperf-runner; the
 // parser reads its real report. YCSB_LIB names the jars (hack/test.sh sets it).
 func TestRealYCSBClientThroughTheRunner(t *testing.T) {
-	lib := os.Getenv("YCSB_LIB")
-	if lib == "" {
-		t.Skip("YCSB_LIB is not set (hack/test.sh fetches YCSB 0.17.0 from Maven Central)")
-	}
+	lib := testutil.NeedEnv(t, "YCSB_LIB") // YCSB 0.17.0 from Maven Central (hack/fetch-ycsb.sh)
 	if _, err := exec.LookPath("java"); err != nil {
 		t.Fatal("java is not installed (bash hack/install-deps.sh installs default-jre-headless)")
 	}
@@ -102,10 +101,7 @@ func TestRealYCSBClientThroughTheRunner(t *testing.T) {
 // report), and the merge adds the operations and takes its percentiles from
 // the merged histogram, between the two clients' values.
 func TestRealYCSBHistogramsMerge(t *testing.T) {
-	lib := os.Getenv("YCSB_LIB")
-	if lib == "" {
-		t.Skip("YCSB_LIB is not set (hack/test.sh fetches YCSB 0.17.0 from Maven Central)")
-	}
+	lib := testutil.NeedEnv(t, "YCSB_LIB") // YCSB 0.17.0 from Maven Central (hack/fetch-ycsb.sh)
 	spec := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "basic", Workload: "a", RecordCount: 1000, OperationCount: 2000,
 		Threads: []int32{8}, Properties: map[string]string{"basicdb.verbose": "false", "basicdb.simulatedelay": "4", "basicdb.randomizedelay": "true"}}}
 	var parts []*results.Result
