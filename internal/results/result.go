@@ -4,18 +4,21 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/dbperf-io/dbperf-operator/internal/stats"
 )
 
 // SchemaVersion is bumped when Result changes incompatibly.
 const SchemaVersion = 1
 
-// Direction says which way a metric improves.
-type Direction string
+// Direction says which way a metric improves: the statistics' own type,
+// so that results feed comparisons without conversion.
+type Direction = stats.Direction
 
 const (
-	HigherIsBetter Direction = "HigherIsBetter"
-	LowerIsBetter  Direction = "LowerIsBetter"
-	Neutral        Direction = "Neutral"
+	HigherIsBetter = stats.HigherIsBetter
+	LowerIsBetter  = stats.LowerIsBetter
+	Neutral        = stats.Neutral
 )
 
 // Verdict of one measurement. Failed outranks Invalid, which outranks Succeeded.
