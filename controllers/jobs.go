@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/workloads"
@@ -46,11 +47,11 @@ func (r *BenchmarkRunReconciler) ensureJob(ctx context.Context, st *runState, ro
 	}
 	filesCM := ""
 	if len(inv.Files) > 0 {
-		cm := specs.FilesConfigMap(run, inv.Files)
-		if err := r.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("while creating the workload files: %w", err)
+		cm, err := r.ensureFiles(ctx, run, inv.Files)
+		if err != nil {
+			return nil, err
 		}
-		filesCM = cm.Name
+		filesCM = cm
 	}
 	job = specs.Job(specs.JobParams{
 		Run: run, Name: name, Role: role, Workload: st.workload.Name(), Step: step, Repetition: rep,
@@ -66,6 +67,39 @@ func (r *BenchmarkRunReconciler) ensureJob(ctx context.Context, st *runState, ro
 	}
 	log.FromContext(ctx).Info("Created workload job", "job", name, "role", role)
 	return job, nil
+}
+
+// ensureFiles puts an invocation's files into the run's files ConfigMap:
+// the first Job's create it, later Jobs add what they bring that it lacks,
+// so no invocation's file is ever dropped because another came first.
+func (r *BenchmarkRunReconciler) ensureFiles(ctx context.Context, run *benchv1.BenchmarkRun, files map[string]string) (string, error) {
+	cm := specs.FilesConfigMap(run, files)
+	switch err := r.Create(ctx, cm); {
+	case err == nil:
+		return cm.Name, nil
+	case !apierrors.IsAlreadyExists(err):
+		return "", fmt.Errorf("while creating the workload files: %w", err)
+	}
+	var have corev1.ConfigMap
+	if err := r.Get(ctx, client.ObjectKeyFromObject(cm), &have); err != nil {
+		return "", err
+	}
+	patch := client.MergeFrom(have.DeepCopy())
+	changed := false
+	for k, v := range files {
+		if cur, ok := have.Data[k]; !ok || cur != v {
+			if have.Data == nil {
+				have.Data = map[string]string{}
+			}
+			have.Data[k], changed = v, true
+		}
+	}
+	if changed {
+		if err := r.Patch(ctx, &have, patch); err != nil {
+			return "", fmt.Errorf("while adding to the workload files: %w", err)
+		}
+	}
+	return cm.Name, nil
 }
 
 // loadgenImage is the tool's image: the spec's override or the workload's default.

@@ -428,3 +428,27 @@ func mustCondition(run *benchv1.BenchmarkRun) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// The run's files ConfigMap holds every invocation's files: a later Job's
+// new or changed file is added, never dropped because an earlier Job
+// created the ConfigMap first.
+func TestFilesConfigMapGainsLaterInvocationsFiles(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "files", Namespace: h.ns, UID: "0f1e2d3c-0000-4000-8000-000000000001"}}
+	r := &BenchmarkRunReconciler{Client: k8s}
+	if _, err := r.ensureFiles(ctx, run, map[string]string{"build.tcl": "buildschema"}); err != nil {
+		t.Fatal(err)
+	}
+	name, err := r.ensureFiles(ctx, run, map[string]string{"build.tcl": "buildschema", "run-0.tcl": "vurun"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm corev1.ConfigMap
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["build.tcl"] != "buildschema" || cm.Data["run-0.tcl"] != "vurun" {
+		t.Errorf("files %v", cm.Data)
+	}
+}

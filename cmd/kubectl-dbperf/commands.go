@@ -100,11 +100,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, _ io.Writer) error {
 				return err
 			}
 		}
-		rep, err := compare.Build(sides[0], sides[1], compare.Options{Criteria: crit})
-		if err != nil {
-			return err
-		}
-		return compare.Render(stdout, rep, o.output)
+		return buildAndRender(stdout, sides, crit, o.output)
 	case len(pos) == 2:
 		k, err := connect(o)
 		if err != nil {
@@ -118,11 +114,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, _ io.Writer) error {
 			}
 			sides[i] = compare.Side{Name: name, Runs: []compare.Run{compare.FromBenchmarkRun(r)}}
 		}
-		rep, err := compare.Build(sides[0], sides[1], compare.Options{Criteria: crit})
-		if err != nil {
-			return err
-		}
-		return compare.Render(stdout, rep, o.output)
+		return buildAndRender(stdout, sides, crit, o.output)
 	case len(pos) == 1:
 		k, err := connect(o)
 		if err != nil {
@@ -173,6 +165,15 @@ func (k *cluster) comparisonReports(ctx context.Context, name string) ([]*compar
 
 // readSide reads one side of an offline comparison: one exported run or a
 // list of them; the side is named after the runs' common name or the file.
+// buildAndRender compares a candidate with its baseline and prints the report.
+func buildAndRender(stdout io.Writer, sides [2]compare.Side, crit stats.Criteria, output string) error {
+	rep, err := compare.Build(sides[0], sides[1], compare.Options{Criteria: crit})
+	if err != nil {
+		return err
+	}
+	return compare.Render(stdout, rep, output)
+}
+
 func readSide(path string) (compare.Side, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {

@@ -36,27 +36,6 @@ func (k ServerKind) server(run *benchv1.BenchmarkRun) specs.Server {
 	}
 }
 
-// user is the account the generated credentials hold.
-func (k ServerKind) user() string {
-	switch k.Kind {
-	case "mysql":
-		return "root"
-	case "opensearch":
-		return "admin"
-	}
-	return "dbperf"
-}
-
-func (k ServerKind) needsCredentials(run *benchv1.BenchmarkRun) bool {
-	switch k.Kind {
-	case "valkey":
-		return false
-	case "opensearch":
-		return run.Spec.Target.OpenSearch.Security
-	}
-	return true
-}
-
 func (k ServerKind) Ensure(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun) (Observed, error) {
 	s := k.server(run)
 	o := Observed{
@@ -65,11 +44,11 @@ func (k ServerKind) Ensure(ctx context.Context, c client.Client, run *benchv1.Be
 		PodSelector: specs.ServerPodLabels(run),
 		Image:       s.Image,
 	}
-	if k.needsCredentials(run) {
+	if s.User != "" {
 		name := specs.CredentialsSecretName(run, k.Kind)
 		err := ensureSecret(ctx, c, run, name, func() (map[string][]byte, error) {
 			// OpenSearch's admin password policy wants every character class.
-			return map[string][]byte{"username": []byte(k.user()), "password": []byte(certs.Password(24) + "-A1")}, nil
+			return map[string][]byte{"username": []byte(s.User), "password": []byte(certs.Password(24) + "-A1")}, nil
 		})
 		if err != nil {
 			return o, fmt.Errorf("while creating the %s credentials: %w", k.Kind, err)
@@ -139,7 +118,7 @@ func (k ServerKind) ensureTLS(ctx context.Context, c client.Client, run *benchv1
 	err := ensureSecret(ctx, c, run, specs.TLSSecretName(run, k.Kind), func() (map[string][]byte, error) {
 		clientName := ""
 		if t.RequireClientCertificates {
-			clientName = k.user()
+			clientName = s.User
 		}
 		server, cl, err := certs.ServerSecrets(run.Name, ServerNames(s), clientName, time.Now())
 		client = cl

@@ -136,15 +136,7 @@ func charts(reports []*Report) []chart {
 			if row.Operation != "" {
 				label += " " + row.Operation
 			}
-			g := group{Label: label, Bars: []bar{{Variant: variants[0], Value: row.Baseline.Median, Lo: row.Baseline.Min, Hi: row.Baseline.Max}}}
-			for _, r := range reports {
-				for _, cr := range r.Rows {
-					if cr.Step == row.Step && cr.Metric == row.Metric && cr.Operation == row.Operation {
-						g.Bars = append(g.Bars, bar{Variant: r.Candidate, Value: cr.Candidate.Median, Lo: cr.Candidate.Min, Hi: cr.Candidate.Max})
-					}
-				}
-			}
-			c.Groups = append(c.Groups, g)
+			c.Groups = append(c.Groups, barGroup(label, row, variants[0], reports))
 		}
 		out = append(out, c)
 	}
@@ -171,15 +163,7 @@ func charts(reports []*Report) []chart {
 			ops = append(ops, op)
 		}
 		label := strings.TrimSuffix(strings.TrimPrefix(row.Metric, "latency"), "Millis")
-		g := group{Label: label, Bars: []bar{{Variant: variants[0], Value: row.Baseline.Median, Lo: row.Baseline.Min, Hi: row.Baseline.Max}}}
-		for _, r := range reports {
-			for _, cr := range r.Rows {
-				if cr.Step == row.Step && cr.Metric == row.Metric && cr.Operation == row.Operation {
-					g.Bars = append(g.Bars, bar{Variant: r.Candidate, Value: cr.Candidate.Median, Lo: cr.Candidate.Min, Hi: cr.Candidate.Max})
-				}
-			}
-		}
-		c.Groups = append(c.Groups, g)
+		c.Groups = append(c.Groups, barGroup(label, row, variants[0], reports))
 	}
 	sort.Strings(ops)
 	for _, op := range ops {
@@ -230,4 +214,18 @@ func RenderHTML(w io.Writer, reports []*Report) error {
 		title = fmt.Sprintf("dbperf comparison: %s vs %s (%s)", strings.Join(c, ", "), reports[0].Baseline, reports[0].Workload)
 	}
 	return page.Execute(w, map[string]any{"Title": title, "Reports": reports, "Charts": charts(reports)})
+}
+
+// barGroup is one row's bars: the baseline's median with its range, then
+// each candidate's for the same step, metric and operation.
+func barGroup(label string, row Row, baseline string, reports []*Report) group {
+	g := group{Label: label, Bars: []bar{{Variant: baseline, Value: row.Baseline.Median, Lo: row.Baseline.Min, Hi: row.Baseline.Max}}}
+	for _, r := range reports {
+		for _, cr := range r.Rows {
+			if cr.Step == row.Step && cr.Metric == row.Metric && cr.Operation == row.Operation {
+				g.Bars = append(g.Bars, bar{Variant: r.Candidate, Value: cr.Candidate.Median, Lo: cr.Candidate.Min, Hi: cr.Candidate.Max})
+			}
+		}
+	}
+	return g
 }

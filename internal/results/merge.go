@@ -144,23 +144,21 @@ func Merge(parts []*Result) *Result {
 			continue
 		}
 		switch {
-		case m.Name == "latencyMinMillis":
+		case m.Name == "latencyMinMillis" || m.Name == "min":
 			m.Value = minOf(ms)
-			if h, ok := merged[m.Operation]; ok {
+			if h, ok := merged[m.Operation]; ok && m.Name == "latencyMinMillis" {
 				m.Value = float64(h.Min()) / 1000
 			}
-		case m.Name == "min":
-			m.Value = minOf(ms)
-		case m.Name == "latencyMaxMillis" || m.Name == "max" || m.Name == "loadGeneratorCPUPeakPercent" || m.Unit == "s" || m.Unit == "%":
-			m.Value = maxOf(ms)
-			if m.Name == "errorPercent" {
-				m.Value = weightedErrorPercent(parts, m.Operation, ms)
-			}
-		case strings.HasPrefix(m.Name, "latency") && strings.Contains(m.Name, "Avg") || strings.HasPrefix(m.Name, "latencyMean"):
+		case strings.HasPrefix(m.Name, "latency") && strings.Contains(m.Name, "Avg") || strings.HasPrefix(m.Name, "latencyMean") ||
+			m.Name == "errorPercent":
+			// Averages and shares of failed requests: weighted by each
+			// generator's operations (exact from a merged histogram).
 			m.Value = weightedMean(parts, m)
-			if h, ok := merged[m.Operation]; ok {
+			if h, ok := merged[m.Operation]; ok && m.Name != "errorPercent" {
 				m.Value = h.Mean() / 1000
 			}
+		case m.Name == "latencyMaxMillis" || m.Name == "max" || m.Name == "loadGeneratorCPUPeakPercent" || m.Unit == "s" || m.Unit == "%":
+			m.Value = maxOf(ms)
 		case strings.HasPrefix(m.Name, "latency") || m.Unit == "ms":
 			// Other latency statistics (standard deviation) cannot be
 			// combined without the samples: the largest is an upper bound.
@@ -269,21 +267,6 @@ func weightedMean(parts []*Result, m Metric) float64 {
 		return math.NaN()
 	}
 	return sum / w
-}
-
-func weightedErrorPercent(parts []*Result, op string, ms []Metric) float64 {
-	var failed, total float64
-	for _, p := range parts {
-		if pm, ok := p.Get(Key{Name: "errorPercent", Operation: op}); ok {
-			wt := weight(p, op)
-			failed += wt * pm.Value / 100
-			total += wt
-		}
-	}
-	if total == 0 {
-		return maxOf(ms)
-	}
-	return 100 * failed / total
 }
 
 func sumOf(ms []Metric) float64 {

@@ -86,7 +86,6 @@ func Job(p JobParams) *batchv1.Job {
 		}}})
 		c := &spec.Containers[0]
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: barrierVolume, MountPath: BarrierDir, ReadOnly: true})
-		c.Args = append([]string{c.Args[0], "--start-barrier", BarrierDir + "/start-at", "--generators", strconv.Itoa(int(n))}, c.Args[1:]...)
 	}
 	return job
 }
@@ -211,10 +210,13 @@ func runnerArgs(p JobParams) []string {
 	if maxErr == "" {
 		maxErr = "0"
 	}
-	args := []string{"exec", "--workload", p.Workload,
-		"--max-cpu-percent", strconv.Itoa(int(maxCPU)),
-		"--max-error-percent", maxErr,
+	args := []string{"exec"}
+	if n := Generators(p); n > 1 {
+		args = append(args, "--start-barrier", BarrierDir+"/start-at", "--generators", strconv.Itoa(int(n)))
 	}
+	args = append(args, "--workload", p.Workload,
+		"--max-cpu-percent", strconv.Itoa(int(maxCPU)),
+		"--max-error-percent", maxErr)
 	if p.Role == RolePrepare {
 		args = append(args, "--prepare")
 	}

@@ -44,6 +44,9 @@ type Server struct {
 	ReadOnlyRoot bool
 	// ExtraVolumes are emptyDirs for paths the server writes.
 	ExtraVolumes []string
+	// User is the account of the generated credentials Secret the server
+	// reads (CredentialsSecretName); empty when the server has none.
+	User string
 	// PeerPorts are ports the pods use among themselves (OpenSearch's
 	// transport), published on the headless Service.
 	PeerPorts []corev1.ContainerPort
@@ -211,18 +214,11 @@ func secretEnv(name, secret, key string) corev1.EnvVar {
 		LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key}}}
 }
 
-func imageOr(img, def string) string {
-	if img != "" {
-		return img
-	}
-	return def
-}
-
 // ValkeyServer runs one Valkey server without persistence: a benchmark
 // measures the serving path, and snapshots would add noise at random times.
 func ValkeyServer(run *benchv1.BenchmarkRun) Server {
 	t := run.Spec.Target.Valkey
-	return Server{Run: run, Name: ValkeyName(run), Container: "valkey", Image: imageOr(t.Image, DefaultValkeyImage),
+	return Server{Run: run, Name: ValkeyName(run), Container: "valkey", Image: orDefault(t.Image, DefaultValkeyImage),
 		Command: []string{"valkey-server"},
 		Args: append([]string{"--port", strconv.Itoa(ValkeyPort), "--protected-mode", "no", "--save", "", "--appendonly", "no", "--dir", "/data"},
 			t.Args...),
@@ -235,7 +231,7 @@ func ValkeyServer(run *benchv1.BenchmarkRun) Server {
 func MySQLServer(run *benchv1.BenchmarkRun) Server {
 	t := run.Spec.Target.MySQL
 	creds := CredentialsSecretName(run, "mysql")
-	s := Server{Run: run, Name: ChildName(run, "mysql"), Container: "mysql", Image: imageOr(t.Image, DefaultMySQLImage),
+	s := Server{Run: run, Name: ChildName(run, "mysql"), Container: "mysql", User: "root", Image: orDefault(t.Image, DefaultMySQLImage),
 		Port: MySQLPort, PortName: "mysql", Replicas: 1, UID: 999, DataPath: "/var/lib/mysql", Storage: t.Storage, Resources: t.Resources,
 		ExtraVolumes: []string{"/var/run/mysqld", "/tmp"},
 		Env: []corev1.EnvVar{secretEnv("MYSQL_ROOT_PASSWORD", creds, "password"),
@@ -259,7 +255,7 @@ func MySQLServer(run *benchv1.BenchmarkRun) Server {
 func MongoDBServer(run *benchv1.BenchmarkRun) Server {
 	t := run.Spec.Target.MongoDB
 	creds := CredentialsSecretName(run, "mongodb")
-	return Server{Run: run, Name: ChildName(run, "mongodb"), Container: "mongodb", Image: imageOr(t.Image, DefaultMongoDBImage),
+	return Server{Run: run, Name: ChildName(run, "mongodb"), Container: "mongodb", User: "dbperf", Image: orDefault(t.Image, DefaultMongoDBImage),
 		Port: MongoDBPort, PortName: "mongodb", Replicas: 1, UID: 999, DataPath: "/data/db", Storage: t.Storage, Resources: t.Resources,
 		ExtraVolumes: []string{"/data/configdb", "/tmp"},
 		Env:          []corev1.EnvVar{secretEnv("MONGO_INITDB_ROOT_USERNAME", creds, "username"), secretEnv("MONGO_INITDB_ROOT_PASSWORD", creds, "password")},
@@ -272,7 +268,7 @@ func MongoDBServer(run *benchv1.BenchmarkRun) Server {
 func OpenSearchServer(run *benchv1.BenchmarkRun) Server {
 	t := run.Spec.Target.OpenSearch
 	nodes := max(t.Nodes, 1)
-	s := Server{Run: run, Name: ChildName(run, "opensearch"), Container: "opensearch", Image: imageOr(t.Image, DefaultOpenSearchImage),
+	s := Server{Run: run, Name: ChildName(run, "opensearch"), Container: "opensearch", Image: orDefault(t.Image, DefaultOpenSearchImage),
 		Port: OpenSearchPort, PortName: "http", Replicas: nodes, PeerPorts: []corev1.ContainerPort{{Name: "transport", ContainerPort: 9300}}, UID: 1000, DataPath: "/usr/share/opensearch/data", Storage: t.Storage,
 		Resources: t.Resources, Args: t.Args}
 	heap := orDefault(t.HeapSize, "1g")
@@ -295,6 +291,7 @@ func OpenSearchServer(run *benchv1.BenchmarkRun) Server {
 			corev1.EnvVar{Name: "cluster.initial_cluster_manager_nodes", Value: strings.Join(names, ",")})
 	}
 	if t.Security {
+		s.User = "admin"
 		s.Env = append(s.Env, secretEnv("OPENSEARCH_INITIAL_ADMIN_PASSWORD", CredentialsSecretName(run, "opensearch"), "password"))
 	} else {
 		s.Env = append(s.Env, corev1.EnvVar{Name: "plugins.security.disabled", Value: "true"},

@@ -108,8 +108,8 @@ func (h HammerDB) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step wo
 	return invocation(spec, ep, runScript(0))
 }
 
-// invocation runs one script. Every invocation carries every script, since
-// the run's Jobs share one files ConfigMap.
+// invocation runs one script. Every invocation carries every script, so
+// that the run's files ConfigMap shows all of them from the first Job on.
 func invocation(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, script string) workloads.Invocation {
 	w := spec.HammerDB
 	inv := workloads.Invocation{

@@ -69,80 +69,69 @@ func (HammerDB) Parse(in workloads.ParseInput) *results.Result {
 	}
 	for i, raw := range lines {
 		line := strings.TrimRight(raw, " \t")
-		if m := dictSet.FindStringSubmatch(line); m != nil {
-			if m[2] != "" {
-				settings[m[2]] = strings.TrimSpace(m[3])
+		var x []string
+		match := func(re *regexp.Regexp, s string) bool { x = re.FindStringSubmatch(s); return x != nil }
+		switch {
+		case match(dictSet, line):
+			if x[2] != "" {
+				settings[x[2]] = strings.TrimSpace(x[3])
 			} else {
-				settings[m[6]] = strings.TrimSpace(m[4])
+				settings[x[6]] = strings.TrimSpace(x[4])
 			}
 			continue
-		}
-		if m := dictShow.FindStringSubmatch(line); m != nil && strings.Contains(m[1], "_") {
-			settings[m[1]] = strings.TrimSpace(m[2])
+		case match(dictShow, line) && strings.Contains(x[1], "_"):
+			settings[x[1]] = strings.TrimSpace(x[2])
+			continue
+		case match(vuError, strings.TrimSpace(line)): // printed without the Vuser prefix
+			errorVUs[x[1]] = strings.TrimSpace(x[2])
 			continue
 		}
-		if strings.HasPrefix(line, "Error: ") && !strings.HasPrefix(line, "Error: in ") {
-			msg := strings.TrimPrefix(line, "Error: ")
-			if i+1 < len(lines) && strings.HasPrefix(lines[i+1], "Usage: ") {
-				msg += " (" + strings.TrimSpace(lines[i+1]) + ")"
-			}
+		if msg, ok := refusedSetting(lines, i); ok {
 			dictErrors = append(dictErrors, msg)
 			continue
 		}
-		if strings.Contains(line, "Timing Data Incomplete") || strings.Contains(strings.ToLower(line), "timing data incomplete") {
+		if strings.Contains(strings.ToLower(line), "timing data incomplete") {
 			incomplete = true
 		}
-		if m := tcount.FindStringSubmatch(line); m != nil && !strings.Contains(line, "TEST RESULT") {
-			v, _ := strconv.ParseFloat(m[1], 64)
-			addTransactionCount(r, v, m[3])
+		if match(tcount, line) {
+			v, _ := strconv.ParseFloat(x[1], 64)
+			addTransactionCount(r, v, x[3])
 			continue
 		}
-		m := vuPrefix.FindStringSubmatch(line)
-		if m == nil {
+		if !match(vuPrefix, line) {
 			continue
 		}
-		vu, msg := m[1], strings.TrimSpace(m[2])
+		vu, msg := x[1], strings.TrimSpace(x[2])
 		switch {
-		case rampup.MatchString(msg):
-			t := start()
-			t.rampupMinutes, _ = strconv.Atoi(rampup.FindStringSubmatch(msg)[1])
-		case timing.MatchString(msg):
-			t := start()
-			t.minutes, _ = strconv.Atoi(timing.FindStringSubmatch(msg)[1])
-		case activeVUs.MatchString(msg):
-			start().vus, _ = strconv.Atoi(activeVUs.FindStringSubmatch(msg)[1])
-		case resultNew.MatchString(msg):
-			x := resultNew.FindStringSubmatch(msg)
+		case match(rampup, msg):
+			start().rampupMinutes, _ = strconv.Atoi(x[1])
+		case match(timing, msg):
+			start().minutes, _ = strconv.Atoi(x[1])
+		case match(activeVUs, msg):
+			start().vus, _ = strconv.Atoi(x[1])
+		case match(resultNew, msg):
 			t := start()
 			t.nopm, _ = strconv.ParseFloat(x[1], 64)
 			t.tpm, _ = strconv.ParseFloat(x[2], 64)
 			t.db, t.complete = x[3], true
-		case resultOld.MatchString(msg):
-			x := resultOld.FindStringSubmatch(msg)
+		case match(resultOld, msg):
 			t := start()
 			t.tpm, _ = strconv.ParseFloat(x[1], 64)
 			t.nopm, _ = strconv.ParseFloat(x[3], 64)
 			t.db, t.complete = x[2], true
-		case finished.MatchString(msg):
-			if finished.FindStringSubmatch(msg)[1] == "FAILED" {
+		case match(finished, msg):
+			if x[1] == "FAILED" {
 				failedVUs[vu] = ""
 			}
-		case cipher.MatchString(msg):
-			ciphers[vu] = strings.TrimSpace(cipher.FindStringSubmatch(msg)[1])
+		case match(cipher, msg):
+			ciphers[vu] = strings.TrimSpace(x[1])
+		case match(vuError, msg):
+			errorVUs[x[1]] = strings.TrimSpace(x[2])
 		case procError.MatchString(msg):
 			procErrors++
 			if firstProc == "" {
 				firstProc = msg
 			}
-		}
-		if e := vuError.FindStringSubmatch(msg); e != nil {
-			errorVUs[e[1]] = strings.TrimSpace(e[2])
-		}
-	}
-	// "Error in Virtual User N" is printed without the Vuser prefix.
-	for _, raw := range lines {
-		if e := vuError.FindStringSubmatch(strings.TrimSpace(raw)); e != nil {
-			errorVUs[e[1]] = strings.TrimSpace(e[2])
 		}
 	}
 	for vu := range failedVUs {
@@ -248,6 +237,20 @@ func sortedIDs(m map[string]string) []string {
 	return ids
 }
 
+// refusedSetting reads HammerDB's refusal of a configuration command at
+// line i ("Error: Invalid number of arguments", with the usage line after
+// it); "Error: in …" lines are a virtual user's, not the dictionary's.
+func refusedSetting(lines []string, i int) (string, bool) {
+	msg, ok := strings.CutPrefix(strings.TrimRight(lines[i], " \t"), "Error: ")
+	if !ok || strings.HasPrefix(msg, "in ") {
+		return "", false
+	}
+	if i+1 < len(lines) && strings.HasPrefix(lines[i+1], "Usage: ") {
+		msg += " (" + strings.TrimSpace(lines[i+1]) + ")"
+	}
+	return msg, true
+}
+
 // listIDs names up to eight virtual users.
 func listIDs(ids []string) string {
 	if len(ids) > 8 {
@@ -267,13 +270,14 @@ func (HammerDB) ParsePrepare(in workloads.ParseInput) []string {
 	if n := strings.Count(out, "FINISHED FAILED"); n > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d schema-build virtual user(s) FINISHED FAILED", n))
 	}
-	for _, line := range workloads.Lines(in.Output) {
+	lines := workloads.Lines(in.Output)
+	for i, line := range lines {
 		if e := vuError.FindStringSubmatch(strings.TrimSpace(line)); e != nil {
 			reasons = append(reasons, "Error in Virtual User "+e[1]+": "+strings.TrimSpace(e[2]))
 			break
 		}
-		if strings.HasPrefix(line, "Error: ") {
-			reasons = append(reasons, "HammerDB refused a configuration command: "+strings.TrimPrefix(line, "Error: "))
+		if msg, ok := refusedSetting(lines, i); ok {
+			reasons = append(reasons, "HammerDB refused a configuration command: "+msg)
 			break
 		}
 	}
@@ -284,12 +288,10 @@ func (HammerDB) ParsePrepare(in workloads.ParseInput) []string {
 // reports an empty cipher (an unencrypted connection), or none reports one.
 func checkTLS(r *results.Result, settings, ciphers map[string]string) {
 	if settings["mysql_ssl"] != "true" {
-		if len(ciphers) > 0 {
-			for _, c := range ciphers {
-				if c != "" {
-					r.SetParam("tlsCipher", c)
-					return
-				}
+		for _, c := range ciphers {
+			if c != "" {
+				r.SetParam("tlsCipher", c)
+				return
 			}
 		}
 		return
