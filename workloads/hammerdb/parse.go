@@ -221,6 +221,9 @@ func (HammerDB) Parse(in workloads.ParseInput) *results.Result {
 	if timeProfileAsked(settings) && len(done) > 0 && !hasProfile(r) {
 		r.Warnings = append(r.Warnings, "the time profile was asked for (timeprofile true) but no report was found")
 	}
+	// hammerdbcli exits 0 after most failures, but not after all: a crash
+	// (exit 134, "alloc: invalid block") can follow a printed TEST RESULT.
+	workloads.JudgeExitCode(r, "hammerdbcli", in.ExitCode)
 	return r
 }
 

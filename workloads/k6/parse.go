@@ -69,17 +69,16 @@ func (Parser) Parse(in workloads.ParseInput) *results.Result {
 	return r
 }
 
+// exitCode judges k6's exit code as every tool's is judged, except 99:
+// thresholds crossed make the measurement Invalid, not a crash.
 func exitCode(r *results.Result, code *int) {
-	if code == nil || *code == 0 {
-		return
-	}
-	c := *code
-	r.ExitCode = &c
-	if c == ExitThresholdsCrossed {
+	if code != nil && *code == ExitThresholdsCrossed {
+		c := *code
+		r.ExitCode = &c
 		r.Invalidate("k6 exited with code 99: thresholds crossed")
 		return
 	}
-	r.Fail("k6 exited with code %d", c)
+	workloads.JudgeExitCode(r, "k6", code)
 }
 
 // detail metrics: HTTP timing phases and the like.

@@ -201,7 +201,5 @@ func judge(r *results.Result, rows map[string]bool, exit *int) {
 			r.Fail("no request completed (Totals ops/sec is 0)")
 		}
 	}
-	if exit != nil && *exit != 0 {
-		r.Fail("memtier_benchmark exited with code %d", *exit)
-	}
+	workloads.JudgeExitCode(r, "memtier_benchmark", exit)
 }

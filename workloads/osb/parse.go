@@ -48,11 +48,7 @@ func (Parser) Parse(in workloads.ParseInput) *results.Result {
 		rows = parseMarkdown(in.Output)
 	}
 	failure := firstError(in.Output)
-	if in.ExitCode != nil && *in.ExitCode != 0 {
-		code := *in.ExitCode
-		r.ExitCode = &code
-		r.Fail("opensearch-benchmark exited with code %d", code)
-	}
+	workloads.JudgeExitCode(r, "opensearch-benchmark", in.ExitCode)
 	if failure != "" {
 		r.Fail("%s", failure)
 	}

@@ -94,9 +94,7 @@ func judge(r *results.Result, exit *int, haveTPS, runAborted bool, abortedClient
 	if !haveTPS {
 		r.Fail("pgbench printed no summary (no \"tps = \" line)")
 	}
-	if exit != nil && *exit != 0 {
-		r.Fail("pgbench exited with code %d", *exit)
-	}
+	workloads.JudgeExitCode(r, "pgbench", exit)
 	if _, ok := r.Get(results.Key{Name: "failedTransactions"}); !ok && haveTPS {
 		// Before PostgreSQL 15 pgbench gives up on the first error instead
 		// of counting failures, so a printed summary had none.

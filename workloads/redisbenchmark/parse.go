@@ -85,9 +85,7 @@ func (RedisBenchmark) Parse(in workloads.ParseInput) *results.Result {
 		r.Primary = results.Key{Name: "opsPerSecond", Operation: tests[0]}
 		r.SetParam("tests", strings.Join(tests, ","))
 	}
-	if in.ExitCode != nil && *in.ExitCode != 0 {
-		r.Fail("redis-benchmark exited with code %d", *in.ExitCode)
-	}
+	workloads.JudgeExitCode(r, "redis-benchmark", in.ExitCode)
 	return r
 }
 

@@ -100,11 +100,7 @@ func (YCSB) Parse(in workloads.ParseInput) *results.Result {
 			}
 		}
 	}
-	if in.ExitCode != nil && *in.ExitCode != 0 {
-		code := *in.ExitCode
-		r.ExitCode = &code
-		r.Fail("ycsb exited with code %d", code)
-	}
+	workloads.JudgeExitCode(r, "ycsb", in.ExitCode)
 	var last *section
 	for i := len(sections) - 1; i >= 0; i-- {
 		if _, ok := sections[i].overall["Throughput(ops/sec)"]; ok {
