@@ -21,9 +21,13 @@ import (
 // Run is what a comparison needs of one BenchmarkRun: its spec, its
 // measurements and where it ran. `kubectl dbperf results -o json` writes it.
 type Run struct {
-	Name        string                   `json:"name"`
-	Namespace   string                   `json:"namespace,omitempty"`
-	Labels      map[string]string        `json:"labels,omitempty"`
+	Name      string            `json:"name"`
+	Namespace string            `json:"namespace,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	// Workload is the tool's name as the run's status gives it (the
+	// workload registry's name), so that a report names every tool without
+	// knowing any.
+	Workload    string                   `json:"workload,omitempty"`
 	Spec        benchv1.BenchmarkRunSpec `json:"spec"`
 	Phase       benchv1.Phase            `json:"phase,omitempty"`
 	Steps       []benchv1.StepStatus     `json:"steps"`
@@ -32,8 +36,8 @@ type Run struct {
 
 // FromBenchmarkRun takes what a comparison needs from a run.
 func FromBenchmarkRun(r *benchv1.BenchmarkRun) Run {
-	return Run{Name: r.Name, Namespace: r.Namespace, Labels: r.Labels, Spec: r.Spec, Phase: r.Status.Phase,
-		Steps: r.Status.Steps, Environment: r.Status.Environment}
+	return Run{Name: r.Name, Namespace: r.Namespace, Labels: r.Labels, Workload: r.Status.Workload, Spec: r.Spec,
+		Phase: r.Status.Phase, Steps: r.Status.Steps, Environment: r.Status.Environment}
 }
 
 // Side is a named set of runs: a variant.
@@ -147,7 +151,7 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 			}
 		}
 	}
-	rep := &Report{Baseline: baseline.Name, Candidate: candidate.Name, Workload: workloadName(ref.Spec), Criteria: o.Criteria}
+	rep := &Report{Baseline: baseline.Name, Candidate: candidate.Name, Workload: workloadName(baseline, candidate), Criteria: o.Criteria}
 	type acc struct {
 		unit       string
 		dir        benchv1.Direction
@@ -229,16 +233,18 @@ func primaryMetric(r Run) string {
 	return ""
 }
 
-func workloadName(s benchv1.BenchmarkRunSpec) string {
-	switch {
-	case s.Workload.Pgbench != nil:
-		return "pgbench"
-	case s.Workload.Memtier != nil:
-		return "memtier"
-	case s.Workload.RedisBenchmark != nil:
-		return "redisBenchmark"
+// workloadName is the tool the runs ran, from the first run that names it:
+// the sides apply the same load (Comparable), so they ran the same tool, and
+// a run exported before runs carried the name leaves it to the others.
+func workloadName(sides ...Side) string {
+	for _, side := range sides {
+		for _, r := range side.Runs {
+			if r.Workload != "" {
+				return r.Workload
+			}
+		}
 	}
-	return "unknown"
+	return ""
 }
 
 // neverMatters are the spec paths that describe the platform or the run's
