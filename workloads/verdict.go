@@ -33,3 +33,17 @@ func signalNote(code int) string {
 	}
 	return fmt.Sprintf(" (killed by signal %d, %s)", code-128, syscall.Signal(code-128))
 }
+
+// AddErrorShare records failed out of total requests (or transactions) as
+// errorPercent, the one metric validity.maxErrorPercent judges for every
+// tool, so that one error in a million requests means the same for all.
+// A run in which every request failed measured nothing: Failed.
+func AddErrorShare(r *results.Result, failed, total float64, what string) {
+	if total <= 0 {
+		return
+	}
+	r.Add(results.Metric{Name: "errorPercent", Value: 100 * failed / total, Unit: "%", Direction: results.LowerIsBetter})
+	if failed >= total {
+		r.Fail("every one of the %.0f %s failed: nothing was measured", total, what)
+	}
+}

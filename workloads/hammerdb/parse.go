@@ -202,10 +202,7 @@ func (HammerDB) Parse(in workloads.ParseInput) *results.Result {
 		ids := sortedIDs(errorVUs)
 		r.Invalidate("%d virtual user(s) reported errors (Vuser %s: %s)", len(ids), listIDs(ids), errorVUs[ids[0]])
 	}
-	if procErrors > 0 {
-		r.Add(results.Metric{Name: "virtualUserErrors", Value: float64(procErrors), Unit: "count", Direction: results.LowerIsBetter})
-		r.Invalidate("virtual users reported %d transaction error(s) (%q); set raiseerror to see them", procErrors, firstProc)
-	}
+	judgeTransactionErrors(r, procErrors, firstProc, done)
 	if incomplete {
 		r.Invalidate("HammerDB reported Timing Data Incomplete: the time profile misses virtual users")
 	}
@@ -225,6 +222,37 @@ func (HammerDB) Parse(in workloads.ParseInput) *results.Result {
 	// (exit 134, "alloc: invalid block") can follow a printed TEST RESULT.
 	workloads.JudgeExitCode(r, "hammerdbcli", in.ExitCode)
 	return r
+}
+
+// judgeTransactionErrors makes the errors virtual users printed (with
+// raiseerror off, a failed transaction is printed and the user goes on) a
+// share of the transactions, errorPercent, which validity.maxErrorPercent
+// judges as it does every tool's. The transactions are TPM × the timed
+// minutes of each test; errors printed during the ramp-up count too, so
+// the share is, if anything, too high. Without a timed period the share
+// is unknown and any error makes the test Invalid.
+func judgeTransactionErrors(r *results.Result, errors int, first string, done []*test) {
+	var transactions float64
+	for _, t := range done {
+		if t.minutes <= 0 {
+			transactions = 0
+			break
+		}
+		transactions += t.tpm * float64(t.minutes)
+	}
+	if errors == 0 {
+		if transactions > 0 {
+			workloads.AddErrorShare(r, 0, transactions, "transactions")
+		}
+		return
+	}
+	r.Add(results.Metric{Name: "virtualUserErrors", Value: float64(errors), Unit: "count", Direction: results.LowerIsBetter})
+	if transactions <= 0 {
+		r.Invalidate("virtual users reported %d transaction error(s) (%q), and without a timed period their share of transactions is unknown; set raiseerror to see them", errors, first)
+		return
+	}
+	r.Warnings = append(r.Warnings, fmt.Sprintf("virtual users reported %d transaction error(s) in about %.0f transactions (%q); set raiseerror to see them", errors, transactions, first))
+	workloads.AddErrorShare(r, float64(errors), transactions, "transactions")
 }
 
 func sortedIDs(m map[string]string) []string {

@@ -1,6 +1,7 @@
 package memtier
 
 import (
+	"fmt"
 	"path"
 	"regexp"
 	"strconv"
@@ -17,7 +18,7 @@ func (Memtier) Parse(in workloads.ParseInput) *results.Result {
 	r := results.New("memtier")
 	r.Primary = results.Key{Name: "opsPerSecond", Operation: "Totals"}
 	lines := workloads.Lines(in.Output)
-	scanErrors(r, lines)
+	errs := scanErrors(r, lines)
 
 	var rows map[string]bool
 	if doc := jsonDocument(in.Files); doc != nil {
@@ -32,6 +33,7 @@ func (Memtier) Parse(in workloads.ParseInput) *results.Result {
 		rows = parseText(r, lines)
 	}
 	judge(r, rows, in.ExitCode)
+	judgeErrors(r, errs)
 	return r
 }
 
@@ -50,14 +52,27 @@ var (
 	reColumns     = regexp.MustCompile(`\s{2,}`)
 )
 
-// scanErrors counts what memtier prints when requests or connections fail.
-func scanErrors(r *results.Result, lines []string) {
-	var errorResponses, connErrors int
+// outputErrors are what memtier printed about failed requests.
+type outputErrors struct {
+	responses     int    // error responses ("handle error response")
+	firstResponse string // the first of them
+}
+
+// scanErrors reads what memtier prints when requests or connections fail.
+// Error responses are counted (judged as a share of requests once the
+// request count is known); a lost connection stops its client for the
+// rest of the run, so the run measured fewer clients than asked: Invalid.
+func scanErrors(r *results.Result, lines []string) outputErrors {
+	var errs outputErrors
+	var connErrors int
 	for _, l := range lines {
 		l = strings.TrimSpace(l)
 		switch {
 		case strings.Contains(l, "handle error response"), strings.HasPrefix(l, "error: response parsing failed"):
-			errorResponses++
+			errs.responses++
+			if errs.firstResponse == "" {
+				errs.firstResponse = l
+			}
 		case strings.HasPrefix(l, "Connection error:"), strings.HasPrefix(l, "connect failed"):
 			connErrors++
 		case strings.Contains(l, "test aborted"), strings.Contains(l, "failed to prepare thread"),
@@ -68,14 +83,49 @@ func scanErrors(r *results.Result, lines []string) {
 			r.SetParam(paramName(m[2]), m[1])
 		}
 	}
-	if errorResponses > 0 {
-		r.Add(results.Metric{Name: "errorResponses", Value: float64(errorResponses), Unit: "count", Direction: results.LowerIsBetter})
-		r.Invalidate("the server answered %d requests with an error response", errorResponses)
-	}
 	if connErrors > 0 {
 		r.Add(results.Metric{Name: "connectionErrors", Value: float64(connErrors), Unit: "count", Direction: results.LowerIsBetter})
 		r.Invalidate("memtier reported %d connection errors", connErrors)
 	}
+	return errs
+}
+
+// judgeErrors turns error responses into errorPercent, the share of
+// requests validity.maxErrorPercent judges. Without a request count the
+// share is unknown, and any error response makes the run Invalid.
+func judgeErrors(r *results.Result, errs outputErrors) {
+	if errs.responses == 0 {
+		if total, ok := requestCount(r); ok && total > 0 {
+			workloads.AddErrorShare(r, 0, total, "requests")
+		}
+		return
+	}
+	n := float64(errs.responses)
+	r.Add(results.Metric{Name: "errorResponses", Value: n, Unit: "count", Direction: results.LowerIsBetter})
+	total, ok := requestCount(r)
+	if !ok || total <= 0 {
+		r.Invalidate("the server answered %d requests with an error response (%s); the share of requests is unknown (no request count)", errs.responses, errs.firstResponse)
+		return
+	}
+	r.Warnings = append(r.Warnings, fmt.Sprintf("the server answered %d of %.0f requests with an error response (first: %s)", errs.responses, total, errs.firstResponse))
+	workloads.AddErrorShare(r, n, total, "requests")
+}
+
+// requestCount is how many requests the run sent: the JSON's Totals count,
+// else the text table's Totals ops/s over the test time, else the fixed
+// number of requests per client.
+func requestCount(r *results.Result) (float64, bool) {
+	if m, ok := r.Get(results.Key{Name: "requests", Operation: "Totals"}); ok {
+		return m.Value, true
+	}
+	num := func(k string) float64 { v, _ := strconv.ParseFloat(r.Parameters[k], 64); return v }
+	if ops, ok := r.Get(results.Key{Name: "opsPerSecond", Operation: "Totals"}); ok && num("testTimeSeconds") > 0 {
+		return ops.Value * num("testTimeSeconds"), true
+	}
+	if n := num("requestsPerClient") * num("threads") * num("clientsPerThread"); n > 0 {
+		return n, true
+	}
+	return 0, false
 }
 
 // paramName names a setting memtier reports, in its text header or in the

@@ -1,6 +1,7 @@
 package memtier
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,21 +67,69 @@ func check(t *testing.T, r *results.Result, w want) {
 	}
 }
 
-// memtier keeps printing a high ops/s when the server answers every request
-// with an error; such a run must not pass.
-func TestParseErrorResponsesInvalidate(t *testing.T) {
+// Error responses are a share of requests, judged against
+// validity.maxErrorPercent as every tool's are: a real memtier 2.1.1 run
+// (testdata/README.md) in which 4 of 37,941 GETs hit a key of the wrong
+// type. One error used to make any run Invalid whatever the threshold.
+func TestErrorResponsesAreAShareOfRequests(t *testing.T) {
+	in := workloads.ParseInput{Output: readTestdata(t, "redis7-wrongtype-4-of-37941.txt"),
+		Files: map[string][]byte{"memtier.json": readTestdata(t, "redis7-wrongtype-4-of-37941.json")}}
+	textOnly := workloads.ParseInput{Output: in.Output}
+	const share = 100 * 4.0 / 37941
+	cases := map[string]struct {
+		in         workloads.ParseInput
+		maxPercent float64
+		want       results.Verdict
+		share      float64
+	}{
+		"threshold 0 (the default)": {in, 0, results.Invalid, share},
+		"threshold just below":      {in, 0.01, results.Invalid, share},
+		"threshold 1":               {in, 1, results.Succeeded, share},
+		"threshold 50":              {in, 50, results.Succeeded, share},
+		// Without the JSON the request count is the Totals ops/s over the test time.
+		"text only, threshold 1": {textOnly, 1, results.Succeeded, 100 * 4 / (18950.19 * 2)},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := Memtier{}.Parse(c.in)
+			if r.Verdict != results.Succeeded {
+				t.Fatalf("the parser alone must leave the share to the threshold: %s %v", r.Verdict, r.Reasons)
+			}
+			if got := testutil.MetricValue(t, r, "errorPercent", ""); math.Abs(got-c.share) > 1e-9 {
+				t.Errorf("errorPercent = %v, want %v", got, c.share)
+			}
+			if !strings.Contains(strings.Join(r.Warnings, "|"), "WRONGTYPE") {
+				t.Errorf("warnings %q do not name the error", r.Warnings)
+			}
+			results.ApplyThresholds(r, results.Thresholds{MaxErrorPercent: c.maxPercent})
+			testutil.CheckVerdict(t, r, c.want, "")
+		})
+	}
+}
+
+// Without a request count the share is unknown: any error response
+// invalidates, as before.
+func TestErrorResponsesWithoutARequestCountInvalidate(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(testutil.FixturesDir(t, "memtier"), "vc-redis-text-4.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := "server 10.0.0.1:6379 handle error response: -NOAUTH Authentication required.\n" + string(raw)
+	out := strings.Replace(string(raw), "120       Seconds\n", "", 1)
+	out = "server 10.0.0.1:6379 handle error response: -NOAUTH Authentication required.\n" + out
 	r := Memtier{}.Parse(workloads.ParseInput{Output: []byte(out)})
-	if r.Verdict != results.Invalid || !strings.Contains(strings.Join(r.Reasons, ""), "error response") {
-		t.Fatalf("got %s %v, want Invalid for error responses", r.Verdict, r.Reasons)
-	}
+	testutil.CheckVerdict(t, r, results.Invalid, "share of requests is unknown")
 	if m, ok := r.Get(results.Key{Name: "opsPerSecond", Operation: "Totals"}); !ok || m.Value != 132291.67 {
 		t.Fatalf("the numbers must be kept, got %v", m)
 	}
+}
+
+func readTestdata(t *testing.T, name string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
 
 func TestParseJSONWinsOverTextAndTextErrorsStillCount(t *testing.T) {
