@@ -37,13 +37,59 @@ func signalNote(code int) string {
 // AddErrorShare records failed out of total requests (or transactions) as
 // errorPercent, the one metric validity.maxErrorPercent judges for every
 // tool, so that one error in a million requests means the same for all.
-// A run in which every request failed measured nothing: Failed.
-func AddErrorShare(r *results.Result, failed, total float64, what string) {
+// Nothing is recorded when the total is unknown (zero).
+func AddErrorShare(r *results.Result, failed, total float64) {
 	if total <= 0 {
 		return
 	}
 	r.Add(results.Metric{Name: "errorPercent", Value: 100 * failed / total, Unit: "%", Direction: results.LowerIsBetter})
-	if failed >= total {
-		r.Fail("every one of the %.0f %s failed: nothing was measured", total, what)
+}
+
+// RequireWork fails r when the tool completed no operation: a summary of
+// zeros (YCSB prints one after every client thread died) measured nothing.
+func RequireWork(r *results.Result, done float64, what string) {
+	if done <= 0 {
+		r.Fail("no %s completed: nothing was measured", what)
 	}
+}
+
+// RequireSuccess fails r when an errorPercent is 100: no request succeeded,
+// so its throughput and latencies describe error replies, not the
+// database, whatever validity.maxErrorPercent allows.
+func RequireSuccess(r *results.Result) {
+	for _, m := range r.Metrics {
+		if m.Name != "errorPercent" || m.Value < 100 {
+			continue
+		}
+		of := ""
+		if m.Operation != "" {
+			of = " of " + m.Operation
+		}
+		r.Fail("every request%s failed: nothing was measured", of)
+	}
+}
+
+// PrepareReasons judges a prepare step (schema build, data load) by the
+// result of the tool's own parser: whatever would make a measurement
+// Failed or Invalid fails it, and so does any failed write, whatever
+// validity.maxErrorPercent allows a measurement, since the data every
+// measurement then reads is incomplete. Parse it WithoutExitCode: the
+// runner judges a prepare step's exit code itself.
+func PrepareReasons(r *results.Result) []string {
+	if r.Verdict == results.Failed {
+		return r.Reasons
+	}
+	reasons := append([]string(nil), r.Reasons...)
+	for _, m := range r.Metrics {
+		if m.Name == "errorPercent" && m.Value > 0 {
+			reasons = append(reasons, fmt.Sprintf("%.3g%% of the prepare step's writes failed, so the data the measurement reads is incomplete", m.Value))
+		}
+	}
+	return reasons
+}
+
+// WithoutExitCode is in without its exit code, as a prepare parser reads it.
+func WithoutExitCode(in ParseInput) ParseInput {
+	in.ExitCode = nil
+	return in
 }

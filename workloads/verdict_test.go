@@ -1,6 +1,11 @@
 package workloads_test
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,3 +93,106 @@ func TestJudgeExitCodeNamesTheSignal(t *testing.T) {
 }
 
 func ptr(i int) *int { return &i }
+
+// testdata reads a file a tool package keeps of real runs (its
+// testdata/README.md says how each was produced); .gz files are unpacked.
+func testdata(t *testing.T, tool, name string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(tool, "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasSuffix(name, ".gz") {
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raw, err = io.ReadAll(zr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return raw
+}
+
+// A measurement that measured nothing is never Succeeded, whatever the
+// tool and whatever its exit code (all of these exited 0).
+func TestNothingMeasuredIsNeverSucceeded(t *testing.T) {
+	// Real YCSB 0.17.0 exception traces of threads that died, before the
+	// summary of a run whose other threads went on.
+	ycsbDied := testdata(t, "ycsb", "ycsb-0.17.0-basicdb-init-exception-all-threads.txt")
+	trace := ycsbDied[bytes.Index(ycsbDied, []byte("Exception in thread")):bytes.Index(ycsbDied, []byte("Exception in thread \"Thread-2\""))]
+	someDied := append(append([]byte{}, trace...), testutil.ReadFixture(t, "ycsb", "vc-mongodb-0.17.0-workloada-8threads.txt")...)
+	hammer := string(testutil.ReadFixture(t, "hammerdb", "pkb-mysql-v4.0-cli-4vu-20wh.txt"))
+	osbOut := string(testutil.ReadFixture(t, "osb", "docs-quickstart-percolator-test-mode-summary.txt"))
+	cases := map[string]struct {
+		tool   string
+		in     workloads.ParseInput
+		want   results.Verdict
+		reason string
+	}{
+		"pgbench 15, rate-limited to no transaction": {"pgbench", workloads.ParseInput{Output: testdata(t, "pgbench", "pg15-rate-limited-zero-transactions.txt")},
+			results.Failed, "no transaction completed"},
+		"redis-benchmark 7, -n 0": {"redis-benchmark", workloads.ParseInput{Output: testdata(t, "redisbenchmark", "redis7-zero-requests-csv.txt")},
+			results.Failed, "no request of test SET completed"},
+		"YCSB 0.17.0, every client thread died": {"ycsb", workloads.ParseInput{Output: ycsbDied},
+			results.Failed, "no operation"},
+		"YCSB 0.17.0, one client thread died": {"ycsb", workloads.ParseInput{Output: someDied},
+			results.Invalid, "client thread stopped on an exception, so fewer threads ran than asked: Exception in thread \"Thread-1\" java.lang.NumberFormatException"},
+		"memtier, a table of zeros": {"memtier", workloads.ParseInput{Output: testutil.ReadFixture(t, "memtier", "issue149-tls-connection-refused-zero-table-TRUNCATED.txt")},
+			results.Failed, ""},
+		"k6, every request failed": {"k6", workloads.ParseInput{Output: testutil.ReadFixture(t, "k6", "v1-compact-http-req-failed-100pct-admin-1000vus.txt")},
+			results.Failed, "every request failed"},
+		"OpenSearch Benchmark, every request of a task failed": {"osb",
+			workloads.ParseInput{Output: []byte(strings.Replace(osbOut, "|                                      index |           0 |      % |",
+				"|                                      index |         100 |      % |", 1))},
+			results.Failed, "every request of index failed"},
+		"HammerDB, 0 NOPM from 0 TPM": {"hammerdb", workloads.ParseInput{Output: []byte(strings.Replace(hammer, "8153 NOPM from 24772", "0 NOPM from 0", 1))},
+			results.Failed, "no transaction"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			w, err := registry.ByName(c.tool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			testutil.CheckVerdict(t, w.Parse(c.in), c.want, c.reason)
+		})
+	}
+}
+
+// Prepare steps whose tool exits 0 although the data was not written are
+// judged by their output. pgbench -i needs no parser: it exits 1 on any
+// error (checked with pgbench 15: "must be owner of table", exit 1).
+func TestPrepareStepsWhoseExitCodeLies(t *testing.T) {
+	ycsbDied := testdata(t, "ycsb", "ycsb-0.17.0-basicdb-init-exception-all-threads.txt")
+	cases := map[string]struct {
+		tool   string
+		out    []byte
+		reason string // "" when the step succeeded
+	}{
+		"memtier load, server out of memory": {"memtier", testdata(t, "memtier", "redis7-load-oom-18582-of-20000-refused.txt.gz"),
+			"92.9% of the prepare step's writes failed"},
+		"memtier load":                 {"memtier", testdata(t, "memtier", "redis7-load-2000-keys.txt"), ""},
+		"YCSB load, every thread died": {"ycsb", ycsbDied, "no operation"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			w, err := registry.ByName(c.tool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pp, ok := w.(workloads.PrepareParser)
+			if !ok {
+				t.Fatalf("%s has no prepare parser", c.tool)
+			}
+			zero := 0
+			reasons := pp.ParsePrepare(workloads.ParseInput{Output: c.out, ExitCode: &zero})
+			switch {
+			case c.reason == "" && len(reasons) > 0:
+				t.Errorf("a good prepare step failed: %q", reasons)
+			case c.reason != "" && !strings.Contains(strings.Join(reasons, "|"), c.reason):
+				t.Errorf("reasons %q do not mention %q", reasons, c.reason)
+			}
+		})
+	}
+}

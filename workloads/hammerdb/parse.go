@@ -161,6 +161,7 @@ func (HammerDB) Parse(in workloads.ParseInput) *results.Result {
 		}
 	} else {
 		last := done[len(done)-1]
+		workloads.RequireWork(r, last.tpm+last.nopm, "transaction (TEST RESULT: 0 NOPM from 0 TPM)")
 		r.Add(results.Metric{Name: "nopm", Value: last.nopm, Unit: "NOPM", Direction: results.HigherIsBetter})
 		r.Add(results.Metric{Name: "tpm", Value: last.tpm, Unit: "TPM", Direction: results.HigherIsBetter})
 		if last.vus > 0 {
@@ -203,6 +204,7 @@ func (HammerDB) Parse(in workloads.ParseInput) *results.Result {
 		r.Invalidate("%d virtual user(s) reported errors (Vuser %s: %s)", len(ids), listIDs(ids), errorVUs[ids[0]])
 	}
 	judgeTransactionErrors(r, procErrors, firstProc, done)
+	workloads.RequireSuccess(r)
 	if incomplete {
 		r.Invalidate("HammerDB reported Timing Data Incomplete: the time profile misses virtual users")
 	}
@@ -242,7 +244,7 @@ func judgeTransactionErrors(r *results.Result, errors int, first string, done []
 	}
 	if errors == 0 {
 		if transactions > 0 {
-			workloads.AddErrorShare(r, 0, transactions, "transactions")
+			workloads.AddErrorShare(r, 0, transactions)
 		}
 		return
 	}
@@ -252,7 +254,7 @@ func judgeTransactionErrors(r *results.Result, errors int, first string, done []
 		return
 	}
 	r.Warnings = append(r.Warnings, fmt.Sprintf("virtual users reported %d transaction error(s) in about %.0f transactions (%q); set raiseerror to see them", errors, transactions, first))
-	workloads.AddErrorShare(r, float64(errors), transactions, "transactions")
+	workloads.AddErrorShare(r, float64(errors), transactions)
 }
 
 func sortedIDs(m map[string]string) []string {

@@ -168,7 +168,10 @@ func build(r *results.Result, ms map[string]*metric) {
 	}
 	if r.Primary.Name == "" {
 		r.Warnings = append(r.Warnings, "no http_reqs or iterations counter: no primary metric")
+	} else if n, ok := r.Get(results.Key{Name: "count", Operation: r.Primary.Operation}); ok {
+		workloads.RequireWork(r, n.Value, strings.TrimSuffix(r.Primary.Operation, "s"))
 	}
+	workloads.RequireSuccess(r)
 }
 
 // parseJSON reads either summary JSON shape.

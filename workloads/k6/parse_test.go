@@ -34,9 +34,10 @@ func TestEveryFixture(t *testing.T) {
 		"legacy-summary-export-1-failed-check.json":              {results.Succeeded, 23.738350582489275, 4101.811365, 1, ""},
 		"legacy-summary-export-p99-p999-493k-reqs.json":          {results.Succeeded, 4288.100370179589, math.NaN(), 0, ""},
 		"legacy-text-summary-groups-arrival-rate.txt":            {results.Succeeded, 44.611674, math.NaN(), 0.16, ""},
-		"v1-compact-http-req-failed-100pct-admin-1000vus.txt":    {results.Invalid, 646.855396, 386.08, 100, "http_req_failed: rate<0.10"},
-		"v1-compact-pass-with-progress-lines.txt":                {results.Succeeded, 72.458377, 39.66, 0, ""},
-		"v1-compact-thresholds-crossed-inventory.txt":            {results.Invalid, 142.500525, 611.55, 9.94, "http_req_duration: p(95)<600"},
+		// Every request failed: nothing about the server was measured.
+		"v1-compact-http-req-failed-100pct-admin-1000vus.txt": {results.Failed, 646.855396, 386.08, 100, "every request failed"},
+		"v1-compact-pass-with-progress-lines.txt":             {results.Succeeded, 72.458377, 39.66, 0, ""},
+		"v1-compact-thresholds-crossed-inventory.txt":         {results.Invalid, 142.500525, 611.55, 9.94, "http_req_duration: p(95)<600"},
 	}
 	testutil.EachFixture(t, "k6", want, func(t *testing.T, name string, raw []byte, w expect) {
 		r := Parser{}.Parse(input(name, raw))

@@ -34,7 +34,16 @@ func (Memtier) Parse(in workloads.ParseInput) *results.Result {
 	}
 	judge(r, rows, in.ExitCode)
 	judgeErrors(r, errs)
+	workloads.RequireSuccess(r)
 	return r
+}
+
+// ParsePrepare judges the load step, which memtier ends with exit 0 even
+// when the server refused the writes (a server out of memory answers
+// -OOM): any refused write fails it, since the measurement would then
+// read keys that are not there.
+func (m Memtier) ParsePrepare(in workloads.ParseInput) []string {
+	return workloads.PrepareReasons(m.Parse(workloads.WithoutExitCode(in)))
 }
 
 func jsonDocument(files map[string][]byte) []byte {
@@ -45,6 +54,8 @@ func jsonDocument(files map[string][]byte) []byte {
 	}
 	return nil
 }
+
+var _ workloads.PrepareParser = Memtier{}
 
 var (
 	reHeaderCount = regexp.MustCompile(`^([0-9]+)\s+(Threads|Connections per thread|Seconds|Requests per client)\s*$`)
@@ -96,7 +107,7 @@ func scanErrors(r *results.Result, lines []string) outputErrors {
 func judgeErrors(r *results.Result, errs outputErrors) {
 	if errs.responses == 0 {
 		if total, ok := requestCount(r); ok && total > 0 {
-			workloads.AddErrorShare(r, 0, total, "requests")
+			workloads.AddErrorShare(r, 0, total)
 		}
 		return
 	}
@@ -108,7 +119,7 @@ func judgeErrors(r *results.Result, errs outputErrors) {
 		return
 	}
 	r.Warnings = append(r.Warnings, fmt.Sprintf("the server answered %d of %.0f requests with an error response (first: %s)", errs.responses, total, errs.firstResponse))
-	workloads.AddErrorShare(r, n, total, "requests")
+	workloads.AddErrorShare(r, n, total)
 }
 
 // requestCount is how many requests the run sent: the JSON's Totals count,

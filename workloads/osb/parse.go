@@ -214,9 +214,12 @@ func build(r *results.Result, rows []row) {
 	}
 	if firstTask != "" {
 		r.Primary = results.Key{Name: "throughputMean", Operation: firstTask}
+		ops, _ := r.Get(r.Primary)
+		workloads.RequireWork(r, ops.Value, "request of task "+firstTask)
 	} else {
 		r.Warnings = append(r.Warnings, "no task throughput in the summary")
 	}
+	workloads.RequireSuccess(r)
 }
 
 func toMs(v float64, unit string) float64 {

@@ -91,8 +91,14 @@ func judge(r *results.Result, exit *int, haveTPS, runAborted bool, abortedClient
 	if connFailures > 0 {
 		r.Fail("pgbench could not create the connections of %d clients", connFailures)
 	}
+	// pgbench exits 0 when no transaction completed, and then prints no tps.
+	if m, ok := r.Get(results.Key{Name: "transactionsProcessed"}); ok {
+		workloads.RequireWork(r, m.Value, "transaction")
+	}
 	if !haveTPS {
 		r.Fail("pgbench printed no summary (no \"tps = \" line)")
+	} else if tps, _ := r.Get(r.Primary); tps.Value == 0 {
+		r.Fail("pgbench printed tps = 0: nothing was measured")
 	}
 	workloads.JudgeExitCode(r, "pgbench", exit)
 	if _, ok := r.Get(results.Key{Name: "failedTransactions"}); !ok && haveTPS {
@@ -100,6 +106,7 @@ func judge(r *results.Result, exit *int, haveTPS, runAborted bool, abortedClient
 		// of counting failures, so a printed summary had none.
 		r.Add(results.Metric{Name: "errorPercent", Value: 0, Unit: "%", Direction: results.LowerIsBetter})
 	}
+	workloads.RequireSuccess(r)
 }
 
 func addSetting(r *results.Result, key, value string) {

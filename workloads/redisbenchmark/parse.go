@@ -84,6 +84,10 @@ func (RedisBenchmark) Parse(in workloads.ParseInput) *results.Result {
 	} else {
 		r.Primary = results.Key{Name: "opsPerSecond", Operation: tests[0]}
 		r.SetParam("tests", strings.Join(tests, ","))
+		for _, test := range tests {
+			ops, _ := r.Get(results.Key{Name: "opsPerSecond", Operation: test})
+			workloads.RequireWork(r, ops.Value, "request of test "+test)
+		}
 	}
 	workloads.JudgeExitCode(r, "redis-benchmark", in.ExitCode)
 	return r

@@ -40,11 +40,17 @@ func (YCSB) Parse(in workloads.ParseInput) *results.Result {
 	r.Primary = results.Key{Name: "opsPerSecond", Operation: "OVERALL"}
 	var sections []*section
 	var cur *section
-	var firstError string
+	var firstError, stopped string
 	for _, line := range workloads.Lines(in.Output) {
 		line = strings.TrimSpace(line)
+		if stopped == "" && threadStopped(line) {
+			stopped = line
+		}
 		if strings.HasPrefix(line, "YCSB Client ") && r.ToolVersion == "" {
 			r.ToolVersion = strings.TrimPrefix(line, "YCSB Client ")
+		}
+		if strings.HasPrefix(line, "Exception in thread") && firstError == "" {
+			firstError = line
 		}
 		if m := status.FindStringSubmatch(line); m != nil && !strings.HasPrefix(line, "[") {
 			t, _ := workloads.Float(m[1])
@@ -159,9 +165,41 @@ func (YCSB) Parse(in workloads.ParseInput) *results.Result {
 	if total == 0 && last.overall["Throughput(ops/sec)"] > 0 {
 		r.Warnings = append(r.Warnings, "no per-operation lines in the report")
 	}
+	if firstError == "" {
+		firstError = stopped
+	}
+	judgeWork(r, last.overall["Throughput(ops/sec)"], stopped != "", firstError)
 	readHistograms(r, in.Files)
 	return r
 }
+
+// judgeWork fails a report of zeros, which YCSB prints (and exits 0) after
+// every client thread died, and invalidates one in which some threads
+// stopped on an exception: it measured fewer threads than asked.
+func judgeWork(r *results.Result, throughput float64, stopped bool, firstError string) {
+	if stopped {
+		r.Invalidate("a YCSB client thread stopped on an exception, so fewer threads ran than asked: %s", truncate(firstError, 200))
+	}
+	workloads.RequireWork(r, throughput, "operation (throughput 0)")
+	workloads.RequireSuccess(r)
+}
+
+// threadStopped: an uncaught exception ends its thread ("Exception in
+// thread"), and YCSB's ClientThread returns when the binding's init fails
+// (the trace passes DBWrapper.init). Exceptions a binding catches and
+// turns into an error return are counted by the Return= lines instead.
+func threadStopped(line string) bool {
+	return strings.HasPrefix(line, "Exception in thread") ||
+		strings.HasPrefix(line, "at site.ycsb.DBWrapper.init(") || strings.HasPrefix(line, "at com.yahoo.ycsb.DBWrapper.init(")
+}
+
+// ParsePrepare judges the load phase, which YCSB ends with exit 0 when
+// inserts failed or client threads died: any failed insert fails it.
+func (y YCSB) ParsePrepare(in workloads.ParseInput) []string {
+	return workloads.PrepareReasons(y.Parse(workloads.WithoutExitCode(in)))
+}
+
+var _ workloads.PrepareParser = YCSB{}
 
 // readHistograms attaches the HdrHistogram logs YCSB wrote per operation
 // (hdrhistogram.fileoutput), all intervals merged, so that the results of

@@ -140,3 +140,33 @@ func TestRealYCSBHistogramsMerge(t *testing.T) {
 		t.Errorf("merged: %v reads (want %v), p99 %v (clients %v..%v), metrics %+v", got.Value, reads, p99.Value, lo, hi, m.Metrics)
 	}
 }
+
+// The real YCSB client whose threads all die at start (the binding's init
+// throws) prints a summary of zeros and exits 0: through the runner, the
+// load phase and the run are Failed with the exception named, never
+// Succeeded.
+func TestRealYCSBClientWhoseThreadsDieIsNotASuccess(t *testing.T) {
+	lib := testutil.NeedEnv(t, "YCSB_LIB") // YCSB 0.17.0 from Maven Central (hack/fetch-ycsb.sh)
+	spec := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "basic", Workload: "a", RecordCount: 1000, OperationCount: 2000,
+		Threads: []int32{2}, Properties: map[string]string{"basicdb.verbose": "false", "basicdb.simulatedelay": "not-a-number"}}}
+	for name, phase := range map[string]struct {
+		inv     workloads.Invocation
+		prepare bool
+	}{
+		"load": {command(spec.YCSB, workloads.Endpoint{}, "-load", 2), true},
+		"run":  {YCSB{}.Run(spec, workloads.Endpoint{}, YCSB{}.Steps(spec)[0]), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			r := runner.Exec(context.Background(), runner.Options{Parser: YCSB{}, Prepare: phase.prepare,
+				Command: realCommand(t, phase.inv, lib), Stdout: &out})
+			if r.ExitCode == nil || *r.ExitCode != 0 {
+				t.Fatalf("YCSB was expected to exit 0 (the lie under test), got %v\n%s", r.ExitCode, out.String())
+			}
+			testutil.CheckVerdict(t, r, results.Failed, "no operation")
+			if !strings.Contains(strings.Join(r.Reasons, "|"), "NumberFormatException") {
+				t.Errorf("reasons %q do not name the exception\n%s", r.Reasons, out.String())
+			}
+		})
+	}
+}
