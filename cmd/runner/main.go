@@ -72,6 +72,11 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	maxCPU := fs.Float64("max-cpu-percent", 90, "load-generator CPU use above which the result is invalid; 0 disables")
 	maxErr := fs.Float64("max-error-percent", 0, "failed requests, in percent, above which the result is invalid")
 	timeout := fs.Duration("timeout", 0, "stop the tool after this long (0: no limit)")
+	afterFatal := fs.Duration("no-progress-timeout", runner.DefaultAfterFatal,
+		"stop the tool when, after printing a fatal error its parser recognises, it makes no progress (output, result-file change) for this long; 0 disables")
+	always := fs.Duration("hard-no-progress-timeout", 0,
+		"stop the tool when it makes no progress for this long, fatal error or not; 0 disables (pgbench and HammerDB are silent for minutes while measuring)")
+	killGrace := fs.Duration("kill-grace", runner.DefaultKillGrace, "time between SIGTERM and SIGKILL when the runner stops the tool")
 	cgroup := fs.String("cgroup-root", "/sys/fs/cgroup", "cgroup mount of this container")
 	prepare := fs.Bool("prepare", false, "a prepare step: judged by its exit code, not parsed")
 	sample := fs.Duration("cpu-sample-interval", 5*time.Second, "how often CPU use is sampled for its peak")
@@ -119,7 +124,8 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	r := runner.Exec(context.Background(), runner.Options{
 		Parser: w, Prepare: *prepare, Command: command, ResultFiles: resultFiles, SecretValues: secrets,
 		Thresholds: results.Thresholds{MaxLoadGeneratorCPUPercent: *maxCPU, MaxErrorPercent: *maxErr},
-		Timeout:    *timeout, SummaryFile: *summary, CPU: runner.CPUReader{Root: *cgroup},
+		Timeout:    *timeout, Watchdog: runner.Watchdog{AfterFatal: *afterFatal, Always: *always}, KillGrace: *killGrace,
+		SummaryFile: *summary, CPU: runner.CPUReader{Root: *cgroup},
 		SampleEvery: *sample, Stdout: stdout,
 	})
 	if err := runner.Finish(r, *summary, stdout); err != nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -52,6 +51,11 @@ type Options struct {
 	Thresholds   results.Thresholds
 	// Timeout kills the tool after this long; zero means no limit.
 	Timeout time.Duration
+	// Watchdog stops a tool that has stopped making progress.
+	Watchdog Watchdog
+	// KillGrace is the time between SIGTERM and SIGKILL when the tool is
+	// stopped; zero means DefaultKillGrace.
+	KillGrace time.Duration
 	// SummaryFile receives the compact summary (the termination message).
 	SummaryFile string
 	CPU         CPUReader
@@ -74,7 +78,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, fmt.Errorf("the %s timeout passed", o.Timeout))
 		defer cancel()
 	}
 	if err := prepareResultFiles(o.ResultFiles); err != nil {
@@ -82,15 +86,12 @@ func Exec(ctx context.Context, o Options) *results.Result {
 		r.Fail("the runner could not prepare the result files: %v", err)
 		return r
 	}
-	cmd := exec.CommandContext(ctx, o.Command[0], o.Command[1:]...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 10 * time.Second
+	sup := o.supervisor(out)
 
 	cpu0, source, cpuOK := o.CPU.Usage()
 	start := time.Now()
 	sampler := startSampler(o.CPU, o.SampleEvery)
-	runErr := runForwardingSignals(cmd)
+	stopped, runErr := sup.run(ctx)
 	end := time.Now()
 	peak := sampler.stop()
 	cpu1, _, _ := o.CPU.Usage()
@@ -112,6 +113,8 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	r.ExitCode = &exitCode
 	r.StartTime, r.EndTime = &start, &end
 	switch {
+	case stopped != "":
+		r.Fail("the tool was stopped by dbperf-runner: %s", stopped)
 	case ctx.Err() == context.DeadlineExceeded:
 		r.Fail("the tool was stopped after the %s timeout", o.Timeout)
 	case runErr != nil && exitCode < 0:
@@ -180,23 +183,22 @@ func redactResult(r *results.Result, red *Redactor) {
 	}
 }
 
-func runForwardingSignals(cmd *exec.Cmd) error {
-	if err := cmd.Start(); err != nil {
-		return err
+// supervisor prepares the tool's command: its output goes to out and, when
+// a watchdog is set, to the watchdog too (one writer, so stdout and stderr
+// stay interleaved as written).
+func (o Options) supervisor(out *lineWriter) *supervisor {
+	cmd := exec.Command(o.Command[0], o.Command[1:]...)
+	s := &supervisor{cmd: cmd, grace: o.KillGrace, poll: o.Watchdog.pollEvery(), note: out.note}
+	if s.grace <= 0 {
+		s.grace = DefaultKillGrace
 	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(sigs)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	for {
-		select {
-		case s := <-sigs:
-			_ = cmd.Process.Signal(s)
-		case err := <-done:
-			return err
-		}
+	var w io.Writer = out
+	if o.Watchdog.enabled() {
+		s.dog = newProgress(o.Watchdog, o.Parser, o.ResultFiles, time.Now)
+		w = io.MultiWriter(out, s.dog)
 	}
+	cmd.Stdout, cmd.Stderr = w, w
+	return s
 }
 
 // ownCPU is the CPU time this process (not its children) has used.
@@ -212,6 +214,11 @@ func ownCPU() float64 {
 // -1 when it never ran.
 func exitCodeOf(err error) int {
 	if err == nil {
+		return 0
+	}
+	// The tool exited 0, but something it started kept the output open
+	// until the runner gave up waiting and killed its process group.
+	if errors.Is(err, exec.ErrWaitDelay) {
 		return 0
 	}
 	var ee *exec.ExitError

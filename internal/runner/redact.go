@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"sort"
 	"sync"
@@ -84,4 +85,12 @@ func (w *lineWriter) Flush() error {
 	_, err := w.out.Write(w.red.Bytes(w.pending))
 	w.pending = w.pending[:0]
 	return err
+}
+
+// note prints a line of the runner's own between the tool's lines, redacted
+// (it may quote the tool).
+func (w *lineWriter) note(format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, _ = w.out.Write(w.red.Bytes([]byte("[dbperf-runner] " + fmt.Sprintf(format, args...) + "\n")))
 }
