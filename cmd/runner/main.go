@@ -2,7 +2,7 @@
 // output into a dbperf result.
 //
 //	dbperf-runner exec --workload pgbench [flags] -- pgbench -c 10 ...
-//	dbperf-runner parse --workload memtier [--input FILE] [--result-file F]
+//	dbperf-runner parse --workload memtier [--input FILE] [--result-file [NAME=]F] [--prepare]
 //	dbperf-runner install DEST
 package main
 
@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -54,7 +55,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 const usage = `usage:
   dbperf-runner exec --workload NAME [flags] -- TOOL [ARGS...]
-  dbperf-runner parse --workload NAME [--input FILE] [--result-file FILE]... [--exit-code N] [--max-error-percent P]
+  dbperf-runner parse --workload NAME [--input FILE] [--result-file [NAME=]FILE]... [--exit-code N] [--prepare] [--max-error-percent P]
   dbperf-runner show [--input LOG] [--all]
   dbperf-runner install DEST
   dbperf-runner version`
@@ -141,8 +142,9 @@ func cmdParse(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	input := fs.String("input", "-", "the tool's output (text, or a JSON result document); - is stdin")
 	exit := fs.String("exit-code", "", "the tool's exit code, when known")
 	maxErr := fs.Float64("max-error-percent", -1, "judge failed requests as exec does (exec's default is 0); negative: do not judge")
+	prepare := fs.Bool("prepare", false, "the output of a prepare step: judged as exec --prepare judges it")
 	var resultFiles listFlag
-	fs.Var(&resultFiles, "result-file", "a result file the tool wrote beside its output (repeatable)")
+	fs.Var(&resultFiles, "result-file", "[NAME=]PATH: a result file the tool wrote beside its output, found by the parser under NAME (default: PATH's base name, as exec hands files over) (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return runner.ExitUsage
 	}
@@ -164,12 +166,12 @@ func cmdParse(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		in.Output = data
 	}
 	for _, f := range resultFiles {
-		b, err := os.ReadFile(f)
+		name, b, err := readResultFile(f)
 		if err != nil {
 			fmt.Fprintf(stderr, "dbperf-runner parse: %v\n", err)
 			return runner.ExitUsage
 		}
-		in.Files[f] = b
+		in.Files[name] = b
 	}
 	if *exit != "" {
 		code, err := strconv.Atoi(*exit)
@@ -179,8 +181,8 @@ func cmdParse(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		in.ExitCode = &code
 	}
-	r := w.Parse(in)
-	if *maxErr >= 0 {
+	r := runner.Judge(w, in, *prepare, 0)
+	if *maxErr >= 0 && !*prepare {
 		results.ApplyThresholds(r, results.Thresholds{MaxErrorPercent: *maxErr})
 	}
 	enc := json.NewEncoder(stdout)
@@ -190,6 +192,27 @@ func cmdParse(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runner.ExitUsage
 	}
 	return runner.ExitCodeFor(r.Verdict)
+}
+
+// readResultFile reads a --result-file argument, PATH or NAME=PATH (as
+// kubectl's --from-file): parsers look result files up by the base name the
+// tool gives them, which a saved copy may not have kept. An existing file
+// whose name holds "=" is read as a PATH.
+func readResultFile(arg string) (name string, data []byte, err error) {
+	path := arg
+	if n, p, ok := strings.Cut(arg, "="); ok && n != "" && !strings.Contains(n, "/") {
+		if _, statErr := os.Stat(arg); statErr != nil {
+			name, path = n, p
+		}
+	}
+	if name == "" {
+		name = filepath.Base(path)
+	}
+	data, err = os.ReadFile(path)
+	if err != nil {
+		return "", nil, fmt.Errorf("while reading the result file: %w", err)
+	}
+	return name, data, nil
 }
 
 func readInput(path string, stdin io.Reader) ([]byte, error) {

@@ -99,18 +99,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 
 	exitCode := exitCodeOf(runErr)
 	in := workloads.ParseInput{Output: out.copy.Bytes(), Files: readFiles(o.ResultFiles), ExitCode: &exitCode}
-	var r *results.Result
-	if o.Prepare {
-		r = parsePrepare(in, end.Sub(start))
-		if pp, ok := o.Parser.(workloads.PrepareParser); ok {
-			for _, reason := range pp.ParsePrepare(in) {
-				r.Fail("%s", reason)
-			}
-		}
-	} else {
-		r = o.Parser.Parse(in)
-	}
-	r.ExitCode = &exitCode
+	r := Judge(o.Parser, in, o.Prepare, end.Sub(start))
 	r.StartTime, r.EndTime = &start, &end
 	switch {
 	case stopped != "":
@@ -297,15 +286,4 @@ func (s *sampler) stop() float64 {
 	close(s.stopCh)
 	s.wg.Wait()
 	return s.peak
-}
-
-// parsePrepare judges a prepare step by its exit code alone.
-func parsePrepare(in workloads.ParseInput, took time.Duration) *results.Result {
-	r := results.New("prepare")
-	r.Primary = results.Key{Name: "prepareSeconds"}
-	r.Add(results.Metric{Name: "prepareSeconds", Value: took.Seconds(), Unit: "s", Direction: results.LowerIsBetter})
-	if in.ExitCode != nil && *in.ExitCode != 0 {
-		r.Fail("the prepare step exited with code %d", *in.ExitCode)
-	}
-	return r
 }
