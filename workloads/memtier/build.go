@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
@@ -69,13 +70,11 @@ func common(m *benchv1.MemtierWorkload, ep workloads.Endpoint) ([]string, worklo
 		"--hide-histogram",
 	}
 	inv := workloads.Invocation{Env: ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword)}
-	switch {
-	case ep.Password != nil && ep.Username != nil:
-		cmd = append(cmd, "--authenticate", "$("+workloads.EnvUsername+"):$("+workloads.EnvPassword+")")
+	if ep.Password != nil {
 		inv.SecretEnv = []string{workloads.EnvPassword}
-	case ep.Password != nil:
-		cmd = append(cmd, "--authenticate", "$("+workloads.EnvPassword+")")
-		inv.SecretEnv = []string{workloads.EnvPassword}
+		if !optionalCredentials(ep) {
+			cmd = append(cmd, "--authenticate", credentials(ep))
+		}
 	}
 	if ep.TLS {
 		cmd = append(cmd, "--tls")
@@ -91,7 +90,43 @@ func common(m *benchv1.MemtierWorkload, ep workloads.Endpoint) ([]string, worklo
 	return cmd, inv
 }
 
-func keyMin(m *benchv1.MemtierWorkload) int64 { return max(m.KeyMinimum, 0) }
+// credentials is memtier's "USER:PASSWORD", or the password alone, as
+// references the kubelet expands from the Secret.
+func credentials(ep workloads.Endpoint) string {
+	if ep.Username == nil {
+		return "$(" + workloads.EnvPassword + ")"
+	}
+	return "$(" + workloads.EnvUsername + "):$(" + workloads.EnvPassword + ")"
+}
+
+// optionalCredentials: an external target's Secret may or may not hold a
+// username (the operator never reads it), and the kubelet leaves the
+// reference to a variable it could not set as literal text, so memtier would
+// log in as the user "$(DBPERF_TARGET_USERNAME)". Such credentials are
+// assembled by a shell when the tool starts instead.
+func optionalCredentials(ep workloads.Endpoint) bool {
+	optional := func(s *corev1.SecretKeySelector) bool { return s != nil && s.Optional != nil && *s.Optional }
+	return ep.Password != nil && (optional(ep.Username) || optional(ep.Password))
+}
+
+// authScript runs memtier with the credentials the container got: with
+// "USER:PASSWORD" when the Secret has a username, else with ":PASSWORD"
+// (memtier's form of a password alone, which may itself hold a colon), and
+// without --authenticate when the Secret has no password either.
+const authScript = `if [ -n "$` + workloads.EnvPassword + `" ]; then set -- "$@" --authenticate "${` + workloads.EnvUsername + `:+$` + workloads.EnvUsername + `}:$` + workloads.EnvPassword + `"; fi; exec memtier_benchmark "$@"`
+
+// withCredentials wraps a memtier command line in authScript when the
+// credentials are optional.
+func withCredentials(ep workloads.Endpoint, cmd []string) []string {
+	if !optionalCredentials(ep) {
+		return cmd
+	}
+	return append([]string{"sh", "-c", authScript, "memtier_benchmark"}, cmd[1:]...)
+}
+
+// keyMin is at least 1: memtier_benchmark 2.1.1 refuses --key-minimum 0
+// ("key-minimum must be greater than zero", exit 2), which the schema allows.
+func keyMin(m *benchv1.MemtierWorkload) int64 { return max(m.KeyMinimum, 1) }
 func keyMax(m *benchv1.MemtierWorkload) int64 {
 	if m.KeyMaximum < 1 {
 		return 1000000
@@ -115,7 +150,7 @@ func (Memtier) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workl
 	cmd, inv := common(m, ep)
 	cmd = append(cmd, "--ratio", "1:0", "--key-pattern", "P:P", "--requests", "allkeys",
 		"--threads", "1", "--clients", "4", "--pipeline", "16")
-	inv.Command = cmd
+	inv.Command = withCredentials(ep, cmd)
 	return &inv
 }
 
@@ -155,7 +190,7 @@ func (Memtier) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workl
 		cmd = append(cmd, "--command", c.Command,
 			"--command-ratio", fmt.Sprint(ratio), "--command-key-pattern", pattern)
 	}
-	inv.Command = cmd
+	inv.Command = withCredentials(ep, cmd)
 	inv.ResultFiles = []string{JSONFile}
 	return inv
 }

@@ -89,6 +89,10 @@ func scanErrors(r *results.Result, lines []string) outputErrors {
 		case strings.Contains(l, "test aborted"), strings.Contains(l, "failed to prepare thread"),
 			strings.Contains(l, "failed to connect"):
 			r.Fail("memtier aborted the test: %s", l)
+		case strings.HasPrefix(l, "error: authentication failed"):
+			r.Fail("memtier could not authenticate (check the target's credentials): %s", l)
+		case setupFailed(l):
+			r.Fail("memtier could not set up its connections: %s", l)
 		}
 		if m := reHeaderCount.FindStringSubmatch(l); m != nil {
 			r.SetParam(paramName(m[2]), m[1])
@@ -99,6 +103,18 @@ func scanErrors(r *results.Result, lines []string) outputErrors {
 		r.Invalidate("memtier reported %d connection errors", connErrors)
 	}
 	return errs
+}
+
+// setupFailed: memtier 2.1.1 prints these when a connection's setup
+// (SELECT, CLUSTER SLOTS, HELLO) is refused; the connection then sends
+// nothing and memtier never ends (the runner's watchdog stops it).
+func setupFailed(l string) bool {
+	for _, p := range []string{"database selection failed", "cluster slot failed", "error: HELLO failed"} {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // judgeErrors turns error responses into errorPercent, the share of

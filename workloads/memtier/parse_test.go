@@ -176,3 +176,12 @@ func BenchmarkParseJSON(b *testing.B) {
 		}
 	}
 }
+
+// memtier 2.1.1 hangs after a failed AUTH, printing 0-ops status lines until
+// it is killed (testdata/README.md): the parser names the failure from the
+// output printed so far.
+func TestParseAuthenticationFailure(t *testing.T) {
+	code := 143 // stopped with SIGTERM
+	r := Memtier{}.Parse(workloads.ParseInput{Output: readTestdata(t, "redis7-wrongpass-hung-killed.txt"), ExitCode: &code})
+	testutil.CheckVerdict(t, r, results.Failed, "memtier could not authenticate (check the target's credentials): error: authentication failed [-WRONGPASS invalid username-password pair or user is disabled.]")
+}

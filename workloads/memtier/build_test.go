@@ -1,0 +1,87 @@
+package memtier
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+func seed() *benchv1.WorkloadSpec {
+	return &benchv1.WorkloadSpec{Memtier: &benchv1.MemtierWorkload{Threads: []int32{1}, Clients: 2, KeyMaximum: 2000,
+		Duration: metav1.Duration{Duration: time.Second}}}
+}
+
+func secretKey(key string, optional bool) *corev1.SecretKeySelector {
+	s := &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}, Key: key}
+	if optional {
+		s.Optional = ptr.To(true)
+	}
+	return s
+}
+
+// How memtier authenticates for each kind of credentials a target gives.
+// An external target's Secret keys are optional (the operator never reads
+// the Secret): the command must never hold a reference the kubelet could
+// leave unexpanded, such as $(DBPERF_TARGET_USERNAME) when the Secret has
+// only a password.
+func TestAuthenticate(t *testing.T) {
+	cases := map[string]struct {
+		ep         workloads.Endpoint
+		prefix     []string // the command's first words
+		auth       string   // the --authenticate value, "" for none
+		secretEnvs int
+	}{
+		"no credentials": {workloads.Endpoint{}, []string{"memtier_benchmark"}, "", 0},
+		"a server target's user and password": {workloads.Endpoint{Username: secretKey("username", false), Password: secretKey("password", false)},
+			[]string{"memtier_benchmark"}, "$(DBPERF_TARGET_USERNAME):$(DBPERF_TARGET_PASSWORD)", 1},
+		"a password alone": {workloads.Endpoint{Password: secretKey("password", false)},
+			[]string{"memtier_benchmark"}, "$(DBPERF_TARGET_PASSWORD)", 1},
+		"an external target's Secret, username optional": {workloads.Endpoint{Username: secretKey("username", true), Password: secretKey("password", true)},
+			[]string{"sh", "-c", authScript, "memtier_benchmark"}, "", 1},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			spec := seed()
+			m := Memtier{}
+			for step, inv := range map[string]*workloads.Invocation{"load": m.Prepare(spec, c.ep), "run": ptr.To(m.Run(spec, c.ep, m.Steps(spec)[0]))} {
+				cmd := inv.Command
+				if strings.Join(cmd[:len(c.prefix)], "\x00") != strings.Join(c.prefix, "\x00") {
+					t.Fatalf("%s: command starts %q, want %q", step, cmd[:min(len(cmd), len(c.prefix))], c.prefix)
+				}
+				auth := ""
+				for i, a := range cmd {
+					if a == "--authenticate" {
+						auth = cmd[i+1]
+					}
+					if c.prefix[0] == "sh" && strings.Contains(a, "$(") {
+						t.Errorf("%s: %q would be left literal when the Secret lacks the key", step, a)
+					}
+				}
+				if auth != c.auth {
+					t.Errorf("%s: --authenticate %q, want %q", step, auth, c.auth)
+				}
+				if len(inv.SecretEnv) != c.secretEnvs {
+					t.Errorf("%s: secret variables %v", step, inv.SecretEnv)
+				}
+			}
+		})
+	}
+}
+
+// memtier_benchmark 2.1.1 refuses --key-minimum 0 (exit 2, "key-minimum must
+// be greater than zero"), which the schema allows.
+func TestKeyMinimumIsAtLeastOne(t *testing.T) {
+	spec := seed()
+	spec.Memtier.KeyMinimum = 0
+	cmd := strings.Join(Memtier{}.Run(spec, workloads.Endpoint{}, Memtier{}.Steps(spec)[0]).Command, " ")
+	if !strings.Contains(cmd, "--key-minimum 1 ") {
+		t.Errorf("command %s", cmd)
+	}
+}

@@ -1,0 +1,125 @@
+package memtier
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/runner"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// realCommand adapts an invocation built for the image to this machine:
+// the JSON result goes to a temporary directory, and what the kubelet does
+// is done here — $(VAR) references are expanded from env (a missing one
+// left literal, as the kubelet leaves it), and the variables are set.
+func realCommand(t *testing.T, inv workloads.Invocation, env map[string]string) ([]string, []string) {
+	t.Helper()
+	out := t.TempDir()
+	var cmd []string
+	for _, a := range inv.Command {
+		a = strings.ReplaceAll(a, workloads.OutputDir, out)
+		for k, v := range env {
+			a = strings.ReplaceAll(a, "$("+k+")", v)
+		}
+		cmd = append(cmd, a)
+	}
+	for _, k := range []string{workloads.EnvUsername, workloads.EnvPassword} {
+		if v, ok := env[k]; ok {
+			t.Setenv(k, v)
+		} else {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+	var files []string
+	for _, f := range inv.ResultFiles {
+		files = append(files, strings.Replace(f, workloads.OutputDir, out, 1))
+	}
+	return cmd, files
+}
+
+// The real memtier_benchmark 2.1.1 (../shared/tools/build-tools.sh; MEMTIER
+// names it) against redis-server with a password, through the runner, with
+// the command lines the operator builds.
+func TestRealMemtierAuthentication(t *testing.T) {
+	bin := testutil.NeedEnv(t, "MEMTIER") // memtier_benchmark 2.1.1 built by ../shared/tools/build-tools.sh
+	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	redis := testutil.StartRedis(t, "--requirepass", "pa:ss word")
+	external := workloads.Endpoint{Host: "127.0.0.1", Port: int32(redis.Port), Username: secretKey("username", true), Password: secretKey("password", true)}
+	cases := map[string]struct {
+		ep     workloads.Endpoint
+		env    map[string]string
+		want   results.Verdict
+		reason string
+	}{
+		// The Secret of an external target with a password only: the
+		// username variable is not set at all.
+		"external Secret with a password only": {external, map[string]string{workloads.EnvPassword: "pa:ss word"}, results.Succeeded, ""},
+		"external Secret with user and password": {external, map[string]string{workloads.EnvUsername: "default", workloads.EnvPassword: "pa:ss word"},
+			results.Succeeded, ""},
+		// memtier 2.1.1 hangs after a failed AUTH; the runner stops it and
+		// the parser names what happened from the output so far.
+		"wrong password": {external, map[string]string{workloads.EnvPassword: "wrong"}, results.Failed,
+			"memtier could not authenticate (check the target's credentials): error: authentication failed [-WRONGPASS"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			spec := seed()
+			cmd, files := realCommand(t, Memtier{}.Run(spec, c.ep, Memtier{}.Steps(spec)[0]), c.env)
+			var out bytes.Buffer
+			r := runner.Exec(context.Background(), runner.Options{Parser: Memtier{}, Command: cmd, ResultFiles: files,
+				Timeout: 8 * time.Second, Stdout: &out})
+			testutil.CheckVerdict(t, r, c.want, c.reason)
+			if t.Failed() {
+				t.Logf("command %q\n%s", cmd, out.String())
+			}
+		})
+	}
+}
+
+// memtier's load step against a server out of memory exits 0 although the
+// server refused most writes: through the runner, the prepare step fails
+// and says how many.
+func TestRealMemtierLoadIntoAFullServerFails(t *testing.T) {
+	bin := testutil.NeedEnv(t, "MEMTIER")
+	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for name, c := range map[string]struct {
+		args   []string
+		reason string
+	}{
+		"full":  {[]string{"--maxmemory", "1200kb", "--maxmemory-policy", "noeviction"}, "of the prepare step's writes failed"},
+		"empty": {nil, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			redis := testutil.StartRedis(t, c.args...)
+			spec := seed()
+			spec.Memtier.KeyMaximum = 20000
+			inv := Memtier{}.Prepare(spec, workloads.Endpoint{Host: "127.0.0.1", Port: int32(redis.Port)})
+			cmd, _ := realCommand(t, *inv, nil)
+			var out bytes.Buffer
+			r := runner.Exec(context.Background(), runner.Options{Parser: Memtier{}, Prepare: true, Command: cmd, Timeout: time.Minute, Stdout: &out})
+			if r.ExitCode == nil || *r.ExitCode != 0 {
+				t.Fatalf("memtier exit %v, want 0\n%s", r.ExitCode, tail(out.String()))
+			}
+			want := results.Failed
+			if c.reason == "" {
+				want = results.Succeeded
+			}
+			testutil.CheckVerdict(t, r, want, c.reason)
+		})
+	}
+}
+
+func tail(s string) string {
+	if len(s) > 4000 {
+		return "…" + s[len(s)-4000:]
+	}
+	return s
+}
