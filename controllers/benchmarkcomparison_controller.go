@@ -102,11 +102,7 @@ func plan(cmp *benchv1.BenchmarkComparison) []plannedRun {
 }
 
 func comparisonRunName(cmp *benchv1.BenchmarkComparison, variant string, i int32) string {
-	name := fmt.Sprintf("%s-%s-%d", cmp.Name, variant, i)
-	if len(name) <= 253 {
-		return name
-	}
-	return cmp.Name[:200] + "-" + strconv.FormatUint(uint64(len(cmp.Name)), 10) + "-" + variant + "-" + strconv.Itoa(int(i))
+	return specs.Name(cmp.Name, fmt.Sprintf("%s-%d", variant, i), cmp.UID, specs.MaxObjectNameLength)
 }
 
 // variantSpec applies a variant's merge patch to the template, refusing
@@ -372,10 +368,7 @@ func (r *BenchmarkComparisonReconciler) writeReport(ctx context.Context, cmp *be
 	if err := compare.RenderHTML(&html, reports); err != nil {
 		return err
 	}
-	name := cmp.Name + "-report"
-	if len(name) > specs.MaxNameLength {
-		name = cmp.Name[:specs.MaxNameLength-7] + "-report"
-	}
+	name := specs.Name(cmp.Name, "report", cmp.UID, specs.MaxObjectNameLength)
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cmp.Namespace, Labels: map[string]string{LabelComparison: string(cmp.UID), "app.kubernetes.io/managed-by": "dbperf-operator"}},

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
 )
 
@@ -200,10 +201,7 @@ func (r *BenchmarkScheduleReconciler) trigger(ctx context.Context, s *benchv1.Be
 			r.Recorder.Eventf(s, corev1.EventTypeNormal, "Replaced", "Deleted active %s for a new trigger", a.GetName())
 		}
 	}
-	name := s.Name + "-" + suffix
-	if len(name) > 253 {
-		name = name[:253]
-	}
+	name := specs.Name(s.Name, suffix, s.UID, specs.MaxObjectNameLength)
 	lbls := map[string]string{}
 	var obj client.Object
 	if t := s.Spec.ComparisonTemplate; t != nil {

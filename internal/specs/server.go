@@ -63,7 +63,7 @@ func ServerPodLabels(run *benchv1.BenchmarkRun) map[string]string {
 }
 
 // HeadlessName is the headless Service that names each pod.
-func (s Server) HeadlessName() string { return s.Name + "-nodes" }
+func (s Server) HeadlessName() string { return Name(s.Name, "nodes", s.Run.UID, MaxNameLength) }
 
 // PodHost is the DNS name of replica i.
 func (s Server) PodHost(i int) string {
@@ -231,7 +231,7 @@ func ValkeyServer(run *benchv1.BenchmarkRun) Server {
 func MySQLServer(run *benchv1.BenchmarkRun) Server {
 	t := run.Spec.Target.MySQL
 	creds := CredentialsSecretName(run, "mysql")
-	s := Server{Run: run, Name: ChildName(run, "mysql"), Container: "mysql", User: "root", Image: orDefault(t.Image, DefaultMySQLImage),
+	s := Server{Run: run, Name: ServerName(run, "mysql"), Container: "mysql", User: "root", Image: orDefault(t.Image, DefaultMySQLImage),
 		Port: MySQLPort, PortName: "mysql", Replicas: 1, UID: 999, DataPath: "/var/lib/mysql", Storage: t.Storage, Resources: t.Resources,
 		ExtraVolumes: []string{"/var/run/mysqld", "/tmp"},
 		Env: []corev1.EnvVar{secretEnv("MYSQL_ROOT_PASSWORD", creds, "password"),
@@ -255,7 +255,7 @@ func MySQLServer(run *benchv1.BenchmarkRun) Server {
 func MongoDBServer(run *benchv1.BenchmarkRun) Server {
 	t := run.Spec.Target.MongoDB
 	creds := CredentialsSecretName(run, "mongodb")
-	return Server{Run: run, Name: ChildName(run, "mongodb"), Container: "mongodb", User: "dbperf", Image: orDefault(t.Image, DefaultMongoDBImage),
+	return Server{Run: run, Name: ServerName(run, "mongodb"), Container: "mongodb", User: "dbperf", Image: orDefault(t.Image, DefaultMongoDBImage),
 		Port: MongoDBPort, PortName: "mongodb", Replicas: 1, UID: 999, DataPath: "/data/db", Storage: t.Storage, Resources: t.Resources,
 		ExtraVolumes: []string{"/data/configdb", "/tmp"},
 		Env:          []corev1.EnvVar{secretEnv("MONGO_INITDB_ROOT_USERNAME", creds, "username"), secretEnv("MONGO_INITDB_ROOT_PASSWORD", creds, "password")},
@@ -268,7 +268,7 @@ func MongoDBServer(run *benchv1.BenchmarkRun) Server {
 func OpenSearchServer(run *benchv1.BenchmarkRun) Server {
 	t := run.Spec.Target.OpenSearch
 	nodes := max(t.Nodes, 1)
-	s := Server{Run: run, Name: ChildName(run, "opensearch"), Container: "opensearch", Image: orDefault(t.Image, DefaultOpenSearchImage),
+	s := Server{Run: run, Name: ServerName(run, "opensearch"), Container: "opensearch", Image: orDefault(t.Image, DefaultOpenSearchImage),
 		Port: OpenSearchPort, PortName: "http", Replicas: nodes, PeerPorts: []corev1.ContainerPort{{Name: "transport", ContainerPort: 9300}}, UID: 1000, DataPath: "/usr/share/opensearch/data", Storage: t.Storage,
 		Resources: t.Resources, Args: t.Args}
 	heap := orDefault(t.HeapSize, "1g")
