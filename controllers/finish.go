@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 )
 
@@ -54,11 +56,17 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endRe
 	}
 	setCondition(run, benchv1.ConditionValid, status, validReason, validMsg)
 	run.Status.Phase = phase
-	if err := r.writeDocument(ctx, st); err != nil {
+	// Past the timeout a result that is gone for good is reported, not
+	// waited for; before it, the next reconcile looks again.
+	if err := r.writeDocument(ctx, st, endReason == benchv1.ReasonTimeout); err != nil {
 		// The deferred status patch still runs: the phase must not say the
 		// run is over before its results document is complete (a conflict
 		// on the ConfigMap is retried by the next reconcile).
 		run.Status.Phase = benchv1.PhaseCollecting
+		var missing missingResultsError
+		if errors.As(err, &missing) {
+			r.Recorder.Eventf(run, corev1.EventTypeWarning, "ResultsMissing", "%v", err)
+		}
 		return ctrl.Result{}, err
 	}
 	now := metav1.NewTime(st.now)
@@ -101,31 +109,36 @@ func verdict(run *benchv1.BenchmarkRun) (benchv1.Phase, string, string) {
 }
 
 // writeDocument replaces the per-measurement entries of the results
-// ConfigMap with the final document.
-func (r *BenchmarkRunReconciler) writeDocument(ctx context.Context, st *runState) error {
+// ConfigMap with the final document. It is idempotent: a finish that runs
+// again (its status patch lost to a conflict, or the manager restarted in
+// between) finds the results in the document it wrote before, and adds any
+// measurement stored since. It refuses to write a document that lacks a
+// result status says was measured (a missingResults error), unless
+// acceptLoss, when the document and the Valid condition name what was lost.
+func (r *BenchmarkRunReconciler) writeDocument(ctx context.Context, st *runState, acceptLoss bool) error {
 	run := st.run
 	var dropped []string
 	err := r.updateResults(ctx, st, func(cm *corev1.ConfigMap) error {
 		// The measurements come from the version being replaced: one stored
-		// an instant ago cannot be missed by a stale read.
+		// an instant ago cannot be missed by a stale read (the update would
+		// be refused).
 		stored, err := unpackUnits(cm)
 		if err != nil {
 			return err
 		}
-		doc := &specs.Document{
-			APIVersion: benchv1.GroupVersion.String(), Kind: "BenchmarkRunResults",
-			Run: run.Name, Namespace: run.Namespace, UID: string(run.UID), Workload: run.Status.Workload,
-			Target: run.Status.Target, Phase: run.Status.Phase, Primary: run.Status.Primary,
-			Environment: run.Status.Environment, Spec: run.Spec, Prepare: stored[specs.PrepareKey],
+		previous, err := specs.ReadDocument(cm)
+		if err != nil {
+			return err
 		}
-		for i, s := range run.Status.Steps {
-			ds := specs.DocumentStep{Name: s.Name, Parameters: s.Parameters, Summary: s.Summary, Unstable: s.Unstable}
-			for _, rep := range s.Repetitions {
-				ds.Repetitions = append(ds.Repetitions, specs.DocumentRepetition{
-					Index: rep.Index, Job: rep.Job, Node: rep.Node, Result: stored[specs.UnitKey(i, rep.Index)],
-				})
+		doc, missing := buildDocument(run, stored, previous)
+		if len(missing) > 0 {
+			if !acceptLoss {
+				return missingResults(missing)
 			}
-			doc.Steps = append(doc.Steps, ds)
+			run.Status.Phase = benchv1.PhaseFailed
+			setCondition(run, benchv1.ConditionValid, metav1.ConditionFalse, benchv1.ReasonResultsLost,
+				"the results ConfigMap lost the results of "+strings.Join(missing, ", "))
+			doc.Phase, doc.Lost = run.Status.Phase, missing
 		}
 		for _, c := range run.Status.Conditions {
 			doc.Conditions = append(doc.Conditions, specs.DocumentCondition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message})
@@ -145,4 +158,50 @@ func (r *BenchmarkRunReconciler) writeDocument(ctx context.Context, st *runState
 		r.Recorder.Eventf(run, corev1.EventTypeWarning, "ResultsReduced", "The results ConfigMap left out %s to stay under 1 MiB", strings.Join(dropped, ", "))
 	}
 	return nil
+}
+
+// buildDocument assembles the final document from the measurements stored
+// one by one and, for those already folded into it, the document a previous
+// finish wrote. It lists the measurements status records that neither has.
+func buildDocument(run *benchv1.BenchmarkRun, stored map[string]*results.Result, previous *specs.Document) (*specs.Document, []string) {
+	doc := &specs.Document{
+		APIVersion: benchv1.GroupVersion.String(), Kind: "BenchmarkRunResults",
+		Run: run.Name, Namespace: run.Namespace, UID: string(run.UID), Workload: run.Status.Workload,
+		Target: run.Status.Target, Phase: run.Status.Phase, Primary: run.Status.Primary,
+		Environment: run.Status.Environment, Spec: run.Spec, Prepare: stored[specs.PrepareKey],
+	}
+	if previous != nil {
+		if doc.Prepare == nil {
+			doc.Prepare = previous.Prepare
+		}
+		// What a previous write had to leave out stays left out of the
+		// results it kept, so the document keeps saying so.
+		doc.Dropped = append(doc.Dropped, previous.Dropped...)
+	}
+	var missing []string
+	for i, s := range run.Status.Steps {
+		ds := specs.DocumentStep{Name: s.Name, Parameters: s.Parameters, Summary: s.Summary, Unstable: s.Unstable}
+		for _, rep := range s.Repetitions {
+			res := stored[specs.UnitKey(i, rep.Index)]
+			if res == nil {
+				res = previous.Result(s.Name, rep.Index)
+			}
+			if res == nil {
+				missing = append(missing, fmt.Sprintf("%s #%d", s.Name, rep.Index))
+			}
+			ds.Repetitions = append(ds.Repetitions, specs.DocumentRepetition{Index: rep.Index, Job: rep.Job, Node: rep.Node, Result: res})
+		}
+		doc.Steps = append(doc.Steps, ds)
+	}
+	return doc, missing
+}
+
+// missingResultsError says which measurements status records but the
+// results ConfigMap does not hold.
+type missingResultsError []string
+
+func missingResults(m []string) error { return missingResultsError(m) }
+
+func (e missingResultsError) Error() string {
+	return "the results ConfigMap holds no result for " + strings.Join(e, ", ") + ", which status records as measured"
 }

@@ -174,11 +174,11 @@ func resultsDocument(t *testing.T, h *harness, run *benchv1.BenchmarkRun) specs.
 			t.Errorf("per-measurement key %s left behind", k)
 		}
 	}
-	var doc specs.Document
-	if err := json.Unmarshal([]byte(cm.Data[specs.ResultsKey]), &doc); err != nil {
-		t.Fatalf("result.json: %v (keys %v)", err, keys(cm.Data))
+	doc, err := specs.ReadDocument(&cm)
+	if err != nil || doc == nil {
+		t.Fatalf("results document: %v (keys %v)", err, keys(cm.Data))
 	}
-	return doc
+	return *doc
 }
 
 func keys(m map[string]string) []string {

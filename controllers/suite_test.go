@@ -134,6 +134,9 @@ type harness struct {
 	stop   context.CancelFunc
 	done   chan struct{}
 	noLogs bool
+	// wrap, when set, stands between the run reconciler and the API server
+	// (to force write conflicts).
+	wrap func(client.Client) client.Client
 }
 
 func newHarness(t *testing.T) *harness {
@@ -178,8 +181,12 @@ func (h *harness) startManager(c *rest.Config) {
 	if h.noLogs {
 		lr = nil
 	}
+	var rc client.Client = mgr.GetClient()
+	if h.wrap != nil {
+		rc = h.wrap(rc)
+	}
 	r := &BenchmarkRunReconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{},
+		Client: rc, Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{},
 		Logs: lr, RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:test", KubernetesVersion: "v1.34.3",
 		OperatorVersion: "test", WatchCNPG: withCNPG,
 	}

@@ -51,4 +51,7 @@ const (
 	ReasonUnstable        = "Unstable"
 	ReasonAdmitted        = "Admitted"
 	ReasonWaitingForNodes = "WaitingForNodes"
+	// ReasonResultsLost (Valid=False): the run timed out while status
+	// recorded measurements whose results its ConfigMap no longer held.
+	ReasonResultsLost = "ResultsLost"
 )

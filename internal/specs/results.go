@@ -3,6 +3,7 @@ package specs
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -50,7 +51,11 @@ type Document struct {
 	Environment *benchv1.Environment     `json:"environment,omitempty"`
 	Spec        benchv1.BenchmarkRunSpec `json:"spec"`
 	Dropped     []string                 `json:"dropped,omitempty"`
-	Conditions  []DocumentCondition      `json:"conditions,omitempty"`
+	// Lost names the measurements status records whose results the
+	// ConfigMap no longer held when the run ended (someone deleted or
+	// edited it); the run is Failed with reason ResultsLost.
+	Lost       []string            `json:"lost,omitempty"`
+	Conditions []DocumentCondition `json:"conditions,omitempty"`
 }
 
 // DocumentStep is one step with its full results.
@@ -107,7 +112,7 @@ func ResultsConfigMap(run *benchv1.BenchmarkRun, doc *Document) (*corev1.ConfigM
 	}
 	for _, red := range reducers {
 		red.do(doc)
-		if red.what != "" {
+		if red.what != "" && !slices.Contains(doc.Dropped, red.what) {
 			doc.Dropped = append(doc.Dropped, red.what)
 		}
 		raw, err := json.Marshal(doc)
@@ -124,6 +129,47 @@ func ResultsConfigMap(run *benchv1.BenchmarkRun, doc *Document) (*corev1.ConfigM
 		}
 	}
 	return nil, fmt.Errorf("the results do not fit a ConfigMap even without per-repetition results")
+}
+
+// ReadDocument reads the final document of a results ConfigMap; nil when the
+// ConfigMap holds none yet (the run has not finished).
+func ReadDocument(cm *corev1.ConfigMap) (*Document, error) {
+	var raw []byte
+	switch {
+	case cm.Data[ResultsKey] != "":
+		raw = []byte(cm.Data[ResultsKey])
+	case len(cm.BinaryData[ResultsKeyGzip]) > 0:
+		var err error
+		if raw, err = results.Gunzip(cm.BinaryData[ResultsKeyGzip]); err != nil {
+			return nil, fmt.Errorf("while decompressing %s: %w", ResultsKeyGzip, err)
+		}
+	default:
+		return nil, nil
+	}
+	doc := &Document{}
+	if err := json.Unmarshal(raw, doc); err != nil {
+		return nil, fmt.Errorf("while reading the results document: %w", err)
+	}
+	return doc, nil
+}
+
+// Result returns the stored result of a step's repetition, nil when the
+// document has none.
+func (d *Document) Result(step string, rep int32) *results.Result {
+	if d == nil {
+		return nil
+	}
+	for _, s := range d.Steps {
+		if s.Name != step {
+			continue
+		}
+		for _, r := range s.Repetitions {
+			if r.Index == rep {
+				return r.Result
+			}
+		}
+	}
+	return nil
 }
 
 func eachResult(d *Document, f func(*results.Result)) {

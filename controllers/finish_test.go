@@ -1,0 +1,240 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+)
+
+// interferer stands between the run reconciler and the API server and, just
+// before some of its writes, writes the same object itself, so that the
+// reconciler's write meets a real conflict: the first status patch that would
+// end each run (then finish runs again), and every third update of a results
+// ConfigMap. It keeps every results document the reconciler wrote.
+type interferer struct {
+	client.Client
+	mu         sync.Mutex
+	endRefused map[string]bool
+	cmUpdates  int
+	docs       map[string][]string
+}
+
+func newInterferer(c client.Client) *interferer {
+	return &interferer{Client: c, endRefused: map[string]bool{}, docs: map[string][]string{}}
+}
+
+// touch changes an annotation of obj's stored version, so that a write based
+// on the version the reconciler read is refused by the optimistic lock.
+func (i *interferer) touch(ctx context.Context, obj client.Object) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"test.dbperf.io/touched":%q}}}`, time.Now().Format(time.RFC3339Nano))
+	return i.Client.Patch(ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, []byte(patch)))
+}
+
+func (i *interferer) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	cm, ok := obj.(*corev1.ConfigMap)
+	if !ok || cm.Labels[specs.LabelRole] != specs.RoleResults {
+		return i.Client.Update(ctx, obj, opts...)
+	}
+	i.mu.Lock()
+	i.cmUpdates++
+	interfere := i.cmUpdates%3 == 0
+	i.mu.Unlock()
+	if interfere {
+		if err := i.touch(ctx, cm); err != nil {
+			return err
+		}
+	}
+	if err := i.Client.Update(ctx, obj, opts...); err != nil {
+		return err
+	}
+	if doc, err := specs.ReadDocument(cm); err == nil && doc != nil {
+		raw, _ := json.Marshal(doc)
+		i.mu.Lock()
+		i.docs[doc.Run] = append(i.docs[doc.Run], string(raw))
+		i.mu.Unlock()
+	}
+	return nil
+}
+
+func (i *interferer) Status() client.SubResourceWriter {
+	return interferingStatus{SubResourceWriter: i.Client.Status(), i: i}
+}
+
+type interferingStatus struct {
+	client.SubResourceWriter
+	i *interferer
+}
+
+func (s interferingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	if run, ok := obj.(*benchv1.BenchmarkRun); ok && run.Status.Phase.Terminal() {
+		s.i.mu.Lock()
+		first := !s.i.endRefused[run.Name]
+		s.i.endRefused[run.Name] = true
+		s.i.mu.Unlock()
+		if first {
+			if err := s.i.touch(ctx, run); err != nil {
+				return err
+			}
+		}
+	}
+	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+// Many runs at once, each of whose first ending status patch meets a
+// conflict (so finish runs twice), with conflicts on their results
+// ConfigMaps and a manager restart in between: every run ends with every
+// repetition's result in its document, and a second finish writes the very
+// document the first wrote.
+func TestFinishTwiceUnderConflictsKeepsEveryResult(t *testing.T) {
+	const runs, reps = 24, 2
+	h := newHarness(t)
+	ic := newInterferer(nil)
+	h.wrap = func(c client.Client) client.Client { ic.Client = c; return ic }
+	h.stopManager()
+	h.startManager(cfg)
+	node := loadgenNode(h)
+	f := fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt")
+	for n := range runs {
+		run := measureOnly(fmt.Sprintf("many-%02d", n), 16, reps)
+		run.Spec.Cleanup = benchv1.CleanupNever
+		h.create(run)
+	}
+
+	played, restarted := map[string]bool{}, false
+	testutil.Eventually(t, 3*time.Minute, "every run ending", func() error {
+		var jobs batchv1.JobList
+		if err := k8s.List(context.Background(), &jobs, client.InNamespace(h.ns)); err != nil {
+			return err
+		}
+		for i := range jobs.Items {
+			if j := &jobs.Items[i]; !played[j.Name] {
+				played[j.Name] = true
+				h.kubelet(j, node, "pgbench", f)
+			}
+		}
+		var list benchv1.BenchmarkRunList
+		if err := k8s.List(context.Background(), &list, client.InNamespace(h.ns)); err != nil {
+			return err
+		}
+		ended := 0
+		for _, r := range list.Items {
+			if r.Status.Phase.Terminal() {
+				ended++
+			}
+		}
+		if !restarted && ended >= runs/2 {
+			restarted = true
+			h.stopManager()
+			h.startManager(cfg)
+		}
+		if ended < runs {
+			return fmt.Errorf("%d of %d runs ended", ended, runs)
+		}
+		return nil
+	})
+
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	for n := range runs {
+		name := fmt.Sprintf("many-%02d", n)
+		run := h.run(name)
+		if run.Status.Phase != benchv1.PhaseSucceeded {
+			t.Errorf("%s: phase %s, conditions %+v", name, run.Status.Phase, run.Status.Conditions)
+			continue
+		}
+		doc := resultsDocument(t, h, run)
+		for _, r := range doc.Steps[0].Repetitions {
+			if r.Result == nil {
+				t.Errorf("%s: repetition %d has no result in the document", name, r.Index)
+			}
+		}
+		if got := len(doc.Steps[0].Repetitions); got != reps {
+			t.Errorf("%s: %d repetitions in the document, want %d", name, got, reps)
+		}
+		written := ic.docs[name]
+		if len(written) < 2 {
+			t.Errorf("%s: the document was written %d times; the refused ending patch must make finish run again", name, len(written))
+		}
+		for k := 1; k < len(written); k++ {
+			if written[k] != written[0] {
+				t.Errorf("%s: write %d of the document differs from the first:\n%s\n%s", name, k+1, written[0], written[k])
+			}
+		}
+	}
+	if ic.cmUpdates < runs {
+		t.Errorf("only %d results ConfigMap updates went through the interferer", ic.cmUpdates)
+	}
+}
+
+// buildDocument takes each result from the stored measurements first, then
+// from the document a previous finish wrote, and names what neither has.
+func TestBuildDocument(t *testing.T) {
+	run := measureOnly("doc", 16, 2)
+	run.Status.Steps = []benchv1.StepStatus{{Name: "clients=16", Repetitions: []benchv1.RepetitionStatus{{Index: 1}, {Index: 2}}}}
+	fresh, old := results.New("pgbench"), results.New("pgbench")
+	fresh.Tool, old.Tool = "fresh", "old"
+	previous := &specs.Document{
+		Steps:   []specs.DocumentStep{{Name: "clients=16", Repetitions: []specs.DocumentRepetition{{Index: 1, Result: old}}}},
+		Prepare: old, Dropped: []string{"time series of every repetition"},
+	}
+	cases := map[string]struct {
+		stored   map[string]*results.Result
+		previous *specs.Document
+		want     [2]string // the Tool of repetitions 1 and 2, "" for none
+		missing  []string
+	}{
+		"first finish": {
+			stored: map[string]*results.Result{specs.UnitKey(0, 1): fresh, specs.UnitKey(0, 2): fresh},
+			want:   [2]string{"fresh", "fresh"},
+		},
+		"finish again, keys already folded": {
+			stored: map[string]*results.Result{}, previous: previous,
+			want: [2]string{"old", ""}, missing: []string{"clients=16 #2"},
+		},
+		"finish again after a measurement stored since": {
+			stored: map[string]*results.Result{specs.UnitKey(0, 2): fresh}, previous: previous,
+			want: [2]string{"old", "fresh"},
+		},
+		"a stored measurement wins over the document's": {
+			stored: map[string]*results.Result{specs.UnitKey(0, 1): fresh, specs.UnitKey(0, 2): fresh}, previous: previous,
+			want: [2]string{"fresh", "fresh"},
+		},
+		"nothing anywhere": {
+			stored: map[string]*results.Result{}, missing: []string{"clients=16 #1", "clients=16 #2"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			doc, missing := buildDocument(run, tc.stored, tc.previous)
+			var got [2]string
+			for i, r := range doc.Steps[0].Repetitions {
+				if r.Result != nil {
+					got[i] = r.Result.Tool
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("results (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.missing, missing); diff != "" {
+				t.Errorf("missing (-want +got):\n%s", diff)
+			}
+			if tc.previous != nil && (doc.Prepare == nil || len(doc.Dropped) != 1) {
+				t.Errorf("the previous document's prepare result and dropped list must carry over: %+v %v", doc.Prepare, doc.Dropped)
+			}
+		})
+	}
+}
