@@ -31,6 +31,9 @@ const (
 	// TimeProfileFile is where xtprof writes its report: HammerDB writes
 	// into $TMP, which the invocation points at workloads.OutputDir.
 	TimeProfileFile = "hdbxtprofile.log"
+	// JobsDatabase is HammerDB's jobs database (the output of every job),
+	// which it opens in $TMP at start-up, schema build and timed test alike.
+	JobsDatabase = "hammer.DB"
 )
 
 func runScript(step int) string { return fmt.Sprintf("run-%d.tcl", step) }
@@ -117,8 +120,13 @@ func invocation(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, script string
 		Env:     append([]corev1.EnvVar{{Name: "TMP", Value: workloads.OutputDir}}, credentialEnv(ep)...),
 		Files:   Scripts(w, ep),
 	}
+	// HammerDB uses $TMP only when the directory exists, else it falls back
+	// to /tmp; the runner makes the directories of result files, so every
+	// invocation names the jobs database as one, and $TMP applies to the
+	// schema build as it does to the timed test.
+	inv.ResultFiles = []string{workloads.OutputDir + "/" + JobsDatabase}
 	if script != buildScript && timeProfile(w) {
-		inv.ResultFiles = []string{workloads.OutputDir + "/" + TimeProfileFile}
+		inv.ResultFiles = append(inv.ResultFiles, workloads.OutputDir+"/"+TimeProfileFile)
 	}
 	for _, e := range inv.Env {
 		if e.Name == workloads.EnvPassword || e.Name == envSuperPassword {

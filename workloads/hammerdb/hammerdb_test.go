@@ -144,6 +144,53 @@ func TestTimeProfileSummary(t *testing.T) {
 	}
 }
 
+// HammerDB 4.12's summary counts every call twice (a real run, see
+// testdata/README.md: NEWORD 33,772 calls in the summary, 8,378 + 8,508 in
+// the two users, a 95 % ratio): calls and ratios come from the virtual
+// users, latencies from the summary; the profile covers the ramp-up, and
+// the result says so.
+func TestTimeProfileOfHammerDB412(t *testing.T) {
+	r := HammerDB{}.Parse(workloads.ParseInput{
+		Output: readTestdata(t, "real-4.12-pg15-2vu-rampup1-duration1.log"),
+		Files:  map[string][]byte{TimeProfileFile: readTestdata(t, "real-4.12-pg15-2vu-rampup1-duration1-hdbxtprofile.log")}})
+	testutil.CheckVerdict(t, r, results.Succeeded, "")
+	for name, want := range map[string]float64{
+		"nopm":                     7215,
+		"calls[NEWORD]":            8378 + 8508,
+		"calls[PAYMENT]":           8174 + 8361,
+		"timeRatioPercent[NEWORD]": 94.978 * (56659.184 + 58972.361) / 231263.091,
+		"latencyP99Millis[NEWORD]": 67.964,
+		"latencyAvgMillis[NEWORD]": 6.847,
+	} {
+		key := results.Key{Name: name}
+		if n, op, ok := strings.Cut(strings.TrimSuffix(name, "]"), "["); ok {
+			key = results.Key{Name: n, Operation: op}
+		}
+		if got := testutil.MetricValue(t, r, key.Name, key.Operation); math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	for _, m := range r.Metrics {
+		if m.Name == "timeRatioPercent" && m.Value > 100 {
+			t.Errorf("%s is %v%%", m.Key(), m.Value)
+		}
+	}
+	for _, w := range []string{"counts each call twice", "covers the 1-minute ramp-up"} {
+		if !strings.Contains(strings.Join(r.Warnings, "|"), w) {
+			t.Errorf("warnings %q do not say %q", r.Warnings, w)
+		}
+	}
+}
+
+func readTestdata(t *testing.T, name string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
 // Without the summary (per-user sections only) calls add up, the average
 // is weighted, and percentiles are the largest of any user: upper bounds.
 func TestTimeProfileWithoutSummaryIsAnUpperBound(t *testing.T) {
@@ -174,8 +221,8 @@ func TestTimeProfileFromResultFile(t *testing.T) {
 	if got := testutil.MetricValue(t, r, "latencyP95Millis", "PAYMENT"); got != 68.851 {
 		t.Errorf("PAYMENT p95 %v", got)
 	}
-	if len(r.Warnings) != 0 {
-		t.Errorf("warnings %v", r.Warnings)
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "covers the 2-minute ramp-up") {
+		t.Errorf("warnings %v, want only the one that the profile covers the ramp-up", r.Warnings)
 	}
 }
 
@@ -292,12 +339,13 @@ func TestInvocations(t *testing.T) {
 		t.Fatalf("steps %+v", steps)
 	}
 	prep := h.Prepare(spec, ep)
-	if strings.Join(prep.Command, " ") != "./hammerdbcli auto /etc/dbperf/workload/build.tcl" || len(prep.ResultFiles) != 0 {
+	if strings.Join(prep.Command, " ") != "./hammerdbcli auto /etc/dbperf/workload/build.tcl" ||
+		strings.Join(prep.ResultFiles, " ") != "/dbperf/out/hammer.DB" || prep.Env[0].Name != "TMP" || prep.Env[0].Value != workloads.OutputDir {
 		t.Errorf("prepare %+v", prep)
 	}
 	run := h.Run(spec, ep, steps[1])
 	if strings.Join(run.Command, " ") != "./hammerdbcli auto /etc/dbperf/workload/run-1.tcl" ||
-		len(run.ResultFiles) != 1 || run.ResultFiles[0] != "/dbperf/out/hdbxtprofile.log" {
+		strings.Join(run.ResultFiles, " ") != "/dbperf/out/hammer.DB /dbperf/out/hdbxtprofile.log" {
 		t.Errorf("run %+v", run)
 	}
 	if len(run.Files) != 3 || !strings.Contains(run.Files["run-1.tcl"], "vuset vu 40") {

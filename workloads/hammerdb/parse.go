@@ -217,6 +217,11 @@ func (HammerDB) Parse(in workloads.ParseInput) *results.Result {
 	if !parseXTProfile(r, workloads.Lines(profile)) {
 		parseETProfile(r, lines)
 	}
+	if len(done) > 0 && done[len(done)-1].rampupMinutes > 0 && hasProfile(r) {
+		// xtprof times every call from a virtual user's start, and HammerDB
+		// 4.12 has no setting to leave the ramp-up out.
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the time profile covers the %d-minute ramp-up as well as the timed test: HammerDB profiles from each virtual user's start", done[len(done)-1].rampupMinutes))
+	}
 	if timeProfileAsked(settings) && len(done) > 0 && !hasProfile(r) {
 		r.Warnings = append(r.Warnings, "the time profile was asked for (timeprofile true) but no report was found")
 	}
@@ -455,13 +460,38 @@ func parseXTProfile(r *results.Result, lines []string) bool {
 	if upper {
 		r.Warnings = append(r.Warnings, "the time profile has no summary of all virtual users: percentiles are upper bounds (the largest of any user), since percentiles of separate users cannot be combined")
 	}
+	var recounted []string
 	for _, proc := range order {
 		stats := summary[proc]
 		if upper {
 			stats = combine(perVU[proc])
+		} else if len(perVU[proc]) > 0 && countFromVirtualUsers(stats, combine(perVU[proc])) {
+			recounted = append(recounted, proc)
 		}
 		addProc(r, proc, stats, upper)
 	}
+	if len(recounted) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the time profile's summary does not count the calls its virtual users do (%s): calls and ratios are taken from the virtual users (HammerDB 4.12 counts each call twice in the summary)",
+			strings.Join(recounted, ", ")))
+	}
+	return true
+}
+
+// countFromVirtualUsers takes a transaction's calls and total time from the
+// per-user sections: HammerDB 4.12's summary counts every call twice (its
+// xtprof module appends each user's samples to the summary in two places
+// when job storage is on, the CLI's default), so its CALLS, TOTAL and RATIO
+// are twice the truth — a RATIO can pass 100 %. Its latencies are right
+// (the same samples twice). The ratio is scaled by the totals' error, which
+// keeps HammerDB's own normalisation by the median elapsed time.
+func countFromVirtualUsers(summary, users procStats) bool {
+	if summary["CALLS"] == users["CALLS"] {
+		return false
+	}
+	if summary["TOTAL"] > 0 {
+		summary["RATIO"] *= users["TOTAL"] / summary["TOTAL"]
+	}
+	summary["CALLS"], summary["TOTAL"] = users["CALLS"], users["TOTAL"]
 	return true
 }
 
