@@ -10,7 +10,9 @@
 //	go run ./hack/localcluster -bin-dir DIR -helm HELM -manager M -runner R [-keep]
 //
 // With -keep the cluster stays up until Ctrl-C, with KUBECONFIG printed;
-// with -up-only nothing is applied (a local cluster to try your own runs on).
+// with -up-only nothing is applied (a local cluster to try your own runs on);
+// -dir keeps the work directory (created when missing) instead of a
+// temporary one. README.md and docs/local-cluster.md document these.
 package main
 
 import (
@@ -63,6 +65,27 @@ func main() {
 	}
 }
 
+// workDir makes the quickstart's work directory: a given one is created when
+// missing (and kept), else a temporary one is removed at the end. Either is
+// made searchable by others, since pods run as their runAsUser.
+func workDir(dir string) (string, func(), error) {
+	cleanup := func() {}
+	if dir == "" {
+		d, err := os.MkdirTemp("", "dbperf-quickstart-")
+		if err != nil {
+			return "", nil, fmt.Errorf("while creating a work directory: %w", err)
+		}
+		dir, cleanup = d, func() { _ = os.RemoveAll(d) }
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, fmt.Errorf("while creating the work directory (--dir): %w", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("while making the work directory searchable: %w", err)
+	}
+	return dir, cleanup, nil
+}
+
 func progress(s string) {
 	fmt.Fprintf(os.Stderr, "[quickstart] %s (%s)\n", s, time.Now().UTC().Format("15:04:05"))
 }
@@ -70,17 +93,11 @@ func progress(s string) {
 func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, upOnly bool, html string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if dir == "" {
-		d, err := os.MkdirTemp("", "dbperf-quickstart-")
-		if err != nil {
-			return err
-		}
-		dir = d
-		defer os.RemoveAll(dir)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil { // pods run as their runAsUser
+	dir, cleanup, err := workDir(dir)
+	if err != nil {
 		return err
 	}
+	defer cleanup()
 	abs := func(p string) string { a, _ := filepath.Abs(p); return a }
 
 	progress("starting PostgreSQL and redis-server on 127.0.0.1")
@@ -110,8 +127,10 @@ func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, up
 	if upOnly {
 		fmt.Printf("\nThe simulated cluster runs, with the operator and the executor. In another shell:\n"+
 			"  export KUBECONFIG=%s PATH=%s:$PATH\n  kubectl get nodes -L pool,node.kubernetes.io/instance-type\n"+
-			"Local PostgreSQL: 127.0.0.1:%d (user %s, password in the Secret you create); redis-server: 127.0.0.1:%d.\n"+
-			"Ctrl-C stops everything.\n", stack.Kubeconfig, binDir, pg.Port, pg.User, redis.Port)
+			"Local PostgreSQL: 127.0.0.1:%d, database %s; the Secret an external target names (secretRef: {name: local-pg}):\n"+
+			"  kubectl create secret generic local-pg --from-literal=username=%s --from-literal=password=%s\n"+
+			"Local redis-server: 127.0.0.1:%d, no password. Ctrl-C stops everything.\n",
+			stack.Kubeconfig, binDir, pg.Port, pg.Database, pg.User, pg.Password, redis.Port)
 		<-ctx.Done()
 		return nil
 	}
