@@ -72,6 +72,9 @@ type runState struct {
 	prov     targets.Provisioner
 	target   targets.Observed
 	now      time.Time
+	// waiting says what the current Job's load generators wait for (the
+	// start barrier), for the Completed condition's message.
+	waiting string
 }
 
 // Reconcile moves a run one or more phases forward.
@@ -202,6 +205,7 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	RegisterMetrics(mgr.GetCache())
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&benchv1.BenchmarkRun{}).
+		Watches(&benchv1.BenchmarkRun{}, handler.EnqueueRequestsFromMapFunc(r.wakeQueued), builder.WithPredicates(phaseChanged)).
 		Owns(&batchv1.Job{}).
 		Owns(&appsv1.StatefulSet{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToRun),

@@ -19,7 +19,14 @@ import (
 // the workload Jobs (and their pods) and the workload files go; the results
 // ConfigMap stays with the run.
 func (r *BenchmarkRunReconciler) cleanup(ctx context.Context, run *benchv1.BenchmarkRun) (ctrl.Result, error) {
-	if run.Status.CleanupCompleted || !cleanupWanted(run) {
+	if run.Status.CleanupCompleted {
+		return ctrl.Result{}, nil
+	}
+	if !cleanupWanted(run) {
+		// Keeping everything carries the policy out too; saying so once
+		// tells a person (and a test) that the decision was made.
+		r.Recorder.Eventf(run, corev1.EventTypeNormal, "CleanupSkipped", "Kept the target and workload jobs (cleanup policy %s, phase %s)", cleanupPolicy(run), run.Status.Phase)
+		run.Status.CleanupCompleted = true
 		return ctrl.Result{}, nil
 	}
 	prov, err := targets.For(run)

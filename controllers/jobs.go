@@ -241,6 +241,11 @@ func (r *BenchmarkRunReconciler) parallelOutcome(ctx context.Context, st *runSta
 			}
 		}
 	}
+	if released < n {
+		st.waiting = fmt.Sprintf("%d of %d load generators running; the start barrier opens when all run", running, n)
+	} else {
+		st.waiting = ""
+	}
 	if len(newest) == n && running == n && released < n {
 		// Everyone waits at the barrier: start them all a moment from now,
 		// long enough for the kubelets to refresh the annotation file.

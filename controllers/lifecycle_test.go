@@ -189,20 +189,31 @@ func keys(m map[string]string) []string {
 	return out
 }
 
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func noSecretAnywhere(t *testing.T, h *harness, run *benchv1.BenchmarkRun) {
 	t.Helper()
 	ctx := context.Background()
-	status, _ := json.Marshal(run.Status)
+	status := mustJSON(t, run.Status)
+	// A List that fails must fail the check: an empty list proves nothing.
 	var cms corev1.ConfigMapList
-	_ = k8s.List(ctx, &cms, client.InNamespace(h.ns))
-	all, _ := json.Marshal(cms.Items)
+	if err := k8s.List(ctx, &cms, client.InNamespace(h.ns)); err != nil {
+		t.Fatalf("listing configmaps: %v", err)
+	}
 	var events corev1.EventList
-	_ = k8s.List(ctx, &events, client.InNamespace(h.ns))
-	ev, _ := json.Marshal(events.Items)
-	var jobs []byte
-	for _, j := range h.jobs() {
-		b, _ := json.Marshal(j)
-		jobs = append(jobs, b...)
+	if err := k8s.List(ctx, &events, client.InNamespace(h.ns)); err != nil {
+		t.Fatalf("listing events: %v", err)
+	}
+	all, ev, jobs := mustJSON(t, cms.Items), mustJSON(t, events.Items), mustJSON(t, h.jobs())
+	if len(cms.Items) == 0 {
+		t.Error("no configmaps were found: the run's results ConfigMap at least must be there")
 	}
 	for what, b := range map[string][]byte{"status": status, "configmaps": all, "events": ev, "jobs": jobs} {
 		if strings.Contains(string(b), secretValue) {
@@ -262,8 +273,9 @@ func TestValkeyTargetWithRedisBenchmark(t *testing.T) {
 	if run.Status.Target == nil || run.Status.Target.Kind != "valkey" || run.Status.Target.Port != 6379 {
 		t.Fatalf("target status %+v", run.Status.Target)
 	}
-	// Cleanup Never: the target and the Jobs stay.
-	time.Sleep(500 * time.Millisecond)
+	// Cleanup Never: the target and the Jobs stay, once the policy is
+	// carried out.
+	h.waitCleanup("vk")
 	if len(h.jobs()) != 2 {
 		t.Fatalf("jobs deleted despite cleanup Never")
 	}
@@ -346,7 +358,7 @@ func TestCNPGPostgresTarget(t *testing.T) {
 	if roles["pg-1"] != "standard-v3:target" || roles[node] != "loadgen:loadgen" {
 		t.Fatalf("environment nodes %v", roles)
 	}
-	time.Sleep(500 * time.Millisecond)
+	h.waitCleanup(run.Name)
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, cluster); err != nil {
 		t.Fatalf("cluster deleted despite cleanup OnSuccess on a failed run: %v", err)
 	}

@@ -65,8 +65,11 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 		out, err := r.jobOutcome(ctx, st, job)
 		if err != nil || out == nil {
 			run.Status.Progress = fmt.Sprintf("%d/%d", done, len(all))
-			setCondition(run, benchv1.ConditionCompleted, metav1.ConditionFalse, benchv1.ReasonMeasuring,
-				fmt.Sprintf("measuring step %s, repetition %d (job %s)", steps[u.step].Name, u.rep, job.Name))
+			msg := fmt.Sprintf("measuring step %s, repetition %d (job %s)", steps[u.step].Name, u.rep, job.Name)
+			if st.waiting != "" {
+				msg += ": " + st.waiting
+			}
+			setCondition(run, benchv1.ConditionCompleted, metav1.ConditionFalse, benchv1.ReasonMeasuring, msg)
 			return ctrl.Result{}, err
 		}
 		if err := r.storeUnit(ctx, st, u, out.result); err != nil {

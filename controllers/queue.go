@@ -13,12 +13,18 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 )
 
-// queueRecheck is how often a queued run looks again at its nodes.
-const queueRecheck = 5 * time.Second
+// queueRecheck is how often a queued run looks again at its nodes when
+// nothing else wakes it: a run that ends or goes wakes the queued runs
+// (wakeQueued); this catches node label and taint changes.
+const queueRecheck = time.Minute
 
 // waiting says whether a run has not claimed its nodes yet.
 func waiting(p benchv1.Phase) bool {
@@ -137,4 +143,34 @@ func candidateNodes(run *benchv1.BenchmarkRun, nodes []corev1.Node) map[string]b
 		}
 	}
 	return out
+}
+
+// wakeQueued enqueues every queued run when another run changes phase or is
+// deleted: that run may have been the one they wait for, so they are
+// admitted as soon as it lets go of its nodes, not at their next recheck.
+func (r *BenchmarkRunReconciler) wakeQueued(ctx context.Context, changed client.Object) []reconcile.Request {
+	var runs benchv1.BenchmarkRunList
+	if err := r.List(ctx, &runs); err != nil {
+		log.FromContext(ctx).Error(err, "Listing runs to wake the queued ones")
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range runs.Items {
+		if q := &runs.Items[i]; q.Status.Phase == benchv1.PhaseQueued && q.UID != changed.GetUID() {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(q)})
+		}
+	}
+	return out
+}
+
+// phaseChanged passes run updates that change the phase, and deletions.
+var phaseChanged = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*benchv1.BenchmarkRun)
+		n, ok2 := e.ObjectNew.(*benchv1.BenchmarkRun)
+		return ok1 && ok2 && o.Status.Phase != n.Status.Phase
+	},
+	DeleteFunc: func(event.DeleteEvent) bool { return true },
 }

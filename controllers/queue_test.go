@@ -25,7 +25,7 @@ func TestExclusivePoolsQueue(t *testing.T) {
 	first := measureOnly("first", 4, 1)
 	h.create(first)
 	firstJob := h.waitJob(specs.MeasureJobName(h.run("first"), 0, 1))
-	time.Sleep(50 * time.Millisecond) // a later creation timestamp second
+	// Created within the same second, first still comes first: ties go by name.
 	h.create(measureOnly("second", 4, 1))
 	elsewhere := measureOnly("elsewhere", 4, 1)
 	elsewhere.Spec.Workload.Placement.NodeSelector = map[string]string{"pool": "other"}
@@ -58,13 +58,17 @@ func TestExclusivePoolsQueue(t *testing.T) {
 	f := fixture(t, "pgbench", "pg14plus-tpcb-scale50-haproxy.txt")
 	h.kubelet(firstJob, node, "pgbench", f)
 	h.waitPhase("first", 20*time.Second, benchv1.PhaseSucceeded, benchv1.PhaseInvalid)
-	time.Sleep(queueRecheck + time.Second)
-	r := h.run("second")
-	if c := meta.FindStatusCondition(r.Status.Conditions, benchv1.ConditionAdmitted); r.Status.Phase != benchv1.PhaseQueued || c == nil || !strings.Contains(c.Message, "/sharing") {
-		t.Fatalf("second after first ended: %s, %+v; want it waiting for sharing", r.Status.Phase, c)
-	}
+	// The end of first wakes second at once (well before its recheck),
+	// which now names the run it still waits for.
+	testutil.Eventually(t, queueRecheck/10, "second waiting for sharing", func() error {
+		r := h.run("second")
+		if c := meta.FindStatusCondition(r.Status.Conditions, benchv1.ConditionAdmitted); r.Status.Phase != benchv1.PhaseQueued || c == nil || !strings.Contains(c.Message, "/sharing") {
+			return fmt.Errorf("second after first ended: %s, %+v; want it waiting for sharing", r.Status.Phase, c)
+		}
+		return nil
+	})
 	h.kubelet(h.waitJob(specs.MeasureJobName(h.run("sharing"), 0, 1)), node, "pgbench", f)
-	testutil.Eventually(t, 20*time.Second, "second admitted", func() error {
+	testutil.Eventually(t, queueRecheck/10, "second admitted as soon as sharing ends", func() error {
 		r := h.run("second")
 		if c := meta.FindStatusCondition(r.Status.Conditions, benchv1.ConditionAdmitted); r.Status.Phase == benchv1.PhaseQueued || c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("phase %s, Admitted %+v", r.Status.Phase, c)

@@ -92,16 +92,15 @@ func TestScheduleTemplateChangesAndRegression(t *testing.T) {
 			if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
 				return err
 			}
-			if n := len(cur.Status.History); n == 0 || cur.Status.History[n-1].Run != name || meta.FindStatusCondition(cur.Status.Conditions, benchv1.ConditionRegressed) == nil {
+			// The history entry and the Regressed condition are written
+			// together, so once the entry shows the run ended, the
+			// condition has judged it.
+			if n := len(cur.Status.History); n == 0 || cur.Status.History[n-1].Run != name || !cur.Status.History[n-1].Phase.Terminal() ||
+				meta.FindStatusCondition(cur.Status.Conditions, benchv1.ConditionRegressed) == nil {
 				return fmt.Errorf("history %+v", cur.Status.History)
 			}
 			return nil
 		})
-		// Re-check after the condition settles on this run.
-		time.Sleep(300 * time.Millisecond)
-		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
-			t.Fatal(err)
-		}
 		return cur
 	}
 	noise := []float64{1000, 1008, 995, 1003, 998, 1006}

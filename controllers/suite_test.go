@@ -251,6 +251,18 @@ func (h *harness) waitPhase(name string, within time.Duration, phases ...benchv1
 	return run
 }
 
+// waitCleanup waits until the run's cleanup policy has been carried out,
+// whatever it keeps.
+func (h *harness) waitCleanup(name string) {
+	h.t.Helper()
+	testutil.Eventually(h.t, 20*time.Second, "cleanup policy of "+name+" carried out", func() error {
+		if run := h.run(name); !run.Status.CleanupCompleted {
+			return fmt.Errorf("phase %s, cleanup not completed", run.Status.Phase)
+		}
+		return nil
+	})
+}
+
 func (h *harness) waitJob(name string) *batchv1.Job {
 	h.t.Helper()
 	job := &batchv1.Job{}

@@ -161,7 +161,12 @@ func TestParallelLoadGeneratorsBarrierAndMerge(t *testing.T) {
 	// Both pods start; the operator must not release the barrier until
 	// the second one runs.
 	pods := []*corev1.Pod{startIndexedPod(t, h, job, node, 0)}
-	time.Sleep(2 * time.Second)
+	testutil.Eventually(t, 10*time.Second, "the operator seeing one generator running", func() error {
+		if c := findCondition(h.run(run.Name), benchv1.ConditionCompleted); c == nil || !strings.Contains(c.Message, "1 of 2 load generators running") {
+			return fmt.Errorf("completed condition %+v", c)
+		}
+		return nil
+	})
 	if got := podAnnotation(t, h, pods[0].Name); got != "" {
 		t.Fatalf("barrier opened with one of two generators running: %s", got)
 	}

@@ -75,7 +75,9 @@ type BenchmarkRunStatus struct {
 	// +optional
 	ResultsConfigMap string `json:"resultsConfigMap,omitempty"`
 
-	// CleanupCompleted is set once the cleanup policy has been carried out.
+	// CleanupCompleted is set once the cleanup policy has been carried out:
+	// what it deletes is deleted, or it keeps everything (Never, or
+	// OnSuccess on a run that did not succeed).
 	// +optional
 	CleanupCompleted bool `json:"cleanupCompleted,omitempty"`
 }

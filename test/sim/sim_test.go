@@ -76,7 +76,19 @@ func TestClusterSchedulesOntoPoolsAndLeavesWorkloadPodsToTheExecutor(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	// A positive sign that kwok has seen the workload pod scheduled: a pod
+	// created after that (kwok's informer delivers pod events in order)
+	// is running.
+	if _, err := c.Clientset.CoreV1().Pods("default").Create(ctx, pod("later", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = poll(ctx, "pod later Running", func() (bool, error) {
+		p, err := c.Clientset.CoreV1().Pods("default").Get(ctx, "later", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	p, err := c.Clientset.CoreV1().Pods("default").Get(ctx, "workload", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
