@@ -128,6 +128,12 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 		return nil, cleanup, &notRunnable{"ContainerCannotRun", "no tool command after -- in the runner's arguments"}
 	}
 	tool := argv[dash+1]
+	// A shell wrapper (`sh -c SCRIPT NAME ARGS…`: memtier with credentials
+	// the shell assembles) runs the image's own shell; the image's tool is
+	// the one the script is named for ($0).
+	if filepath.Base(tool) == "sh" && dash+4 < len(argv) && argv[dash+2] == "-c" {
+		tool = argv[dash+4]
+	}
 	repo := ImageRepository(c.Image)
 	toolPath := ""
 	for _, d := range e.o.Images[repo] {
