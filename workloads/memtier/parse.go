@@ -105,16 +105,10 @@ func scanErrors(r *results.Result, lines []string) outputErrors {
 	return errs
 }
 
-// setupFailed: memtier 2.1.1 prints these when a connection's setup
-// (SELECT, CLUSTER SLOTS, HELLO) is refused; the connection then sends
-// nothing and memtier never ends (the runner's watchdog stops it).
+// setupFailed: the connection-setup failures after which memtier never
+// ends (fatalPrefixes, which also arm the runner's watchdog).
 func setupFailed(l string) bool {
-	for _, p := range []string{"database selection failed", "cluster slot failed", "error: HELLO failed"} {
-		if strings.HasPrefix(l, p) {
-			return true
-		}
-	}
-	return false
+	return Memtier{}.FatalOutput(l)
 }
 
 // judgeErrors turns error responses into errorPercent, the share of
