@@ -50,20 +50,38 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 		"two targets": {func(r *benchv1.BenchmarkRun) { r.Spec.Target.Valkey = &benchv1.ValkeyTarget{} },
 			[]string{"spec.target", "exactly one of"}},
 		"hammerdb in parallel": {func(r *benchv1.BenchmarkRun) {
-			r.Spec.Workload = benchv1.WorkloadSpec{Parallelism: 2, HammerDB: &benchv1.HammerDBWorkload{Database: "postgresql", VirtualUsers: []int32{20}}}
+			r.Spec.Workload = benchv1.WorkloadSpec{Parallelism: 2, HammerDB: &benchv1.HammerDBWorkload{Database: benchv1.HammerDBPostgres, VirtualUsers: []int32{20}}}
 		}, []string{"spec.workload", "parallelism above 1 is not possible for osb and hammerdb"}},
 		"hammerdb postgresql on mysql": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Target = benchv1.TargetSpec{MySQL: &benchv1.MySQLTarget{}}
-			r.Spec.Workload = benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: "postgresql", VirtualUsers: []int32{20}}}
+			r.Spec.Workload = benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: benchv1.HammerDBPostgres, VirtualUsers: []int32{20}}}
 		}, []string{"workload.hammerdb.database must be mysql for a mysql target"}},
 		"hammerdb build users above warehouses": {func(r *benchv1.BenchmarkRun) {
-			r.Spec.Workload = benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: "postgresql", Warehouses: 2, BuildVirtualUsers: 4, VirtualUsers: []int32{20}}}
+			r.Spec.Workload = benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: benchv1.HammerDBPostgres, Warehouses: 2, BuildVirtualUsers: 4, VirtualUsers: []int32{20}}}
 		}, []string{"spec.workload.hammerdb", "buildVirtualUsers must not exceed warehouses"}},
 		"opensearch with 20 nodes": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Target = benchv1.TargetSpec{OpenSearch: &benchv1.OpenSearchTarget{Nodes: 20}}
 		}, []string{"spec.target.opensearch.nodes"}},
 		"no clients": {func(r *benchv1.BenchmarkRun) { r.Spec.Workload.Pgbench.Clients = nil },
 			[]string{"spec.workload.pgbench.clients"}},
+		"hammerdb ramp-up not in whole minutes": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: benchv1.HammerDBPostgres, VirtualUsers: []int32{20},
+				RampUp: &metav1.Duration{Duration: 90 * time.Second}}}
+		}, []string{"spec.workload.hammerdb.rampUp", "whole minutes"}},
+		"hammerdb duration under a minute": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: benchv1.HammerDBPostgres, VirtualUsers: []int32{20},
+				Duration: &metav1.Duration{Duration: 30 * time.Second}}}
+		}, []string{"spec.workload.hammerdb.duration", "whole minutes"}},
+		"hammerdb database spelled as HammerDB's plugin": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: "postgresql", VirtualUsers: []int32{20}}}
+		}, []string{"spec.workload.hammerdb.database", "postgres"}},
+		"pgbench progress in fractions of a second": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload.Pgbench.ProgressInterval = &metav1.Duration{Duration: 1500 * time.Millisecond}
+		}, []string{"spec.workload.pgbench.progressInterval", "whole seconds"}},
+		"cpu percent below 1": {func(r *benchv1.BenchmarkRun) { r.Spec.Validity.MaxLoadGeneratorCPUPercent = 0.5 },
+			[]string{"spec.validity.maxLoadGeneratorCPUPercent", "between 1 and 100"}},
+		"coefficient of variation above 100": {func(r *benchv1.BenchmarkRun) { r.Spec.Validity.MaxCoefficientOfVariationPercent = 101 },
+			[]string{"spec.validity.maxCoefficientOfVariationPercent"}},
 		"zero clients": {func(r *benchv1.BenchmarkRun) { r.Spec.Workload.Pgbench.Clients = []int32{0} },
 			[]string{"spec.workload.pgbench.clients[0]"}},
 		"jobs above clients": {func(r *benchv1.BenchmarkRun) { r.Spec.Workload.Pgbench.Jobs = ptrInt32(16) },
@@ -75,7 +93,7 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 		"duration too short": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Workload.Pgbench.Duration = metav1.Duration{Duration: 100 * time.Millisecond}
 		}, []string{"spec.workload.pgbench.duration"}},
-		"error percent not a number": {func(r *benchv1.BenchmarkRun) { r.Spec.Validity.MaxErrorPercent = "lots" },
+		"error percent above 100": {func(r *benchv1.BenchmarkRun) { r.Spec.Validity.MaxErrorPercent = 100.5 },
 			[]string{"spec.validity.maxErrorPercent"}},
 		"cpu percent above 100": {func(r *benchv1.BenchmarkRun) { r.Spec.Validity.MaxLoadGeneratorCPUPercent = 150 },
 			[]string{"spec.validity.maxLoadGeneratorCPUPercent"}},
@@ -97,6 +115,18 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a fractional percent is a number like any other", func(t *testing.T) {
+		r := good()
+		r.Name = "fractional"
+		r.Spec.Validity = benchv1.ValiditySpec{MaxErrorPercent: 0.5, MaxLoadGeneratorCPUPercent: 87.5, MaxCoefficientOfVariationPercent: 2.5}
+		if err := k8s.Create(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+		got := &benchv1.BenchmarkRun{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(r), got); err != nil || got.Spec.Validity != r.Spec.Validity {
+			t.Fatalf("validity stored as %+v (%v), want %+v", got.Spec.Validity, err, r.Spec.Validity)
+		}
+	})
 	t.Run("spec is immutable", func(t *testing.T) {
 		r := good()
 		r.Name = "frozen"

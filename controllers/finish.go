@@ -102,7 +102,7 @@ func verdict(run *benchv1.BenchmarkRun) (benchv1.Phase, string, string) {
 	case len(invalid) > 0:
 		return benchv1.PhaseInvalid, benchv1.ReasonSomeInvalid, fmt.Sprintf("%d of %d measurements are not valid: %s", len(invalid), n, strings.Join(invalid, " | "))
 	case len(unstable) > 0:
-		return benchv1.PhaseInvalid, benchv1.ReasonUnstable, fmt.Sprintf("the primary metric varied more than %d%% between repetitions at %s",
+		return benchv1.PhaseInvalid, benchv1.ReasonUnstable, fmt.Sprintf("the primary metric varied more than %g%% between repetitions at %s",
 			run.Spec.Validity.MaxCoefficientOfVariationPercent, strings.Join(unstable, ", "))
 	}
 	return benchv1.PhaseSucceeded, benchv1.ReasonAllValid, fmt.Sprintf("all %d measurements passed the validity checks", n)

@@ -46,7 +46,7 @@ func externalDB() benchv1.TargetSpec {
 // its first Job is a measurement.
 func measureOnly(name string, clients int32, reps int32) *benchv1.BenchmarkRun {
 	run := pgbenchRun(name, externalDB(), []int32{clients}, reps)
-	run.Spec.Workload.Pgbench.SkipInit = true
+	run.Spec.Workload.SkipPrepare = true
 	return run
 }
 
@@ -300,7 +300,7 @@ func TestCNPGPostgresTarget(t *testing.T) {
 		Placement: benchv1.Placement{NodeSelector: map[string]string{"pool": "standard-v3"}},
 	}, []int32{16}, 1)
 	run.Spec.Cleanup = benchv1.CleanupOnSuccess
-	run.Spec.Workload.Pgbench.SkipInit = true
+	run.Spec.Workload.SkipPrepare = true
 	h.create(run)
 	cluster := &unstructured.Unstructured{}
 	cluster.SetGroupVersionKind(specs.CNPGClusterGVK)

@@ -20,6 +20,11 @@ func (r *BenchmarkRunReconciler) prepare(ctx context.Context, st *runState) (ctr
 	if !st.target.Ready {
 		return r.waitForTarget(st), nil
 	}
+	if run.Spec.Workload.SkipPrepare {
+		setCondition(run, benchv1.ConditionPrepared, metav1.ConditionTrue, benchv1.ReasonSkipped, "spec.workload.skipPrepare: the target holds the data a previous run prepared")
+		run.Status.Phase = benchv1.PhaseRunning
+		return ctrl.Result{}, nil
+	}
 	inv := st.workload.Prepare(&run.Spec.Workload, st.target.Endpoint)
 	if inv == nil {
 		setCondition(run, benchv1.ConditionPrepared, metav1.ConditionTrue, benchv1.ReasonNotNeeded, st.workload.Name()+" needs no prepare step")

@@ -128,7 +128,7 @@ func TestHammerDBFailedBuildFailsTheRun(t *testing.T) {
 	node := loadgenNode(h)
 	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "tprocc-bad-build"}, Spec: benchv1.BenchmarkRunSpec{
 		Target:   benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "pg.example", Port: 5432}},
-		Workload: benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: "postgresql", Warehouses: 1, VirtualUsers: []int32{1}}},
+		Workload: benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: benchv1.HammerDBPostgres, Warehouses: 1, VirtualUsers: []int32{1}}},
 	}}
 	h.create(run)
 	prep := h.waitJob(specs.PrepareJobName(h.run(run.Name)))
@@ -148,7 +148,7 @@ func TestParallelLoadGeneratorsBarrierAndMerge(t *testing.T) {
 	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "ycsb-2gen"}, Spec: benchv1.BenchmarkRunSpec{
 		Target: benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "docstore", Port: 27017}},
 		Workload: benchv1.WorkloadSpec{Parallelism: 2,
-			YCSB: &benchv1.YCSBWorkload{Binding: "mongodb", Workload: "a", SkipLoad: true, Threads: []int32{8}}},
+			YCSB: &benchv1.YCSBWorkload{Binding: "mongodb", CoreWorkload: "a", Threads: []int32{8}}},
 	}}
 	h.create(run)
 	job := h.waitJob(specs.MeasureJobName(h.run(run.Name), 0, 1))

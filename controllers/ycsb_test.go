@@ -27,7 +27,7 @@ func TestYCSBLifecycle(t *testing.T) {
 			Target: benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "docstore", Port: 27017, Database: "ycsb",
 				SecretRef: &corev1.LocalObjectReference{Name: "docstore"}}},
 			Workload: benchv1.WorkloadSpec{
-				YCSB:      &benchv1.YCSBWorkload{Binding: "mongodb", Workload: "a", RecordCount: 500000, OperationCount: 5000000, Threads: []int32{8, 16}},
+				YCSB:      &benchv1.YCSBWorkload{Binding: "mongodb", CoreWorkload: "a", RecordCount: 500000, OperationCount: 5000000, Threads: []int32{8, 16}},
 				Placement: benchv1.Placement{NodeSelector: map[string]string{"pool": "loadgen"}},
 			},
 		},

@@ -23,7 +23,8 @@ type Workload interface {
 	// the order they are listed.
 	Steps(spec *benchv1.WorkloadSpec) []Step
 	// Prepare returns the invocation that loads data before measuring, or
-	// nil when the tool needs none.
+	// nil when the tool needs none. It is not called when the spec says
+	// skipPrepare.
 	Prepare(spec *benchv1.WorkloadSpec, ep Endpoint) *Invocation
 	// Run returns the invocation that measures one step.
 	Run(spec *benchv1.WorkloadSpec, ep Endpoint, step Step) Invocation

@@ -17,7 +17,7 @@ const (
 )
 
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.hammerdb) || !has(self.target.mysql) || self.workload.hammerdb.database == 'mysql'",message="workload.hammerdb.database must be mysql for a mysql target"
-// +kubebuilder:validation:XValidation:rule="!has(self.workload.hammerdb) || !has(self.target.postgres) || self.workload.hammerdb.database == 'postgresql'",message="workload.hammerdb.database must be postgresql for a postgres target"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.hammerdb) || !has(self.target.postgres) || self.workload.hammerdb.database == 'postgres'",message="workload.hammerdb.database must be postgres for a postgres target"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.hammerdb) || !(has(self.target.valkey) || has(self.target.mongodb) || has(self.target.opensearch))",message="hammerdb needs a postgres, mysql or external target"
 // BenchmarkRunSpec describes one benchmark: the database under test, the load
 // tool, where each runs, and how often the measurement is repeated.
@@ -68,27 +68,23 @@ type ValiditySpec struct {
 	// MaxLoadGeneratorCPUPercent is the highest CPU use of a load-generator
 	// container, as a percent of the CPU it may use, at which its numbers are
 	// still trusted. A saturated load generator measures itself, not the target.
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:validation:XValidation:rule="self >= 1.0",message="must be between 1 and 100"
 	// +kubebuilder:default=90
 	// +optional
-	MaxLoadGeneratorCPUPercent int32 `json:"maxLoadGeneratorCPUPercent,omitempty"`
+	MaxLoadGeneratorCPUPercent Percent `json:"maxLoadGeneratorCPUPercent,omitempty"`
 
 	// MaxErrorPercent is the highest share of failed requests or
-	// transactions, in percent, that a trusted measurement may have. The
-	// default 0 makes any error response invalidate the repetition.
-	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+([.][0-9]+)?$') && double(self) <= 100.0",message="must be a decimal number of percent between 0 and 100"
-	// +kubebuilder:default="0"
+	// transactions, in percent (0.5 for one in 200), that a trusted
+	// measurement may have. The default 0 makes any error response
+	// invalidate the repetition.
 	// +optional
-	MaxErrorPercent string `json:"maxErrorPercent,omitempty"`
+	MaxErrorPercent Percent `json:"maxErrorPercent,omitempty"`
 
 	// MaxCoefficientOfVariationPercent marks a step unstable when the
 	// run-to-run variation of its primary metric is above it (needs at
 	// least two repetitions). Zero disables the check.
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=100
 	// +optional
-	MaxCoefficientOfVariationPercent int32 `json:"maxCoefficientOfVariationPercent,omitempty"`
+	MaxCoefficientOfVariationPercent Percent `json:"maxCoefficientOfVariationPercent,omitempty"`
 }
 
 // +kubebuilder:object:root=true

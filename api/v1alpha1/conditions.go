@@ -40,6 +40,8 @@ const (
 	ReasonPreparing       = "Preparing"
 	ReasonPrepareFailed   = "PrepareFailed"
 	ReasonNotNeeded       = "NotNeeded"
+	// ReasonSkipped (Prepared=True): spec.workload.skipPrepare.
+	ReasonSkipped = "Skipped"
 	ReasonPrepared        = "Prepared"
 	ReasonMeasuring       = "Measuring"
 	ReasonAllMeasured     = "AllMeasured"

@@ -38,6 +38,12 @@ type WorkloadSpec struct {
 	// +optional
 	Parallelism int32 `json:"parallelism,omitempty"`
 
+	// SkipPrepare skips the tool's prepare step (pgbench -i, the YCSB and
+	// memtier load, HammerDB's schema build), for a target that already
+	// holds the data a previous run prepared. Tools without one ignore it.
+	// +optional
+	SkipPrepare bool `json:"skipPrepare,omitempty"`
+
 	// Image overrides the tool's default (official) image.
 	// +optional
 	Image string `json:"image,omitempty"`
@@ -61,11 +67,6 @@ type PgbenchWorkload struct {
 	// +kubebuilder:default=10
 	// +optional
 	Scale int32 `json:"scale,omitempty"`
-
-	// SkipInit skips the init step, for a database that already holds the
-	// pgbench tables or a custom script's schema.
-	// +optional
-	SkipInit bool `json:"skipInit,omitempty"`
 
 	// Clients is swept: each value is one step (-c).
 	// +kubebuilder:validation:MinItems=1
@@ -101,17 +102,18 @@ type PgbenchWorkload struct {
 	// +optional
 	Protocol string `json:"protocol,omitempty"`
 
-	// Rate limits transactions per second (-R); absent means as fast as possible.
+	// RateLimitPerSecond limits the transactions per second (-R); absent
+	// means as fast as possible.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
-	Rate *int32 `json:"rate,omitempty"`
+	RateLimitPerSecond *int32 `json:"rateLimitPerSecond,omitempty"`
 
-	// ProgressSeconds prints progress every N seconds (-P); 0 turns it off.
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=3600
-	// +kubebuilder:default=5
+	// ProgressInterval prints progress this often (-P, whole seconds): the
+	// time series of the run; 0s turns it off.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('1h') && duration(self).getMilliseconds() % 1000 == 0",message="must be whole seconds between 0s and 1h, such as 5s"
+	// +kubebuilder:default="5s"
 	// +optional
-	ProgressSeconds int32 `json:"progressSeconds,omitempty"`
+	ProgressInterval *metav1.Duration `json:"progressInterval,omitempty"`
 
 	// PerStatementLatencies reports the latency of each statement (-r).
 	// +kubebuilder:default=true
@@ -139,8 +141,8 @@ type MemtierWorkload struct {
 	// +optional
 	KeyPattern string `json:"keyPattern,omitempty"`
 
-	// KeyMinimum and KeyMaximum bound the key range.
-	// +kubebuilder:validation:Minimum=0
+	// KeyMinimum and KeyMaximum bound the key range (memtier refuses 0).
+	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:default=1
 	// +optional
 	KeyMinimum int64 `json:"keyMinimum,omitempty"`
@@ -149,12 +151,12 @@ type MemtierWorkload struct {
 	// +optional
 	KeyMaximum int64 `json:"keyMaximum,omitempty"`
 
-	// DataSize of each value in bytes.
+	// DataSizeBytes of each value (--data-size).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=67108864
 	// +kubebuilder:default=32
 	// +optional
-	DataSize int32 `json:"dataSize,omitempty"`
+	DataSizeBytes int32 `json:"dataSizeBytes,omitempty"`
 
 	// Threads is swept: each value is one step (-t).
 	// +kubebuilder:validation:MinItems=1
@@ -190,11 +192,6 @@ type MemtierWorkload struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	Commands []MemtierCommand `json:"commands,omitempty"`
-
-	// Load fills the key range before measuring (--ratio=1:0 -n allkeys).
-	// +kubebuilder:default=true
-	// +optional
-	Load *bool `json:"load,omitempty"`
 }
 
 // MemtierCommand is one custom command of a memtier run.
@@ -251,12 +248,12 @@ type RedisBenchmarkWorkload struct {
 	// +optional
 	Pipeline []int32 `json:"pipeline,omitempty"`
 
-	// DataSize of SET values in bytes (-d).
+	// DataSizeBytes of SET values (-d).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=536870912
 	// +kubebuilder:default=3
 	// +optional
-	DataSize int32 `json:"dataSize,omitempty"`
+	DataSizeBytes int32 `json:"dataSizeBytes,omitempty"`
 
 	// KeySpace makes keys random in [0, KeySpace) (-r); 0 uses one key.
 	// +kubebuilder:validation:Minimum=0
@@ -271,20 +268,21 @@ type RedisBenchmarkWorkload struct {
 }
 
 // YCSBWorkload drives a key-value or document store with the YCSB client.
-// +kubebuilder:validation:XValidation:rule="has(self.workload) || has(self.properties)",message="set workload (a-f) or properties (a custom property set)"
+// +kubebuilder:validation:XValidation:rule="has(self.coreWorkload) || has(self.properties)",message="set coreWorkload (a-f) or properties (a custom property set)"
 type YCSBWorkload struct {
 	// Binding is the YCSB database binding: mongodb, redis, jdbc, or basic
 	// (BasicDB: the client loop without a database, to measure the client).
 	// +kubebuilder:validation:Enum=mongodb;redis;jdbc;basic
 	Binding string `json:"binding"`
 
-	// Workload is a core workload: a (50/50 read/update), b (95/5), c (read
-	// only), d (read latest), e (short scans), f (read-modify-write).
+	// CoreWorkload is one of YCSB's core workloads: a (50/50 read/update),
+	// b (95/5), c (read only), d (read latest), e (short scans), f
+	// (read-modify-write).
 	// +kubebuilder:validation:Enum=a;b;c;d;e;f
 	// +optional
-	Workload string `json:"workload,omitempty"`
+	CoreWorkload string `json:"coreWorkload,omitempty"`
 
-	// Properties are passed as -p key=value after the workload, so they
+	// Properties are passed as -p key=value after the core workload, so they
 	// extend or override it (a custom property set without workload).
 	// +kubebuilder:validation:MaxProperties=64
 	// +optional
@@ -318,10 +316,11 @@ type YCSBWorkload struct {
 	// +optional
 	LoadThreads int32 `json:"loadThreads,omitempty"`
 
-	// Target throughput in ops/s (-target); 0 means as fast as possible.
+	// TargetOpsPerSecond is the throughput the client aims at (-target);
+	// 0 means as fast as possible.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
-	Target int64 `json:"target,omitempty"`
+	TargetOpsPerSecond int64 `json:"targetOpsPerSecond,omitempty"`
 
 	// MaxExecutionTime stops a run step after this long.
 	// +optional
@@ -333,10 +332,6 @@ type YCSBWorkload struct {
 	// +kubebuilder:validation:items:Pattern=`^[0-9]{1,2}([.][0-9]{1,3})?$`
 	// +optional
 	Percentiles []string `json:"percentiles,omitempty"`
-
-	// SkipLoad keeps data a previous run loaded.
-	// +optional
-	SkipLoad bool `json:"skipLoad,omitempty"`
 }
 
 // K6Workload runs a Grafana k6 script.
@@ -373,11 +368,11 @@ type K6Workload struct {
 // OSBWorkload runs OpenSearch Benchmark against the target cluster
 // (--pipeline=benchmark-only).
 type OSBWorkload struct {
-	// Workload is the OSB workload, such as http_logs.
+	// Name of the OSB workload (--workload), such as http_logs.
 	// +kubebuilder:validation:Pattern=`^[a-z0-9_-]+$`
 	// +kubebuilder:default=http_logs
 	// +optional
-	Workload string `json:"workload,omitempty"`
+	Name string `json:"name,omitempty"`
 	// TestProcedure, such as append-no-conflicts-index-only.
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_-]+$`
 	// +optional
@@ -427,9 +422,9 @@ type OSBWorkload struct {
 // is the prepare step, and each virtual-user count is one timed step.
 // +kubebuilder:validation:XValidation:rule="!has(self.buildVirtualUsers) || self.buildVirtualUsers <= self.warehouses",message="buildVirtualUsers must not exceed warehouses"
 type HammerDBWorkload struct {
-	// Database is the HammerDB database plugin: postgresql or mysql.
-	// +kubebuilder:validation:Enum=postgresql;mysql
-	Database string `json:"database"`
+	// Database is the kind of database HammerDB drives, spelled as the
+	// target kinds are: postgres or mysql.
+	Database HammerDBDatabase `json:"database"`
 
 	// Warehouses of the schema (count_ware).
 	// +kubebuilder:validation:Minimum=1
@@ -452,19 +447,19 @@ type HammerDBWorkload struct {
 	// +kubebuilder:validation:items:Maximum=10000
 	VirtualUsers []int32 `json:"virtualUsers"`
 
-	// RampUpMinutes before the measured period (rampup).
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=600
-	// +kubebuilder:default=2
+	// RampUp before the measured period (rampup), in whole minutes, as
+	// HammerDB takes it.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('10h') && duration(self).getSeconds() % 60 == 0 && duration(self).getMilliseconds() % 1000 == 0",message="must be whole minutes between 0m and 10h, such as 2m"
+	// +kubebuilder:default="2m"
 	// +optional
-	RampUpMinutes *int32 `json:"rampUpMinutes,omitempty"`
+	RampUp *metav1.Duration `json:"rampUp,omitempty"`
 
-	// DurationMinutes of the measured period (duration).
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=1440
-	// +kubebuilder:default=5
+	// Duration of the measured period (duration), in whole minutes, as
+	// HammerDB takes it.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('24h') && duration(self).getSeconds() % 60 == 0 && duration(self).getMilliseconds() % 1000 == 0",message="must be whole minutes between 1m and 24h, such as 5m"
+	// +kubebuilder:default="5m"
 	// +optional
-	DurationMinutes int32 `json:"durationMinutes,omitempty"`
+	Duration *metav1.Duration `json:"duration,omitempty"`
 
 	// AllWarehouses makes every virtual user use all warehouses
 	// (allwarehouse), spreading I/O over the whole schema.
@@ -504,13 +499,20 @@ type HammerDBWorkload struct {
 	// +optional
 	SchemaUser string `json:"schemaUser,omitempty"`
 
-	// SkipBuild keeps a schema a previous run built.
-	// +optional
-	SkipBuild bool `json:"skipBuild,omitempty"`
-
 	// Settings are further tpcc dictionary values (diset tpcc KEY VALUE),
 	// such as {"pg_vacuum": "true"}; keys carry the database prefix.
 	// +kubebuilder:validation:MaxProperties=32
 	// +optional
 	Settings map[string]string `json:"settings,omitempty"`
 }
+
+// HammerDBDatabase is the kind of database HammerDB drives.
+// +kubebuilder:validation:Enum=postgres;mysql
+type HammerDBDatabase string
+
+const (
+	// HammerDBPostgres drives PostgreSQL (HammerDB's "pg" plugin).
+	HammerDBPostgres HammerDBDatabase = "postgres"
+	// HammerDBMySQL drives MySQL or MariaDB (HammerDB's "mysql" plugin).
+	HammerDBMySQL HammerDBDatabase = "mysql"
+)

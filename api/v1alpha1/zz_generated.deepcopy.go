@@ -519,9 +519,14 @@ func (in *HammerDBWorkload) DeepCopyInto(out *HammerDBWorkload) {
 		*out = make([]int32, len(*in))
 		copy(*out, *in)
 	}
-	if in.RampUpMinutes != nil {
-		in, out := &in.RampUpMinutes, &out.RampUpMinutes
-		*out = new(int32)
+	if in.RampUp != nil {
+		in, out := &in.RampUp, &out.RampUp
+		*out = new(metav1.Duration)
+		**out = **in
+	}
+	if in.Duration != nil {
+		in, out := &in.Duration, &out.Duration
+		*out = new(metav1.Duration)
 		**out = **in
 	}
 	if in.TimeProfile != nil {
@@ -649,11 +654,6 @@ func (in *MemtierWorkload) DeepCopyInto(out *MemtierWorkload) {
 		in, out := &in.Commands, &out.Commands
 		*out = make([]MemtierCommand, len(*in))
 		copy(*out, *in)
-	}
-	if in.Load != nil {
-		in, out := &in.Load, &out.Load
-		*out = new(bool)
-		**out = **in
 	}
 }
 
@@ -878,9 +878,14 @@ func (in *PgbenchWorkload) DeepCopyInto(out *PgbenchWorkload) {
 		**out = **in
 	}
 	out.Duration = in.Duration
-	if in.Rate != nil {
-		in, out := &in.Rate, &out.Rate
+	if in.RateLimitPerSecond != nil {
+		in, out := &in.RateLimitPerSecond, &out.RateLimitPerSecond
 		*out = new(int32)
+		**out = **in
+	}
+	if in.ProgressInterval != nil {
+		in, out := &in.ProgressInterval, &out.ProgressInterval
+		*out = new(metav1.Duration)
 		**out = **in
 	}
 	if in.PerStatementLatencies != nil {

@@ -206,17 +206,13 @@ func runnerArgs(p JobParams) []string {
 	if maxCPU == 0 {
 		maxCPU = 90
 	}
-	maxErr := v.MaxErrorPercent
-	if maxErr == "" {
-		maxErr = "0"
-	}
 	args := []string{"exec"}
 	if n := Generators(p); n > 1 {
 		args = append(args, "--start-barrier", BarrierDir+"/start-at", "--generators", strconv.Itoa(int(n)))
 	}
 	args = append(args, "--workload", p.Workload,
-		"--max-cpu-percent", strconv.Itoa(int(maxCPU)),
-		"--max-error-percent", maxErr)
+		"--max-cpu-percent", formatPercent(maxCPU),
+		"--max-error-percent", formatPercent(v.MaxErrorPercent))
 	if p.Role == RolePrepare {
 		args = append(args, "--prepare")
 	}
@@ -273,4 +269,9 @@ func FilesConfigMap(run *benchv1.BenchmarkRun, files map[string]string) *corev1.
 		ObjectMeta: ObjectMeta(run, FilesConfigMapName(run), RoleLoadgen),
 		Data:       files,
 	}
+}
+
+// formatPercent writes a percent as the runner's flags take it: 90, 0.5.
+func formatPercent(p benchv1.Percent) string {
+	return strconv.FormatFloat(float64(p), 'f', -1, 64)
 }

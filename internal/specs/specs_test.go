@@ -32,13 +32,13 @@ func sampleRun() *benchv1.BenchmarkRun {
 	return &benchv1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{Name: "v4a-tpcb", Namespace: "perf", UID: "8f14e45f-ceea-467a-9575-7d8d8a1a0b1c"},
 		Spec: benchv1.BenchmarkRunSpec{
-			Validity: benchv1.ValiditySpec{MaxLoadGeneratorCPUPercent: 85, MaxErrorPercent: "0.5"},
+			Validity: benchv1.ValiditySpec{MaxLoadGeneratorCPUPercent: 85, MaxErrorPercent: 0.5},
 			Target: benchv1.TargetSpec{
 				Postgres:  &benchv1.PostgresTarget{Instances: 2, Parameters: map[string]string{"max_connections": "400"}},
 				Placement: benchv1.Placement{NodeSelector: map[string]string{"pool": "standard-v4a"}},
 			},
 			Workload: benchv1.WorkloadSpec{
-				Pgbench:   &benchv1.PgbenchWorkload{Scale: 100, Clients: []int32{20, 40}, Duration: metav1.Duration{Duration: 5 * time.Minute}, ProgressSeconds: 10},
+				Pgbench:   &benchv1.PgbenchWorkload{Scale: 100, Clients: []int32{20, 40}, Duration: metav1.Duration{Duration: 5 * time.Minute}, ProgressInterval: &metav1.Duration{Duration: 10 * time.Second}},
 				Placement: benchv1.Placement{NodeSelector: map[string]string{"pool": "loadgen"}, Tolerations: []corev1.Toleration{{Key: "dedicated", Value: "loadgen", Effect: corev1.TaintEffectNoSchedule}}},
 			},
 		},
@@ -76,7 +76,7 @@ func TestPgbenchJobsGolden(t *testing.T) {
 
 func TestMemtierAndRedisBenchmarkCommands(t *testing.T) {
 	spec := &benchv1.WorkloadSpec{Memtier: &benchv1.MemtierWorkload{Threads: []int32{4}, Pipeline: []int32{1, 16}, Clients: 50,
-		Ratio: "1:10", KeyPattern: "R:R", KeyMinimum: 1, KeyMaximum: 1000000, DataSize: 1024, Duration: metav1.Duration{Duration: 3 * time.Minute}}}
+		Ratio: "1:10", KeyPattern: "R:R", KeyMinimum: 1, KeyMaximum: 1000000, DataSizeBytes: 1024, Duration: metav1.Duration{Duration: 3 * time.Minute}}}
 	ep := workloads.Endpoint{Host: "vk.perf.svc", Port: 6379, Password: &corev1.SecretKeySelector{Key: "password"}, TLS: true}
 	m := memtier.Memtier{}
 	steps := m.Steps(spec)
@@ -96,7 +96,7 @@ func TestMemtierAndRedisBenchmarkCommands(t *testing.T) {
 		t.Errorf("memtier load step: %s", load)
 	}
 	rb := redisbenchmark.RedisBenchmark{}
-	rspec := &benchv1.WorkloadSpec{RedisBenchmark: &benchv1.RedisBenchmarkWorkload{Tests: []string{"set", "get"}, Clients: []int32{50}, Pipeline: []int32{1}, Requests: 1000, DataSize: 3}}
+	rspec := &benchv1.WorkloadSpec{RedisBenchmark: &benchv1.RedisBenchmarkWorkload{Tests: []string{"set", "get"}, Clients: []int32{50}, Pipeline: []int32{1}, Requests: 1000, DataSizeBytes: 3}}
 	got = strings.Join(rb.Run(rspec, workloads.Endpoint{Host: "r", Port: 6379}, rb.Steps(rspec)[0]).Command, " ")
 	if got != "redis-benchmark -h r -p 6379 -c 50 -P 1 -n 1000 -d 3 -t set,get --csv" {
 		t.Errorf("redis-benchmark: %s", got)

@@ -484,7 +484,8 @@ spec:
     external: {host: 127.0.0.1, port: %[3]d, database: postgres, secretRef: {name: local-pg}}
   workload:
     parallelism: 2
-    pgbench: {skipInit: true, script: "SELECT 1;", clients: [2], duration: 3s, progressSeconds: 0}
+    pgbench: {script: "SELECT 1;", clients: [2], duration: 3s, progressInterval: 0s}
+    skipPrepare: true
     placement:
       nodeSelector: {pool: loadgen}
     resources:
@@ -503,7 +504,7 @@ spec:
     parallelism: 2
     ycsb:
       binding: basic
-      workload: a
+      coreWorkload: a
       recordCount: 1000
       operationCount: 3000
       threads: [4]

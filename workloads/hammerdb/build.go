@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
@@ -52,8 +53,8 @@ func (HammerDB) Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.Err
 		return field.ErrorList{field.Required(p, "hammerdb settings are required")}
 	}
 	var errs field.ErrorList
-	if w.Database != "postgresql" && w.Database != "mysql" {
-		errs = append(errs, field.NotSupported(p.Child("database"), w.Database, []string{"postgresql", "mysql"}))
+	if w.Database != benchv1.HammerDBPostgres && w.Database != benchv1.HammerDBMySQL {
+		errs = append(errs, field.NotSupported(p.Child("database"), w.Database, []benchv1.HammerDBDatabase{benchv1.HammerDBPostgres, benchv1.HammerDBMySQL}))
 	}
 	if len(w.VirtualUsers) == 0 {
 		errs = append(errs, field.Required(p.Child("virtualUsers"), "at least one virtual-user count is required"))
@@ -94,9 +95,6 @@ func (HammerDB) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
 
 // Prepare builds the schema, unless the spec keeps one.
 func (h HammerDB) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workloads.Invocation {
-	if spec.HammerDB.SkipBuild {
-		return nil
-	}
 	inv := invocation(spec, ep, buildScript)
 	return &inv
 }
@@ -161,7 +159,7 @@ func warehouses(w *benchv1.HammerDBWorkload) int32 {
 }
 
 func prefixOf(w *benchv1.HammerDBWorkload) string {
-	if w.Database == "mysql" {
+	if w.Database == benchv1.HammerDBMySQL {
 		return "mysql"
 	}
 	return "pg"
@@ -201,7 +199,7 @@ func script(w *benchv1.HammerDBWorkload, ep workloads.Endpoint, vu int32) string
 	line("# HammerDB TPROC-C %s written by dbperf-operator.", kind)
 	line("# Credentials come from the environment and never appear in this file.")
 	line(`puts "SETTING CONFIGURATION"`)
-	if w.Database == "mysql" {
+	if w.Database == benchv1.HammerDBMySQL {
 		line("dbset db mysql")
 	} else {
 		line("dbset db pg")
@@ -210,7 +208,7 @@ func script(w *benchv1.HammerDBWorkload, ep workloads.Endpoint, vu int32) string
 	diset("connection", "host", brace(ep.Host))
 	diset("connection", "port", strconv.Itoa(int(ep.Port)))
 	user, pass := "$::env("+workloads.EnvUsername+")", "$::env("+workloads.EnvPassword+")"
-	if w.Database == "mysql" {
+	if w.Database == benchv1.HammerDBMySQL {
 		diset("connection", "socket", "null")
 		diset("connection", "ssl", strconv.FormatBool(ep.TLS))
 		if ep.TLS {
@@ -272,14 +270,7 @@ func script(w *benchv1.HammerDBWorkload, ep workloads.Endpoint, vu int32) string
 		line(`puts "SCHEMA BUILD COMPLETED"`)
 		return b.String()
 	}
-	rampup := int32(2)
-	if w.RampUpMinutes != nil {
-		rampup = *w.RampUpMinutes
-	}
-	duration := w.DurationMinutes
-	if duration < 1 {
-		duration = 5
-	}
+	rampup, duration := minutes(w.RampUp, 2), minutes(w.Duration, 5)
 	diset("tpcc", "driver", "timed")
 	diset("tpcc", "total_iterations", "10000000000")
 	diset("tpcc", "rampup", strconv.Itoa(int(rampup)))
@@ -306,4 +297,13 @@ func brace(s string) string {
 		return s
 	}
 	return "{" + strings.NewReplacer("{", "", "}", "").Replace(s) + "}"
+}
+
+// minutes is a duration in the whole minutes HammerDB takes (the schema
+// allows whole minutes only), or the default when unset.
+func minutes(d *metav1.Duration, def int32) int32 {
+	if d == nil {
+		return def
+	}
+	return int32(d.Minutes())
 }

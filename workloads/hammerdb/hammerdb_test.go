@@ -7,10 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
@@ -295,14 +296,14 @@ func TestParsePrepare(t *testing.T) {
 
 // The issue's seed settings: 1 and 100 warehouses, 20/40 VU, 2 min ramp-up,
 // 5 min run, all warehouses, time profile.
-func seed(db string, wh int32) *benchv1.WorkloadSpec {
+func seed(db benchv1.HammerDBDatabase, wh int32) *benchv1.WorkloadSpec {
 	return &benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: db, Warehouses: wh, BuildVirtualUsers: min(wh, 8),
-		VirtualUsers: []int32{20, 40}, RampUpMinutes: ptr.To[int32](2), DurationMinutes: 5, AllWarehouses: true,
+		VirtualUsers: []int32{20, 40}, RampUp: &metav1.Duration{Duration: 2 * time.Minute}, Duration: &metav1.Duration{Duration: 5 * time.Minute}, AllWarehouses: true,
 		Settings: map[string]string{prefix(db) + "_prepared": "false"}}}
 }
 
-func prefix(db string) string {
-	if db == "mysql" {
+func prefix(db benchv1.HammerDBDatabase) string {
+	if db == benchv1.HammerDBMySQL {
 		return "mysql"
 	}
 	return "pg"
@@ -316,7 +317,7 @@ func TestGoldenScripts(t *testing.T) {
 	pg := workloads.Endpoint{Host: "bench-pg-rw.perf.svc", Port: 5432, Database: "app",
 		Username: secretKey("bench-pg-app", "username"), Password: secretKey("bench-pg-app", "password"),
 		Superuser: secretKey("bench-pg-superuser", "username"), SuperuserPassword: secretKey("bench-pg-superuser", "password")}
-	spec := seed("postgresql", 100)
+	spec := seed(benchv1.HammerDBPostgres, 100)
 	spec.HammerDB.Settings = map[string]string{"pg_vacuum": "true"}
 	for name, body := range Scripts(spec.HammerDB, pg) {
 		testutil.Golden(t, "pg-100wh-"+name, body)
@@ -332,7 +333,7 @@ func TestGoldenScripts(t *testing.T) {
 
 func TestInvocations(t *testing.T) {
 	ep := workloads.Endpoint{Host: "db", Port: 5432, Username: secretKey("s", "username"), Password: secretKey("s", "password")}
-	spec := seed("postgresql", 1)
+	spec := seed(benchv1.HammerDBPostgres, 1)
 	h := HammerDB{}
 	steps := h.Steps(spec)
 	if len(steps) != 2 || steps[1].Name != "vu=40" {
@@ -359,14 +360,10 @@ func TestInvocations(t *testing.T) {
 			t.Errorf("a script holds a literal password:\n%s", body)
 		}
 	}
-	spec.HammerDB.SkipBuild = true
-	if h.Prepare(spec, ep) != nil {
-		t.Error("skipBuild still builds")
-	}
 }
 
 func TestValidate(t *testing.T) {
-	spec := seed("postgresql", 4)
+	spec := seed(benchv1.HammerDBPostgres, 4)
 	spec.HammerDB.BuildVirtualUsers = 5
 	spec.HammerDB.Settings = map[string]string{"pg_duration": "9", "mysql_prepared": "true", "pg_vacuum": "true; exec rm", "Bad": "x"}
 	errs := HammerDB{}.Validate(spec, field.NewPath("spec", "workload"))
@@ -374,7 +371,7 @@ func TestValidate(t *testing.T) {
 	for _, want := range []string{
 		"spec.workload.hammerdb.buildVirtualUsers: Invalid value: 5: must not exceed warehouses",
 		"spec.workload.hammerdb.settings[pg_duration]", "set by the operator",
-		"spec.workload.hammerdb.settings[mysql_prepared]", "keys of database postgresql start with pg_",
+		"spec.workload.hammerdb.settings[mysql_prepared]", "keys of database postgres start with pg_",
 		"spec.workload.hammerdb.settings[pg_vacuum]", "without Tcl special characters",
 		"spec.workload.hammerdb.settings[Bad]",
 	} {
@@ -393,10 +390,11 @@ func TestValidate(t *testing.T) {
 // (and make the run Invalid) instead of being caught here.
 func TestScriptKeysExistInHammerDBsDictionary(t *testing.T) {
 	for _, c := range []struct {
-		db, dict string
-		ep       workloads.Endpoint
+		db   benchv1.HammerDBDatabase
+		dict string
+		ep   workloads.Endpoint
 	}{
-		{"postgresql", "pg-print-dict.txt", workloads.Endpoint{Host: "h", Port: 5432, TLS: true, CASecret: "ca",
+		{benchv1.HammerDBPostgres, "pg-print-dict.txt", workloads.Endpoint{Host: "h", Port: 5432, TLS: true, CASecret: "ca",
 			Superuser: secretKey("s", "username"), SuperuserPassword: secretKey("s", "password")}},
 		{"mysql", "mysql-print-dict-ssl-options.txt", workloads.Endpoint{Host: "h", Port: 3306, TLS: true, CASecret: "ca", ClientCertSecret: "client"}},
 	} {
@@ -443,7 +441,7 @@ func TestScriptsRunInTclsh(t *testing.T) {
 	ep := workloads.Endpoint{Host: "bench-pg-rw.perf.svc", Port: 5432, Database: "app",
 		Username: secretKey("s", "username"), Password: secretKey("s", "password"),
 		Superuser: secretKey("su", "username"), SuperuserPassword: secretKey("su", "password")}
-	spec := seed("postgresql", 4)
+	spec := seed(benchv1.HammerDBPostgres, 4)
 	spec.HammerDB.Settings = map[string]string{"pg_vacuum": "true"}
 	const password = `p a$s[exec touch /tmp/pwned]{x`
 	stubs := `foreach cmd {dbset diset loadscript vuset vucreate tcstart vurun tcstop vudestroy buildschema} {

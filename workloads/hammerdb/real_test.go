@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
@@ -23,7 +24,7 @@ import (
 // fails to connect, which is not what is tested here).
 func TestRealSchemaBuildWritesIntoTMP(t *testing.T) {
 	home := testutil.NeedEnv(t, "HAMMERDB_HOME") // HammerDB 4.12 built by ../shared/tools/build-tools.sh
-	inv := HammerDB{}.Prepare(seed("postgresql", 1), workloads.Endpoint{Host: "127.0.0.1", Port: int32(testutil.FreePort(t)),
+	inv := HammerDB{}.Prepare(seed(benchv1.HammerDBPostgres, 1), workloads.Endpoint{Host: "127.0.0.1", Port: int32(testutil.FreePort(t)),
 		Username: secretKey("s", "username"), Password: secretKey("s", "password")})
 	dir := t.TempDir()
 	files, out := filepath.Join(dir, "files"), filepath.Join(dir, "out") // out is not created: the runner must make it

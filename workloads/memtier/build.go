@@ -134,17 +134,17 @@ func keyMax(m *benchv1.MemtierWorkload) int64 {
 	return m.KeyMaximum
 }
 func dataSize(m *benchv1.MemtierWorkload) int32 {
-	if m.DataSize < 1 {
+	if m.DataSizeBytes < 1 {
 		return 32
 	}
-	return m.DataSize
+	return m.DataSizeBytes
 }
 
 // Prepare writes every key of the range once, sequentially, so that GETs in
 // the measurement hit.
 func (Memtier) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workloads.Invocation {
 	m := spec.Memtier
-	if m.Load != nil && !*m.Load || len(m.Commands) > 0 {
+	if len(m.Commands) > 0 {
 		return nil
 	}
 	cmd, inv := common(m, ep)

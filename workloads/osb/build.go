@@ -73,7 +73,7 @@ func (OSB) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads
 	}
 	ext := map[string]string{"markdown": "md", "csv": "csv"}[format]
 	resultsFile := workloads.OutputDir + "/osb-results." + ext
-	workload := w.Workload
+	workload := w.Name
 	if workload == "" {
 		workload = "http_logs"
 	}

@@ -74,7 +74,7 @@ func TestResultsFiles(t *testing.T) {
 }
 
 func TestCommandAndJob(t *testing.T) {
-	spec := &benchv1.WorkloadSpec{OSB: &benchv1.OSBWorkload{Workload: "http_logs", TestProcedure: "append-no-conflicts-index-only",
+	spec := &benchv1.WorkloadSpec{OSB: &benchv1.OSBWorkload{Name: "http_logs", TestProcedure: "append-no-conflicts-index-only",
 		IncludeTasks: []string{"index-append"}, WorkloadParams: map[string]string{"number_of_replicas": "0"}, Clients: []int32{8, 16},
 		CorpusClaim: "osb-corpus"}}
 	ep := workloads.Endpoint{Host: "run-os.perf.svc", Port: 9200, TLS: true,

@@ -81,7 +81,7 @@ func libpqEnv(ep workloads.Endpoint) []corev1.EnvVar {
 
 func (Pgbench) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workloads.Invocation {
 	p := spec.Pgbench
-	if p.SkipInit || p.Script != "" {
+	if p.Script != "" {
 		return nil
 	}
 	return &workloads.Invocation{
@@ -89,6 +89,14 @@ func (Pgbench) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workl
 		Env:       libpqEnv(ep),
 		SecretEnv: []string{"PGPASSWORD"},
 	}
+}
+
+// progressSeconds is -P: whole seconds, 5 when unset (the schema's default).
+func progressSeconds(p *benchv1.PgbenchWorkload) int {
+	if p.ProgressInterval == nil {
+		return 5
+	}
+	return int(p.ProgressInterval.Seconds())
 }
 
 func scale(p *benchv1.PgbenchWorkload) int32 {
@@ -115,14 +123,14 @@ func (Pgbench) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workl
 		"--time", strconv.Itoa(int(p.Duration.Seconds())),
 		"--protocol", protocol,
 	}
-	if p.ProgressSeconds > 0 {
-		cmd = append(cmd, "--progress", strconv.Itoa(int(p.ProgressSeconds)))
+	if s := progressSeconds(p); s > 0 {
+		cmd = append(cmd, "--progress", strconv.Itoa(s))
 	}
 	if p.PerStatementLatencies == nil || *p.PerStatementLatencies {
 		cmd = append(cmd, "--report-per-command")
 	}
-	if p.Rate != nil {
-		cmd = append(cmd, "--rate", strconv.Itoa(int(*p.Rate)))
+	if p.RateLimitPerSecond != nil {
+		cmd = append(cmd, "--rate", strconv.Itoa(int(*p.RateLimitPerSecond)))
 	}
 	inv := workloads.Invocation{Env: libpqEnv(ep), SecretEnv: []string{"PGPASSWORD"}}
 	if p.Script != "" {

@@ -57,7 +57,7 @@ func (RedisBenchmark) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, ste
 	if requests < 1 {
 		requests = 100000
 	}
-	dataSize := w.DataSize
+	dataSize := w.DataSizeBytes
 	if dataSize < 1 {
 		dataSize = 3
 	}

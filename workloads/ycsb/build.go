@@ -94,7 +94,7 @@ func Properties(w *benchv1.YCSBWorkload) string {
 		"hdrhistogram.fileoutput":  "true",
 		"hdrhistogram.output.path": workloads.OutputDir + "/" + HistogramPrefix,
 	}
-	for k, v := range core[w.Workload] {
+	for k, v := range core[w.CoreWorkload] {
 		props[k] = v
 	}
 	if w.MaxExecutionTime != nil && w.MaxExecutionTime.Duration > 0 {
@@ -104,7 +104,7 @@ func Properties(w *benchv1.YCSBWorkload) string {
 		props[k] = v
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# YCSB properties written by dbperf-operator (core workload %q)\n", w.Workload)
+	fmt.Fprintf(&b, "# YCSB properties written by dbperf-operator (core workload %q)\n", w.CoreWorkload)
 	for _, k := range workloads.SortedKeys(props) {
 		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
 	}
@@ -132,8 +132,8 @@ func command(w *benchv1.YCSBWorkload, ep workloads.Endpoint, phase string, threa
 	cmd := []string{"java", "-cp", ycsbHome + "/conf:" + ycsbHome + "/lib/*", mainClass, phase,
 		"-db", bindings[w.Binding], "-P", workloads.FilesDir + "/" + propertiesFile,
 		"-threads", strconv.Itoa(int(threads)), "-s"}
-	if phase == "-t" && w.Target > 0 {
-		cmd = append(cmd, "-target", strconv.FormatInt(w.Target, 10))
+	if phase == "-t" && w.TargetOpsPerSecond > 0 {
+		cmd = append(cmd, "-target", strconv.FormatInt(w.TargetOpsPerSecond, 10))
 	}
 	inv := workloads.Invocation{Files: map[string]string{propertiesFile: Properties(w)}}
 	// Both phases write histogram logs (the property file is shared); the
@@ -198,7 +198,7 @@ func command(w *benchv1.YCSBWorkload, ep workloads.Endpoint, phase string, threa
 // Prepare is YCSB's load phase: it inserts recordcount records.
 func (YCSB) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workloads.Invocation {
 	w := spec.YCSB
-	if w.SkipLoad || w.Binding == "basic" {
+	if w.Binding == "basic" {
 		return nil
 	}
 	threads := w.LoadThreads

@@ -15,7 +15,7 @@ import (
 // The seed setting of the issue: workload A, 1M records, 5M operations,
 // threads 32/48/96/128, against MongoDB with credentials.
 func seed() *benchv1.WorkloadSpec {
-	return &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "mongodb", Workload: "a", RecordCount: 1000000, OperationCount: 5000000,
+	return &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "mongodb", CoreWorkload: "a", RecordCount: 1000000, OperationCount: 5000000,
 		Threads: []int32{32, 48, 96, 128}, LoadThreads: 64, Percentiles: []string{"50", "99.9"}, Properties: map[string]string{"fieldcount": "10"}}}
 }
 
@@ -49,14 +49,14 @@ func TestLoadAndRunCommands(t *testing.T) {
 			t.Error("a credential value in the command")
 		}
 	}
-	basic := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "basic", Workload: "c"}}
+	basic := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "basic", CoreWorkload: "c"}}
 	if (YCSB{}).Prepare(basic, ep) != nil {
 		t.Error("BasicDB needs no load step")
 	}
 }
 
 func TestValidate(t *testing.T) {
-	spec := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "cassandra", Workload: "a", Properties: map[string]string{"recordcount": "5"}}}
+	spec := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "cassandra", CoreWorkload: "a", Properties: map[string]string{"recordcount": "5"}}}
 	errs := YCSB{}.Validate(spec, field.NewPath("spec", "workload"))
 	got := errs.ToAggregate().Error()
 	for _, want := range []string{"spec.workload.ycsb.binding", "spec.workload.ycsb.properties[recordcount]"} {

@@ -62,7 +62,7 @@ func TestRealYCSBClientThroughTheRunner(t *testing.T) {
 	if _, err := exec.LookPath("java"); err != nil {
 		t.Fatal("java is not installed (bash hack/install-deps.sh installs default-jre-headless)")
 	}
-	spec := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "basic", Workload: "a", RecordCount: 1000, OperationCount: 20000,
+	spec := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "basic", CoreWorkload: "a", RecordCount: 1000, OperationCount: 20000,
 		Threads: []int32{4}, Percentiles: []string{"99.9"}, Properties: map[string]string{"basicdb.verbose": "false"}}}
 	for _, phase := range []struct {
 		name    string
@@ -102,7 +102,7 @@ func TestRealYCSBClientThroughTheRunner(t *testing.T) {
 // the merged histogram, between the two clients' values.
 func TestRealYCSBHistogramsMerge(t *testing.T) {
 	lib := testutil.NeedEnv(t, "YCSB_LIB") // YCSB 0.17.0 from Maven Central (hack/fetch-ycsb.sh)
-	spec := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "basic", Workload: "a", RecordCount: 1000, OperationCount: 2000,
+	spec := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "basic", CoreWorkload: "a", RecordCount: 1000, OperationCount: 2000,
 		Threads: []int32{8}, Properties: map[string]string{"basicdb.verbose": "false", "basicdb.simulatedelay": "4", "basicdb.randomizedelay": "true"}}}
 	var parts []*results.Result
 	for i := range 2 {
@@ -147,7 +147,7 @@ func TestRealYCSBHistogramsMerge(t *testing.T) {
 // Succeeded.
 func TestRealYCSBClientWhoseThreadsDieIsNotASuccess(t *testing.T) {
 	lib := testutil.NeedEnv(t, "YCSB_LIB") // YCSB 0.17.0 from Maven Central (hack/fetch-ycsb.sh)
-	spec := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "basic", Workload: "a", RecordCount: 1000, OperationCount: 2000,
+	spec := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "basic", CoreWorkload: "a", RecordCount: 1000, OperationCount: 2000,
 		Threads: []int32{2}, Properties: map[string]string{"basicdb.verbose": "false", "basicdb.simulatedelay": "not-a-number"}}}
 	for name, phase := range map[string]struct {
 		inv     workloads.Invocation
