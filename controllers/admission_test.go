@@ -3,9 +3,13 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -171,6 +175,21 @@ func TestKubectl(t *testing.T) {
 			t.Errorf("kubectl explain lacks %q:\n%s", f, out)
 		}
 	}
+	// Every condition type and reason the API declares is documented where
+	// kubectl explain shows it: the conditions field of its kind's status.
+	var explained string
+	for _, kind := range []string{"benchmarkrun", "benchmarkcomparison", "benchmarkschedule"} {
+		out, _, err := runK("explain", kind+".status.conditions")
+		if err != nil {
+			t.Fatalf("explain %s.status.conditions: %v", kind, err)
+		}
+		explained += out
+	}
+	for _, v := range declaredConditionWords(t) {
+		if !regexp.MustCompile(`\b` + v + `\b`).MatchString(explained) {
+			t.Errorf("kubectl explain of the status conditions does not mention %q, which api/v1alpha1 declares", v)
+		}
+	}
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	manifest := `apiVersion: bench.dbperf.io/v1alpha1
 kind: BenchmarkRun
@@ -314,4 +333,44 @@ func TestSamplesAreValid(t *testing.T) {
 	if runs < 4 || comparisons < 1 || schedules < 1 {
 		t.Fatalf("only %d sample runs, %d comparisons and %d schedules found", runs, comparisons, schedules)
 	}
+}
+
+// declaredConditionWords reads the values of the Condition* and Reason*
+// constants of api/v1alpha1 from its source.
+func declaredConditionWords(t *testing.T) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	dir := filepath.Join(testutil.RepoRoot(), "api", "v1alpha1")
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var words []string
+	for _, f := range files {
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if !strings.HasPrefix(name.Name, "Condition") && !strings.HasPrefix(name.Name, "Reason") || i >= len(vs.Values) {
+						continue
+					}
+					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						words = append(words, strings.Trim(lit.Value, `"`))
+					}
+				}
+			}
+		}
+	}
+	if len(words) < 10 {
+		t.Fatalf("only %d condition types and reasons found in api/v1alpha1: %v", len(words), words)
+	}
+	return words
 }

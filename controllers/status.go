@@ -34,7 +34,7 @@ func (r *BenchmarkRunReconciler) start(st *runState) {
 	run.Status.StartTime = &now
 	run.Status.ResultsConfigMap = specs.ResultsConfigMapName(run)
 	for _, t := range []string{benchv1.ConditionTargetReady, benchv1.ConditionPrepared, benchv1.ConditionCompleted, benchv1.ConditionValid} {
-		setCondition(run, t, metav1.ConditionUnknown, "Pending", "not evaluated yet")
+		setCondition(run, t, metav1.ConditionUnknown, benchv1.ReasonPending, "not evaluated yet")
 	}
 	msg := "no other active run may use the same nodes"
 	if run.Spec.AllowSharedNodes {

@@ -32,6 +32,8 @@ const (
 
 // Condition reasons.
 const (
+	// ReasonPending (Unknown): the operator has not evaluated the condition yet.
+	ReasonPending         = "Pending"
 	ReasonProvisioning    = "Provisioning"
 	ReasonReady           = "Ready"
 	ReasonCRDNotInstalled = "CRDNotInstalled"
@@ -41,7 +43,7 @@ const (
 	ReasonPrepareFailed   = "PrepareFailed"
 	ReasonNotNeeded       = "NotNeeded"
 	// ReasonSkipped (Prepared=True): spec.workload.skipPrepare.
-	ReasonSkipped = "Skipped"
+	ReasonSkipped         = "Skipped"
 	ReasonPrepared        = "Prepared"
 	ReasonMeasuring       = "Measuring"
 	ReasonAllMeasured     = "AllMeasured"

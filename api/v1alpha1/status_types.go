@@ -36,7 +36,21 @@ type BenchmarkRunStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: TargetReady, Prepared, Completed, Valid. See conditions.go.
+	// Conditions of the run (every one is Unknown, reason Pending, until
+	// the operator has evaluated it):
+	// Admitted: True once the run may use its nodes; False (WaitingForNodes,
+	// phase Queued) while another run may use the same nodes.
+	// TargetReady: True (Ready) when the database accepts connections; False
+	// while it does not (Provisioning, CRDNotInstalled, SecretNotFound).
+	// Prepared: True when the prepare step finished (Prepared), the tool has
+	// none (NotNeeded) or spec.workload.skipPrepare (Skipped); False while it
+	// runs (Preparing) or after it failed (PrepareFailed).
+	// Completed: True (AllMeasured) when every measurement finished and the
+	// results are written; False while measuring (Measuring) or when the run
+	// ended early (Timeout, PrepareFailed, InvalidSpec).
+	// Valid: True (AllValid) when every measurement passed the validity
+	// checks; False with SomeFailed, SomeInvalid, Unstable, AwaitingResults,
+	// InvalidSpec or ResultsLost, and the reasons in its message.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

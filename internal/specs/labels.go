@@ -4,22 +4,20 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 )
 
-// Labels on everything a run creates. The run is identified by UID, because a
-// run's name may be longer than a label value can be.
+// The labels and annotations of a run's children, declared with the API
+// (users select by them).
 const (
-	LabelRunUID     = "bench.dbperf.io/run-uid"
-	LabelRole       = "bench.dbperf.io/role"
-	LabelStep       = "bench.dbperf.io/step"
-	LabelRepetition = "bench.dbperf.io/repetition"
-	LabelJob        = "bench.dbperf.io/job"
+	LabelRunUID       = benchv1.LabelRunUID
+	LabelRole         = benchv1.LabelRole
+	LabelStep         = benchv1.LabelStep
+	LabelRepetition   = benchv1.LabelRepetition
+	LabelJob          = benchv1.LabelJob
+	AnnotationRunName = benchv1.AnnotationRunName
 
-	// AnnotationRunName on workload pods maps them back to their run.
-	AnnotationRunName = "bench.dbperf.io/run-name"
-
-	RoleLoadgen = "loadgen"
-	RolePrepare = "prepare"
-	RoleTarget  = "target"
-	RoleResults = "results"
+	RoleLoadgen = benchv1.RoleLoadgen
+	RolePrepare = benchv1.RolePrepare
+	RoleTarget  = benchv1.RoleTarget
+	RoleResults = benchv1.RoleResults
 )
 
 // BaseLabels are on every child of a run.
