@@ -153,7 +153,7 @@ func (r *BenchmarkRunReconciler) load(ctx context.Context, run *benchv1.Benchmar
 		r.failInvalidSpec(st, err)
 		return nil, nil
 	}
-	if st.target, err = st.prov.Ensure(ctx, r.Client, run); err != nil {
+	if st.target, err = st.prov.Ensure(ctx, r.Client, run, targets.NeedsOf(w, &run.Spec.Workload)); err != nil {
 		return nil, err
 	}
 	run.Status.Target = st.target.Status.DeepCopy()

@@ -17,10 +17,17 @@ import (
 // Secrets it names exist. Their values are never read.
 type External struct{}
 
-func (External) Ensure(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun) (Observed, error) {
+func (External) Kind() string { return "external" }
+
+// notHere: the run has no pods for this target, so its placement is moot.
+func (External) notHere() {}
+
+// Ensure gives load generators the account of the user's Secret, the only
+// one the operator knows of: Needs changes nothing here.
+func (e External) Ensure(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun, _ Needs) (Observed, error) {
 	ext := run.Spec.Target.External
 	o := Observed{
-		Status:   benchv1.TargetStatus{Kind: "external", Host: ext.Host, Port: ext.Port},
+		Status:   benchv1.TargetStatus{Kind: e.Kind(), Host: ext.Host, Port: ext.Port},
 		Endpoint: workloads.Endpoint{Host: ext.Host, Port: ext.Port, Database: ext.Database},
 	}
 	if ref := ext.SecretRef; ref != nil {

@@ -19,12 +19,16 @@ import (
 // use the <cluster>-rw Service and the <cluster>-app Secret.
 type Postgres struct{}
 
-func (Postgres) Ensure(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun) (Observed, error) {
+func (Postgres) Kind() string { return "postgres" }
+
+// Ensure enables the postgres superuser, and hands its Secret to load
+// generators, only for workloads that need an administrator.
+func (p Postgres) Ensure(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun, needs Needs) (Observed, error) {
 	name := specs.PostgresClusterName(run)
 	host := fmt.Sprintf("%s.%s.svc", specs.CNPGRWService(name), run.Namespace)
 	secret := corev1.LocalObjectReference{Name: specs.CNPGAppSecret(name)}
 	o := Observed{
-		Status: benchv1.TargetStatus{Kind: "postgres", Resource: "Cluster/" + name, Host: host, Port: specs.CNPGPort},
+		Status: benchv1.TargetStatus{Kind: p.Kind(), Resource: "Cluster/" + name, Host: host, Port: specs.CNPGPort},
 		Endpoint: workloads.Endpoint{
 			Host: host, Port: specs.CNPGPort, Database: specs.CNPGDatabase,
 			Username: &corev1.SecretKeySelector{LocalObjectReference: secret, Key: "username"},
@@ -33,12 +37,12 @@ func (Postgres) Ensure(ctx context.Context, c client.Client, run *benchv1.Benchm
 		PodSelector: specs.CNPGInstancePods(name),
 		Image:       run.Spec.Target.Postgres.ImageName,
 	}
-	if run.Spec.Workload.HammerDB != nil {
+	if needs.Administrator {
 		su := corev1.LocalObjectReference{Name: specs.CNPGSuperuserSecret(name)}
 		o.Endpoint.Superuser = &corev1.SecretKeySelector{LocalObjectReference: su, Key: "username"}
 		o.Endpoint.SuperuserPassword = &corev1.SecretKeySelector{LocalObjectReference: su, Key: "password"}
 	}
-	desired, err := specs.CNPGCluster(run)
+	desired, err := specs.CNPGCluster(run, needs.Administrator)
 	if err != nil {
 		return o, fmt.Errorf("while building the CloudNativePG cluster: %w", err)
 	}

@@ -16,79 +16,59 @@ import (
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
-// ServerKind provisions one of the StatefulSet servers: Valkey, MySQL,
-// MongoDB, OpenSearch. Credentials and certificates are generated into Secrets the
-// run owns; the operator writes them once and never reads them back.
-type ServerKind struct {
-	Kind string
+// serverKind is a target kind served by a StatefulSet the run owns. What
+// the kinds share (generated credentials, certificates, Services,
+// readiness) is serverTarget's; a kind says what its server is and what its
+// clients need beyond host, port and credentials.
+type serverKind interface {
+	Kind() string
+	// server describes the kind's StatefulSet and Services for a run.
+	server(run *benchv1.BenchmarkRun) specs.Server
+	// connect completes the endpoint with what is the kind's own (its
+	// database, TLS). A problem the user must fix comes back through
+	// notReady (which sets Reason), and nothing more is created; errors
+	// are for retrying.
+	connect(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun, s specs.Server, o Observed) (Observed, error)
 }
 
-func (k ServerKind) server(run *benchv1.BenchmarkRun) specs.Server {
-	switch k.Kind {
-	case "valkey":
-		return specs.ValkeyServer(run)
-	case "mysql":
-		return specs.MySQLServer(run)
-	case "mongodb":
-		return specs.MongoDBServer(run)
-	default:
-		return specs.OpenSearchServer(run)
-	}
-}
+// serverTarget provisions a serverKind. Credentials and certificates are
+// generated into Secrets the run owns; the operator writes them once and
+// never reads them back. Its administrator is the one account it has, so
+// Needs changes nothing here.
+type serverTarget struct{ serverKind }
 
-func (k ServerKind) Ensure(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun) (Observed, error) {
+func (k serverTarget) Ensure(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun, _ Needs) (Observed, error) {
 	s := k.server(run)
 	o := Observed{
-		Status:      benchv1.TargetStatus{Kind: k.Kind, Resource: "StatefulSet/" + s.Name, Host: s.Host(), Port: s.Port},
+		Status:      benchv1.TargetStatus{Kind: k.Kind(), Resource: "StatefulSet/" + s.Name, Host: s.Host(), Port: s.Port},
 		Endpoint:    workloads.Endpoint{Host: s.Host(), Port: s.Port},
 		PodSelector: specs.ServerPodLabels(run),
 		Image:       s.Image,
 	}
 	if s.User != "" {
-		name := specs.CredentialsSecretName(run, k.Kind)
+		name := specs.CredentialsSecretName(run, k.Kind())
 		err := ensureSecret(ctx, c, run, name, func() (map[string][]byte, error) {
 			// OpenSearch's admin password policy wants every character class.
 			return map[string][]byte{"username": []byte(s.User), "password": []byte(certs.Password(24) + "-A1")}, nil
 		})
 		if err != nil {
-			return o, fmt.Errorf("while creating the %s credentials: %w", k.Kind, err)
+			return o, fmt.Errorf("while creating the %s credentials: %w", k.Kind(), err)
 		}
 		ref := corev1.LocalObjectReference{Name: name}
 		o.Endpoint.Username = &corev1.SecretKeySelector{LocalObjectReference: ref, Key: "username"}
 		o.Endpoint.Password = &corev1.SecretKeySelector{LocalObjectReference: ref, Key: "password"}
 	}
-	switch k.Kind {
-	case "mysql":
-		t := run.Spec.Target.MySQL
-		o.Endpoint.Database = t.Database
-		if t.TLS != nil && t.TLS.Enabled {
-			if err := k.ensureTLS(ctx, c, run, s, t.TLS); err != nil {
-				return o, err
-			}
-			o.Endpoint.TLS, o.Endpoint.ServerName = true, s.Host()
-			o.Endpoint.CASecret = specs.TLSSecretName(run, k.Kind)
-			if ref := t.TLS.CertificateSecretRef; ref != nil {
-				if missing, err := secretMissing(ctx, c, run.Namespace, ref.Name); err != nil || missing {
-					return notReady(o, benchv1.ReasonSecretNotFound, fmt.Sprintf("spec.target.mysql.tls.certificateSecretRef: Secret %q not found", ref.Name)), err
-				}
-				o.Endpoint.CASecret = ref.Name
-			}
-			if t.TLS.RequireClientCertificates {
-				o.Endpoint.ClientCertSecret = specs.ClientTLSSecretName(run, k.Kind)
-			}
-		}
-	case "mongodb":
-		o.Endpoint.Database = run.Spec.Target.MongoDB.Database
-	case "opensearch":
-		o.Endpoint.TLS = run.Spec.Target.OpenSearch.Security
+	o, err := k.connect(ctx, c, run, s, o)
+	if err != nil || o.Reason != "" { // the kind said why it cannot be ready
+		return o, err
 	}
 	for _, svc := range s.Services() {
 		if err := createIfMissing(ctx, c, svc); err != nil {
-			return o, fmt.Errorf("while creating the %s service: %w", k.Kind, err)
+			return o, fmt.Errorf("while creating the %s service: %w", k.Kind(), err)
 		}
 	}
 	if err := createIfMissing(ctx, c, s.StatefulSet()); err != nil {
-		return o, fmt.Errorf("while creating the %s statefulset: %w", k.Kind, err)
+		return o, fmt.Errorf("while creating the %s statefulset: %w", k.Kind(), err)
 	}
 	var sts appsv1.StatefulSet
 	if err := c.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: s.Name}, &sts); err != nil {
@@ -98,7 +78,7 @@ func (k ServerKind) Ensure(ctx context.Context, c client.Client, run *benchv1.Be
 	if sts.Status.ReadyReplicas < want {
 		return notReady(o, benchv1.ReasonProvisioning, fmt.Sprintf("waiting for StatefulSet %s: %d/%d pods ready", s.Name, sts.Status.ReadyReplicas, want)), nil
 	}
-	o.Ready, o.Reason, o.Message = true, benchv1.ReasonReady, fmt.Sprintf("%s is ready (%d/%d pods)", k.Kind, sts.Status.ReadyReplicas, want)
+	o.Ready, o.Reason, o.Message = true, benchv1.ReasonReady, fmt.Sprintf("%s is ready (%d/%d pods)", k.Kind(), sts.Status.ReadyReplicas, want)
 	return o, nil
 }
 
@@ -107,15 +87,15 @@ func (k ServerKind) Ensure(ctx context.Context, c client.Client, run *benchv1.Be
 // same CA. The user's certificate needs the CA's key for a client
 // certificate, which the operator never has: two-way TLS with a user's
 // certificate must bring the client certificate too (not supported yet).
-func (k ServerKind) ensureTLS(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun, s specs.Server, t *benchv1.ServerTLS) error {
+func ensureTLS(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun, kind string, s specs.Server, t *benchv1.ServerTLS) error {
 	if t.CertificateSecretRef != nil {
 		if t.RequireClientCertificates {
-			return fmt.Errorf("spec.target.mysql.tls: requireClientCertificates needs an operator-generated certificate (leave certificateSecretRef empty)")
+			return fmt.Errorf("spec.target.%s.tls: requireClientCertificates needs an operator-generated certificate (leave certificateSecretRef empty)", kind)
 		}
 		return nil
 	}
 	var client map[string][]byte
-	err := ensureSecret(ctx, c, run, specs.TLSSecretName(run, k.Kind), func() (map[string][]byte, error) {
+	err := ensureSecret(ctx, c, run, specs.TLSSecretName(run, kind), func() (map[string][]byte, error) {
 		clientName := ""
 		if t.RequireClientCertificates {
 			clientName = s.User
@@ -125,22 +105,22 @@ func (k ServerKind) ensureTLS(ctx context.Context, c client.Client, run *benchv1
 		return server, err
 	})
 	if err != nil {
-		return fmt.Errorf("while issuing the %s server certificate: %w", k.Kind, err)
+		return fmt.Errorf("while issuing the %s server certificate: %w", kind, err)
 	}
 	if !t.RequireClientCertificates {
 		return nil
 	}
 	if client == nil {
-		name := specs.ClientTLSSecretName(run, k.Kind)
+		name := specs.ClientTLSSecretName(run, kind)
 		if missing, err := secretMissing(ctx, c, run.Namespace, name); err != nil || !missing {
 			return err
 		}
 		return fmt.Errorf("the client certificate Secret %s is missing and cannot be reissued without the CA's key: delete Secret %s to issue both again",
-			name, specs.TLSSecretName(run, k.Kind))
+			name, specs.TLSSecretName(run, kind))
 	}
 	// Written right after the CA that signed it; if this fails the next
 	// reconcile cannot recreate it (the CA key is gone), so the run says so.
-	return ensureSecret(ctx, c, run, specs.ClientTLSSecretName(run, k.Kind), func() (map[string][]byte, error) { return client, nil })
+	return ensureSecret(ctx, c, run, specs.ClientTLSSecretName(run, kind), func() (map[string][]byte, error) { return client, nil })
 }
 
 // ServerNames are the DNS names a server certificate carries: the Service's
@@ -168,7 +148,7 @@ func ensureSecret(ctx context.Context, c client.Client, run *benchv1.BenchmarkRu
 	return nil
 }
 
-func (k ServerKind) Cleanup(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun) error {
+func (k serverTarget) Cleanup(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun) error {
 	s := k.server(run)
 	if err := deleteIfExists(ctx, c, &appsv1.StatefulSet{ObjectMeta: specs.ObjectMeta(run, s.Name, specs.RoleTarget)}); err != nil {
 		return err

@@ -2,7 +2,6 @@ package targets
 
 import (
 	"context"
-	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,52 +29,33 @@ type Observed struct {
 
 // Provisioner manages one kind of target.
 type Provisioner interface {
+	// Kind names the kind as spec.target spells it.
+	Kind() string
 	// Ensure creates what is missing and reports readiness. A target that
 	// cannot become ready for a reason the user must fix is reported in
 	// Observed, not as an error; errors are for retrying.
-	Ensure(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun) (Observed, error)
+	Ensure(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun, needs Needs) (Observed, error)
 	// Cleanup deletes what Ensure created; it is safe to call again.
 	Cleanup(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun) error
 }
 
-// For returns the provisioner of the run's target kind.
-func For(run *benchv1.BenchmarkRun) (Provisioner, error) {
-	t := run.Spec.Target
-	switch {
-	case t.Postgres != nil:
-		return Postgres{}, nil
-	case t.Valkey != nil:
-		return ServerKind{Kind: "valkey"}, nil
-	case t.MySQL != nil:
-		return ServerKind{Kind: "mysql"}, nil
-	case t.MongoDB != nil:
-		return ServerKind{Kind: "mongodb"}, nil
-	case t.OpenSearch != nil:
-		return ServerKind{Kind: "opensearch"}, nil
-	case t.External != nil:
-		return External{}, nil
-	}
-	return nil, fmt.Errorf("spec.target: exactly one of postgres, valkey, mysql, mongodb, opensearch or external must be set")
+// Needs is what the run's workload asks of its target beyond a client's
+// credentials. The controller computes it once from the workload
+// (NeedsOf), so that no target code asks which tool is running.
+type Needs struct {
+	// Administrator: the workload creates its own databases and roles and
+	// needs the target's administrator account (Endpoint.Superuser).
+	Administrator bool
 }
 
-// Kind names the run's target kind.
-func Kind(run *benchv1.BenchmarkRun) string {
-	t := run.Spec.Target
-	switch {
-	case t.Postgres != nil:
-		return "postgres"
-	case t.Valkey != nil:
-		return "valkey"
-	case t.MySQL != nil:
-		return "mysql"
-	case t.MongoDB != nil:
-		return "mongodb"
-	case t.OpenSearch != nil:
-		return "opensearch"
-	case t.External != nil:
-		return "external"
+// NeedsOf asks a workload what it needs of its target: nothing more than a
+// client's credentials unless it implements workloads.TargetNeeds.
+func NeedsOf(w workloads.Workload, spec *benchv1.WorkloadSpec) Needs {
+	tn, ok := w.(workloads.TargetNeeds)
+	if !ok {
+		return Needs{}
 	}
-	return ""
+	return Needs{Administrator: tn.NeedsAdministrator(spec)}
 }
 
 // notReady reports a target that is not ready, and why.

@@ -74,5 +74,3 @@ func FilesConfigMapName(run *benchv1.BenchmarkRun) string { return ChildName(run
 func ResultsConfigMapName(run *benchv1.BenchmarkRun) string {
 	return ChildName(run, "results")
 }
-func PostgresClusterName(run *benchv1.BenchmarkRun) string { return ChildName(run, "pg") }
-func ValkeyName(run *benchv1.BenchmarkRun) string          { return ServerName(run, "valkey") }

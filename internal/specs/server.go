@@ -2,8 +2,6 @@ package specs
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -179,23 +177,6 @@ func (s Server) Services() []*corev1.Service {
 	return []*corev1.Service{client, headless}
 }
 
-// Servers of the provisioned kinds.
-
-// DefaultMySQLImage, DefaultMongoDBImage and DefaultOpenSearchImage are the
-// official images used when the spec names none.
-const (
-	DefaultValkeyImage     = "valkey/valkey:8.1"
-	DefaultMySQLImage      = "mysql:8.4"
-	DefaultMongoDBImage    = "mongo:8.0"
-	DefaultOpenSearchImage = "opensearchproject/opensearch:2.19.1"
-	ValkeyPort             = 6379
-	MySQLPort              = 3306
-	MongoDBPort            = 27017
-	OpenSearchPort         = 9200
-	// MySQLTLSDir is where the server's certificate is mounted.
-	MySQLTLSDir = "/etc/mysql/tls"
-)
-
 // CredentialsSecretName is the generated Secret with username and password.
 func CredentialsSecretName(run *benchv1.BenchmarkRun, kind string) string {
 	return ChildName(run, kind+"-credentials")
@@ -212,92 +193,6 @@ func ClientTLSSecretName(run *benchv1.BenchmarkRun, kind string) string {
 func secretEnv(name, secret, key string) corev1.EnvVar {
 	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key}}}
-}
-
-// ValkeyServer runs one Valkey server without persistence: a benchmark
-// measures the serving path, and snapshots would add noise at random times.
-func ValkeyServer(run *benchv1.BenchmarkRun) Server {
-	t := run.Spec.Target.Valkey
-	return Server{Run: run, Name: ValkeyName(run), Container: "valkey", Image: orDefault(t.Image, DefaultValkeyImage),
-		Command: []string{"valkey-server"},
-		Args: append([]string{"--port", strconv.Itoa(ValkeyPort), "--protected-mode", "no", "--save", "", "--appendonly", "no", "--dir", "/data"},
-			t.Args...),
-		Port: ValkeyPort, PortName: "valkey", Replicas: 1, UID: 999, DataPath: "/data", Storage: t.Storage, Resources: t.Resources,
-		ReadOnlyRoot: true}
-}
-
-// MySQLServer is the official MySQL image with the root password from the
-// generated Secret, and TLS required when the spec asks for it.
-func MySQLServer(run *benchv1.BenchmarkRun) Server {
-	t := run.Spec.Target.MySQL
-	creds := CredentialsSecretName(run, "mysql")
-	s := Server{Run: run, Name: ServerName(run, "mysql"), Container: "mysql", User: "root", Image: orDefault(t.Image, DefaultMySQLImage),
-		Port: MySQLPort, PortName: "mysql", Replicas: 1, UID: 999, DataPath: "/var/lib/mysql", Storage: t.Storage, Resources: t.Resources,
-		ExtraVolumes: []string{"/var/run/mysqld", "/tmp"},
-		Env: []corev1.EnvVar{secretEnv("MYSQL_ROOT_PASSWORD", creds, "password"),
-			{Name: "MYSQL_DATABASE", Value: orDefault(t.Database, "bench")}, {Name: "MYSQL_ROOT_HOST", Value: "%"}},
-		Args: append([]string{}, t.Args...),
-	}
-	if t.TLS != nil && t.TLS.Enabled {
-		secret := TLSSecretName(run, "mysql")
-		if t.TLS.CertificateSecretRef != nil {
-			secret = t.TLS.CertificateSecretRef.Name
-		}
-		s.Secrets = []SecretMount{{Volume: "tls", Secret: secret, Path: MySQLTLSDir}}
-		s.Args = append([]string{"--require-secure-transport=ON", "--ssl-ca=" + MySQLTLSDir + "/ca.crt",
-			"--ssl-cert=" + MySQLTLSDir + "/tls.crt", "--ssl-key=" + MySQLTLSDir + "/tls.key"}, s.Args...)
-	}
-	return s
-}
-
-// MongoDBServer is the official MongoDB image with root credentials from
-// the generated Secret.
-func MongoDBServer(run *benchv1.BenchmarkRun) Server {
-	t := run.Spec.Target.MongoDB
-	creds := CredentialsSecretName(run, "mongodb")
-	return Server{Run: run, Name: ServerName(run, "mongodb"), Container: "mongodb", User: "dbperf", Image: orDefault(t.Image, DefaultMongoDBImage),
-		Port: MongoDBPort, PortName: "mongodb", Replicas: 1, UID: 999, DataPath: "/data/db", Storage: t.Storage, Resources: t.Resources,
-		ExtraVolumes: []string{"/data/configdb", "/tmp"},
-		Env:          []corev1.EnvVar{secretEnv("MONGO_INITDB_ROOT_USERNAME", creds, "username"), secretEnv("MONGO_INITDB_ROOT_PASSWORD", creds, "password")},
-		Args:         append([]string{"--bind_ip_all"}, t.Args...),
-	}
-}
-
-// OpenSearchServer is an OpenSearch cluster of Nodes pods, each cluster-
-// manager eligible, without memory locking or mmap (which need host sysctls).
-func OpenSearchServer(run *benchv1.BenchmarkRun) Server {
-	t := run.Spec.Target.OpenSearch
-	nodes := max(t.Nodes, 1)
-	s := Server{Run: run, Name: ServerName(run, "opensearch"), Container: "opensearch", Image: orDefault(t.Image, DefaultOpenSearchImage),
-		Port: OpenSearchPort, PortName: "http", Replicas: nodes, PeerPorts: []corev1.ContainerPort{{Name: "transport", ContainerPort: 9300}}, UID: 1000, DataPath: "/usr/share/opensearch/data", Storage: t.Storage,
-		Resources: t.Resources, Args: t.Args}
-	heap := orDefault(t.HeapSize, "1g")
-	s.Env = []corev1.EnvVar{
-		{Name: "cluster.name", Value: s.Name},
-		{Name: "node.name", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
-		{Name: "bootstrap.memory_lock", Value: "false"},
-		{Name: "node.store.allow_mmap", Value: "false"},
-		{Name: "OPENSEARCH_JAVA_OPTS", Value: "-Xms" + heap + " -Xmx" + heap},
-	}
-	if nodes == 1 {
-		s.Env = append(s.Env, corev1.EnvVar{Name: "discovery.type", Value: "single-node"})
-	} else {
-		var names []string
-		for i := range int(nodes) {
-			names = append(names, fmt.Sprintf("%s-%d", s.Name, i))
-		}
-		s.Env = append(s.Env,
-			corev1.EnvVar{Name: "discovery.seed_hosts", Value: s.HeadlessName()},
-			corev1.EnvVar{Name: "cluster.initial_cluster_manager_nodes", Value: strings.Join(names, ",")})
-	}
-	if t.Security {
-		s.User = "admin"
-		s.Env = append(s.Env, secretEnv("OPENSEARCH_INITIAL_ADMIN_PASSWORD", CredentialsSecretName(run, "opensearch"), "password"))
-	} else {
-		s.Env = append(s.Env, corev1.EnvVar{Name: "plugins.security.disabled", Value: "true"},
-			corev1.EnvVar{Name: "DISABLE_INSTALL_DEMO_CONFIG", Value: "true"}, corev1.EnvVar{Name: "DISABLE_SECURITY_PLUGIN", Value: "true"})
-	}
-	return s
 }
 
 func orDefault(s, d string) string {

@@ -67,7 +67,7 @@ func TestPgbenchJobsGolden(t *testing.T) {
 	prep := Job(JobParams{Run: run, Name: PrepareJobName(run), Role: RolePrepare, Workload: w.Name(),
 		Invocation: *w.Prepare(&run.Spec.Workload, ep), Image: w.DefaultImage(), RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:v0.1.0", Endpoint: ep})
 	golden(t, "pgbench-prepare-job", prep)
-	cluster, err := CNPGCluster(run)
+	cluster, err := CNPGCluster(run, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,8 +34,14 @@ func CNPGSuperuserSecret(cluster string) string { return cluster + "-superuser" 
 // CNPGRWService is the Service that always points at the primary.
 func CNPGRWService(cluster string) string { return cluster + cnpgRWServiceSufix }
 
-// CNPGCluster builds the CloudNativePG Cluster of a postgres target.
-func CNPGCluster(run *benchv1.BenchmarkRun) (*unstructured.Unstructured, error) {
+// PostgresClusterName names the CloudNativePG Cluster of a postgres target.
+func PostgresClusterName(run *benchv1.BenchmarkRun) string { return ChildName(run, "pg") }
+
+// CNPGCluster builds the CloudNativePG Cluster of a postgres target. With
+// superuser, CloudNativePG enables the postgres superuser and writes its
+// Secret (CNPGSuperuserSecret), for workloads that create their own
+// databases and roles.
+func CNPGCluster(run *benchv1.BenchmarkRun, superuser bool) (*unstructured.Unstructured, error) {
 	pg := run.Spec.Target.Postgres
 	instances := pg.Instances
 	if instances < 1 {
@@ -88,9 +94,7 @@ func CNPGCluster(run *benchv1.BenchmarkRun) (*unstructured.Unstructured, error) 
 	if len(aff) > 0 {
 		spec["affinity"] = aff
 	}
-	if run.Spec.Workload.HammerDB != nil {
-		// HammerDB's schema build creates its own database and role: it
-		// needs the superuser, whose Secret CloudNativePG then writes.
+	if superuser {
 		spec["enableSuperuserAccess"] = true
 	}
 	meta := ObjectMeta(run, PostgresClusterName(run), RoleTarget)

@@ -1,0 +1,43 @@
+package targets
+
+import (
+	"context"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+)
+
+// mysqlServer is one MySQL server with a generated root password, and TLS
+// (one- or two-way) when the spec asks for it: the operator issues the
+// certificates unless the user brings the server's.
+type mysqlServer struct{}
+
+func (mysqlServer) Kind() string { return specs.MySQLKind }
+
+func (mysqlServer) server(run *benchv1.BenchmarkRun) specs.Server { return specs.MySQLServer(run) }
+
+func (k mysqlServer) connect(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun, s specs.Server, o Observed) (Observed, error) {
+	t := run.Spec.Target.MySQL
+	o.Endpoint.Database = t.Database
+	if t.TLS == nil || !t.TLS.Enabled {
+		return o, nil
+	}
+	if err := ensureTLS(ctx, c, run, k.Kind(), s, t.TLS); err != nil {
+		return o, err
+	}
+	o.Endpoint.TLS, o.Endpoint.ServerName = true, s.Host()
+	o.Endpoint.CASecret = specs.TLSSecretName(run, k.Kind())
+	if ref := t.TLS.CertificateSecretRef; ref != nil {
+		if missing, err := secretMissing(ctx, c, run.Namespace, ref.Name); err != nil || missing {
+			return notReady(o, benchv1.ReasonSecretNotFound, fmt.Sprintf("spec.target.mysql.tls.certificateSecretRef: Secret %q not found", ref.Name)), err
+		}
+		o.Endpoint.CASecret = ref.Name
+	}
+	if t.TLS.RequireClientCertificates {
+		o.Endpoint.ClientCertSecret = specs.ClientTLSSecretName(run, k.Kind())
+	}
+	return o, nil
+}

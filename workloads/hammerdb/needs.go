@@ -1,0 +1,13 @@
+package hammerdb
+
+import (
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+var _ workloads.TargetNeeds = HammerDB{}
+
+// NeedsAdministrator is true: HammerDB's schema build creates its own
+// database and schema user, which on PostgreSQL takes the superuser (the
+// script of every step names it, as tpcc superuser).
+func (HammerDB) NeedsAdministrator(*benchv1.WorkloadSpec) bool { return true }
