@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/targets"
 )
 
 // queueRecheck is how often a queued run looks again at its nodes when
@@ -118,7 +119,7 @@ func before(a, b client.Object) bool {
 // generators' placement, and its target's for targets with pods here.
 func candidateNodes(run *benchv1.BenchmarkRun, nodes []corev1.Node) map[string]bool {
 	placements := []benchv1.Placement{run.Spec.Workload.Placement}
-	if run.Spec.Target.External == nil {
+	if targets.RunsPods(run) {
 		placements = append(placements, run.Spec.Target.Placement)
 	}
 	out := map[string]bool{}
