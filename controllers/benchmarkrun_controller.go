@@ -8,9 +8,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/record"
@@ -48,8 +48,9 @@ type BenchmarkRunReconciler struct {
 	// KubernetesVersion and OperatorVersion are recorded in each run's environment.
 	KubernetesVersion string
 	OperatorVersion   string
-	// WatchCNPG is set when the CloudNativePG CRD was present at start-up.
-	WatchCNPG bool
+	// Owned are the foreign kinds the targets own (targets.ForeignOwner)
+	// that were served at start-up: the controller watches them.
+	Owned []schema.GroupVersionKind
 }
 
 // +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkruns,verbs=get;list;watch;update;patch
@@ -213,10 +214,10 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 				_, ok := o.GetLabels()[specs.LabelRunUID]
 				return ok
 			})))
-	if r.WatchCNPG {
-		cluster := &unstructured.Unstructured{}
-		cluster.SetGroupVersionKind(specs.CNPGClusterGVK)
-		b = b.Owns(cluster)
+	for _, gvk := range r.Owned {
+		owned := &unstructured.Unstructured{}
+		owned.SetGroupVersionKind(gvk)
+		b = b.Owns(owned)
 	}
 	return b.Named("benchmarkrun").Complete(r)
 }
@@ -229,16 +230,6 @@ func podToRun(_ context.Context, o client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
-}
-
-// CNPGInstalled tells whether the CloudNativePG Cluster CRD is served, so
-// that the controller watches Clusters only when it can.
-func CNPGInstalled(mapper meta.RESTMapper) (bool, error) {
-	_, err := mapper.RESTMapping(specs.CNPGClusterGVK.GroupKind(), specs.CNPGClusterGVK.Version)
-	if meta.IsNoMatchError(err) {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 func ptrResult(r *ctrl.Result) ctrl.Result {

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/targets"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
 )
 
 // Table tests of the pure decisions the reconcilers take: the run's verdict,
@@ -78,7 +80,7 @@ func TestComparisonPlanOrder(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := &benchv1.BenchmarkComparison{ObjectMeta: metav1.ObjectMeta{Name: "c", UID: "u"}}
 			c.Spec.Variants = []benchv1.Variant{{Name: "a"}, {Name: "b"}}
-			c.Spec.Order, c.Spec.Repetitions = tc.order, 2
+			c.Spec.Order, c.Spec.RunsPerVariant = tc.order, 2
 			var got []string
 			names := map[string]bool{}
 			for _, p := range plan(c) {
@@ -150,3 +152,15 @@ var cmpSorted = cmp.Transformer("sorted", func(in []string) []string {
 	slices.Sort(out)
 	return out
 })
+
+// The foreign kinds the targets own (CloudNativePG's Cluster) are watched
+// when served: envtest serves CloudNativePG's CRDs.
+func TestServedOwnedKinds(t *testing.T) {
+	served, missing, err := targets.ServedOwnedKinds(k8s.RESTMapper())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(served) == 0 || served[0] != specs.CNPGClusterGVK || len(missing) != 0 {
+		t.Fatalf("served %v, missing %v: want CloudNativePG's Cluster served", served, missing)
+	}
+}

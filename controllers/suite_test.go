@@ -31,6 +31,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/targets"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
@@ -173,7 +174,7 @@ func (h *harness) startManager(c *rest.Config) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	withCNPG, err := CNPGInstalled(mgr.GetRESTMapper())
+	owned, _, err := targets.ServedOwnedKinds(mgr.GetRESTMapper())
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func (h *harness) startManager(c *rest.Config) {
 	r := &BenchmarkRunReconciler{
 		Client: rc, Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{},
 		Logs: lr, RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:test", KubernetesVersion: "v1.34.3",
-		OperatorVersion: "test", WatchCNPG: withCNPG,
+		OperatorVersion: "test", Owned: owned,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		h.t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/controllers"
+	"github.com/dbperf-io/dbperf-operator/controllers/targets"
 	"github.com/dbperf-io/dbperf-operator/internal/version"
 )
 
@@ -79,12 +80,12 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	if info, err := cs.Discovery().ServerVersion(); err == nil {
 		kubeVersion = info.GitVersion
 	}
-	withCNPG, err := controllers.CNPGInstalled(mgr.GetRESTMapper())
+	owned, missing, err := targets.ServedOwnedKinds(mgr.GetRESTMapper())
 	if err != nil {
-		return fmt.Errorf("while looking for the CloudNativePG CRD: %w", err)
+		return err
 	}
-	if !withCNPG {
-		ctrl.Log.Info("CloudNativePG is not installed: postgres targets are refused until it is")
+	for _, gvk := range missing {
+		ctrl.Log.Info("A target kind's CRD is not installed: its runs wait with TargetReady=False, reason CRDNotInstalled, until it is (then restart the manager)", "kind", gvk.String())
 	}
 	rec := &controllers.BenchmarkRunReconciler{
 		Client:            mgr.GetClient(),
@@ -94,7 +95,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		RunnerImage:       o.runnerImage,
 		KubernetesVersion: kubeVersion,
 		OperatorVersion:   version.Version,
-		WatchCNPG:         withCNPG,
+		Owned:             owned,
 	}
 	if err := rec.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("while setting up the BenchmarkRun controller: %w", err)

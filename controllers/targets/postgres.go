@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
@@ -85,4 +86,9 @@ func (Postgres) Cleanup(ctx context.Context, c client.Client, run *benchv1.Bench
 		return nil
 	}
 	return err
+}
+
+// OwnedKinds: the run owns a CloudNativePG Cluster (targets.ForeignOwner).
+func (Postgres) OwnedKinds() []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{specs.CNPGClusterGVK}
 }

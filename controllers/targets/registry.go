@@ -5,6 +5,9 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 )
 
@@ -80,3 +83,35 @@ func RunsPods(run *benchv1.BenchmarkRun) bool {
 
 // notHere is implemented by kinds whose database the run does not run.
 type notHere interface{ notHere() }
+
+// ForeignOwner is implemented by provisioners whose target is an object of
+// another operator's API (CloudNativePG's Cluster): the run controller
+// watches the kinds it finds served at start-up, so their status changes
+// wake the run.
+type ForeignOwner interface {
+	OwnedKinds() []schema.GroupVersionKind
+}
+
+// ServedOwnedKinds lists the foreign kinds the registered provisioners own
+// that the API server serves, and those it does not (their targets report
+// the CRD missing on the run).
+func ServedOwnedKinds(mapper meta.RESTMapper) (served, missing []schema.GroupVersionKind, err error) {
+	for _, e := range entries {
+		fo, ok := e.provisioner.(ForeignOwner)
+		if !ok {
+			continue
+		}
+		for _, gvk := range fo.OwnedKinds() {
+			_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			switch {
+			case meta.IsNoMatchError(err):
+				missing = append(missing, gvk)
+			case err != nil:
+				return nil, nil, fmt.Errorf("while looking for %s: %w", gvk, err)
+			default:
+				served = append(served, gvk)
+			}
+		}
+	}
+	return served, missing, nil
+}
