@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -25,24 +24,6 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/compare"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
-)
-
-// Labels on the runs a comparison owns.
-const (
-	LabelComparison = "bench.dbperf.io/comparison"
-	LabelVariant    = "bench.dbperf.io/variant"
-)
-
-// Conditions of a BenchmarkComparison.
-const (
-	// ConditionCompared is True once the report is written; False with
-	// InvalidPatch or NotComparable when it cannot be.
-	ConditionCompared = "Compared"
-	ReasonRunning     = "Running"
-	ReasonInvalid     = "InvalidPatch"
-	ReasonNotComp     = "NotComparable"
-	ReasonCompared    = "Compared"
-	ReasonAllRunsDone = "AllRunsFinished"
 )
 
 // maxStatusRows bounds status.results; the report ConfigMap has them all.
@@ -70,7 +51,7 @@ type plannedRun struct {
 // a time (i-major and variant-major), Concurrent runs all variants of a
 // repetition together.
 func plan(cmp *benchv1.BenchmarkComparison) []plannedRun {
-	n := cmp.Spec.Repetitions
+	n := cmp.Spec.RunsPerVariant
 	if n < 1 {
 		n = 1
 	}
@@ -153,21 +134,21 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 	}
 	cmp.Status.ObservedGeneration = cmp.Generation
 	if cmp.Status.Phase == "" {
-		cmp.Status.Phase = benchv1.PhasePending
+		cmp.Status.Phase = benchv1.ComparisonPending
 	}
 
 	specsByVariant := map[string]benchv1.BenchmarkRunSpec{}
 	for _, v := range cmp.Spec.Variants {
 		s, err := variantSpec(cmp, v)
 		if err != nil {
-			r.fail(cmp, ReasonInvalid, err.Error())
+			r.fail(cmp, benchv1.ReasonInvalidPatch, err.Error())
 			return ctrl.Result{}, nil
 		}
 		specsByVariant[v.Name] = s
 	}
 
 	var runs benchv1.BenchmarkRunList
-	if err := r.List(ctx, &runs, client.InNamespace(cmp.Namespace), client.MatchingLabels{LabelComparison: string(cmp.UID)}); err != nil {
+	if err := r.List(ctx, &runs, client.InNamespace(cmp.Namespace), client.MatchingLabels{benchv1.LabelComparison: string(cmp.UID)}); err != nil {
 		return ctrl.Result{}, err
 	}
 	existing := map[string]*benchv1.BenchmarkRun{}
@@ -209,8 +190,8 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 			}
 		}
 		if pending {
-			cmp.Status.Phase = benchv1.PhaseRunning
-			setCmpCondition(cmp, ConditionCompared, metav1.ConditionFalse, ReasonRunning, "runs in progress: "+cmp.Status.Progress)
+			cmp.Status.Phase = benchv1.ComparisonRunning
+			setCmpCondition(cmp, benchv1.ConditionCompared, metav1.ConditionFalse, benchv1.ReasonRunning, "runs in progress: "+cmp.Status.Progress)
 			return ctrl.Result{}, nil
 		}
 	}
@@ -218,15 +199,15 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 }
 
 func (r *BenchmarkComparisonReconciler) fail(cmp *benchv1.BenchmarkComparison, reason, msg string) {
-	cmp.Status.Phase = benchv1.PhaseFailed
-	setCmpCondition(cmp, ConditionCompared, metav1.ConditionFalse, reason, msg)
+	cmp.Status.Phase = benchv1.ComparisonFailed
+	setCmpCondition(cmp, benchv1.ConditionCompared, metav1.ConditionFalse, reason, msg)
 	r.Recorder.Event(cmp, corev1.EventTypeWarning, reason, truncate(msg, 1024))
 }
 
 func (r *BenchmarkComparisonReconciler) createRun(ctx context.Context, cmp *benchv1.BenchmarkComparison, p plannedRun, spec benchv1.BenchmarkRunSpec) error {
 	run := &benchv1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: cmp.Namespace, Labels: map[string]string{
-			LabelComparison: string(cmp.UID), LabelVariant: p.variant, "app.kubernetes.io/managed-by": "dbperf-operator",
+			benchv1.LabelComparison: string(cmp.UID), benchv1.LabelVariant: p.variant, "app.kubernetes.io/managed-by": "dbperf-operator",
 		}},
 		Spec: spec,
 	}
@@ -235,13 +216,13 @@ func (r *BenchmarkComparisonReconciler) createRun(ctx context.Context, cmp *benc
 	}
 	if err := r.Create(ctx, run); err != nil && !apierrors.IsAlreadyExists(err) {
 		if apierrors.IsInvalid(err) {
-			r.fail(cmp, ReasonInvalid, fmt.Sprintf("variant %s: the API server refused its run: %v", p.variant, err))
+			r.fail(cmp, benchv1.ReasonInvalidPatch, fmt.Sprintf("variant %s: the API server refused its run: %v", p.variant, err))
 			return nil
 		}
 		return err
 	}
 	log.FromContext(ctx).Info("Created run", "run", p.name, "variant", p.variant, "index", p.index)
-	r.Recorder.Eventf(cmp, corev1.EventTypeNormal, "RunCreated", "Created BenchmarkRun %s (variant %s, %d of %d)", p.name, p.variant, p.index, cmp.Spec.Repetitions)
+	r.Recorder.Eventf(cmp, corev1.EventTypeNormal, "RunCreated", "Created BenchmarkRun %s (variant %s, %d of %d)", p.name, p.variant, p.index, cmp.Spec.RunsPerVariant)
 	return nil
 }
 
@@ -254,7 +235,7 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 		if v.Patch != nil {
 			p, err := compare.PatchPaths(v.Patch.Raw)
 			if err != nil {
-				r.fail(cmp, ReasonInvalid, fmt.Sprintf("variant %s: %v", v.Name, err))
+				r.fail(cmp, benchv1.ReasonInvalidPatch, fmt.Sprintf("variant %s: %v", v.Name, err))
 				return nil
 			}
 			paths[v.Name] = p
@@ -274,7 +255,7 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 		rep, err := compare.Build(*sides[cmp.Spec.Baseline], *sides[v.Name], compare.Options{
 			Criteria: crit, IgnorePaths: append(append([]string{}, paths[cmp.Spec.Baseline]...), paths[v.Name]...)})
 		if err != nil {
-			r.fail(cmp, ReasonNotComp, err.Error())
+			r.fail(cmp, benchv1.ReasonNotComparable, err.Error())
 			return nil
 		}
 		reports = append(reports, rep)
@@ -296,17 +277,17 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 				Direction: benchv1.Direction(row.Direction), BaselineMedian: row.Baseline.Median, CandidateMedian: row.Candidate.Median,
 				BaselineN: int32(row.Baseline.N), CandidateN: int32(row.Candidate.N),
 				DeltaPercent: finite(float64(row.DeltaPercent)), CILowPercent: finite(float64(row.CILowPercent)), CIHighPercent: finite(float64(row.CIHighPercent)),
-				PValue: roundTo(float64(row.PAdjusted), 6), Verdict: string(row.Verdict), Reason: truncate(row.Reason, 256),
+				PValue: roundTo(float64(row.PAdjusted), 6), Verdict: benchv1.ComparisonVerdict(row.Verdict), Reason: truncate(row.Reason, 256),
 			})
 		}
 	}
 	recordComparisonMetrics(cmp, better, worse, same, unsure)
 	cmp.Status.ExcludedMeasurements = int32(excluded)
 	cmp.Status.Summary = fmt.Sprintf("%d better, %d worse, %d no change, %d inconclusive", better, worse, same, unsure)
-	cmp.Status.Phase = benchv1.PhaseSucceeded
-	setCmpCondition(cmp, ConditionCompared, metav1.ConditionTrue, ReasonCompared,
+	cmp.Status.Phase = benchv1.ComparisonSucceeded
+	setCmpCondition(cmp, benchv1.ConditionCompared, metav1.ConditionTrue, benchv1.ReasonCompared,
 		fmt.Sprintf("every run finished; %s; %d measurements excluded; report in ConfigMap %s", cmp.Status.Summary, excluded, cmp.Status.ReportConfigMap))
-	r.Recorder.Eventf(cmp, corev1.EventTypeNormal, ReasonCompared, "%s against %s: %s", strings.Join(candidates(cmp), ", "), cmp.Spec.Baseline, cmp.Status.Summary)
+	r.Recorder.Eventf(cmp, corev1.EventTypeNormal, benchv1.ReasonCompared, "%s against %s: %s", strings.Join(candidates(cmp), ", "), cmp.Spec.Baseline, cmp.Status.Summary)
 	return nil
 }
 
@@ -338,16 +319,22 @@ func finite(v float64) *float64 {
 	return &x
 }
 
+// criteria converts the API's criteria for internal/stats (which knows no
+// API types); zero values take the statistics' defaults.
 func criteria(c benchv1.ComparisonCriteria) stats.Criteria {
-	out := stats.Criteria{MinEffectPercent: float64(c.MinEffectPercent), MaxCVPercent: float64(c.MaxCoefficientOfVariationPercent),
-		Correction: stats.Correction(c.Correction)}
-	if a, err := strconv.ParseFloat(c.Alpha, 64); err == nil {
-		out.Alpha = a
+	return stats.Criteria{Alpha: c.Alpha, MinEffectPercent: float64(c.MinEffectPercent),
+		MaxCVPercent: float64(c.MaxCoefficientOfVariationPercent), Correction: correction(c.Correction)}
+}
+
+func correction(c benchv1.Correction) stats.Correction {
+	switch c {
+	case benchv1.CorrectionBenjaminiHochberg:
+		return stats.BenjaminiHochberg
+	case benchv1.CorrectionNone:
+		return stats.NoCorrection
+	default:
+		return stats.Holm
 	}
-	if c.Correction == "None" {
-		out.Correction = stats.NoCorrection
-	}
-	return out
 }
 
 // writeReport applies the report ConfigMap (server-side apply: no read of
@@ -371,7 +358,7 @@ func (r *BenchmarkComparisonReconciler) writeReport(ctx context.Context, cmp *be
 	name := specs.Name(cmp.Name, "report", cmp.UID, specs.MaxObjectNameLength)
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cmp.Namespace, Labels: map[string]string{LabelComparison: string(cmp.UID), "app.kubernetes.io/managed-by": "dbperf-operator"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cmp.Namespace, Labels: map[string]string{benchv1.LabelComparison: string(cmp.UID), "app.kubernetes.io/managed-by": "dbperf-operator"}},
 		Data:       map[string]string{"report.json": js.String(), "report.md": md.String(), "report.html": html.String()},
 	}
 	if err := controllerutil.SetControllerReference(cmp, cm, r.Scheme()); err != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
 	"sort"
 	"time"
 
@@ -28,16 +27,6 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
-)
-
-// LabelSchedule marks the runs a schedule owns (by its UID).
-const LabelSchedule = "bench.dbperf.io/schedule"
-
-// Reasons of the Regressed condition.
-const (
-	ReasonRegression   = "Regression"
-	ReasonNoRegression = "NoRegression"
-	ReasonNotEnough    = "NotEnoughHistory"
 )
 
 // BenchmarkScheduleReconciler starts runs on a cron and on template changes
@@ -75,7 +64,7 @@ type scheduled struct {
 }
 
 func (r *BenchmarkScheduleReconciler) owned(ctx context.Context, s *benchv1.BenchmarkSchedule) ([]scheduled, error) {
-	sel := client.MatchingLabels{LabelSchedule: string(s.UID)}
+	sel := client.MatchingLabels{benchv1.LabelSchedule: string(s.UID)}
 	var out []scheduled
 	var runs benchv1.BenchmarkRunList
 	if err := r.List(ctx, &runs, client.InNamespace(s.Namespace), sel); err != nil {
@@ -91,7 +80,8 @@ func (r *BenchmarkScheduleReconciler) owned(ctx context.Context, s *benchv1.Benc
 	}
 	for i := range cmps.Items {
 		x := &cmps.Items[i]
-		out = append(out, scheduled{obj: x, phase: x.Status.Phase, fromComp: x})
+		// A comparison's phases are a subset of a run's: one history.
+		out = append(out, scheduled{obj: x, phase: benchv1.Phase(x.Status.Phase), fromComp: x})
 	}
 	sort.Slice(out, func(i, j int) bool { return before(out[i].obj, out[j].obj) })
 	return out, nil
@@ -218,7 +208,7 @@ func (r *BenchmarkScheduleReconciler) trigger(ctx context.Context, s *benchv1.Be
 		}
 		obj = &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: lbls}, Spec: s.Spec.RunTemplate.Spec}
 	}
-	lbls[LabelSchedule] = string(s.UID)
+	lbls[benchv1.LabelSchedule] = string(s.UID)
 	if err := controllerutil.SetControllerReference(s, obj, r.Scheme()); err != nil {
 		return err
 	}
@@ -290,7 +280,7 @@ func (r *BenchmarkScheduleReconciler) updateHistory(s *benchv1.BenchmarkSchedule
 		if !o.phase.Terminal() {
 			continue
 		}
-		e := benchv1.HistoryEntry{Run: o.obj.GetName(), StartTime: o.obj.GetCreationTimestamp(), Phase: o.phase, Release: o.obj.GetLabels()[LabelRelease]}
+		e := benchv1.HistoryEntry{Run: o.obj.GetName(), StartTime: o.obj.GetCreationTimestamp(), Phase: o.phase, Release: o.obj.GetLabels()[benchv1.LabelRelease]}
 		switch {
 		case o.fromRun != nil:
 			if v, unit, dir, ok := watched(s, o.fromRun); ok {
@@ -320,131 +310,88 @@ func (r *BenchmarkScheduleReconciler) updateHistory(s *benchv1.BenchmarkSchedule
 	}
 }
 
-// judge sets Regressed from the history: the newest valid result against
-// its baseline (Threshold), or the latest change point (ChangePoint).
+// judge sets Regressed from the history: the judgement itself is
+// stats.JudgeRegression; here are only its inputs and its outputs (the
+// change points in the history, the condition, an event and the metric).
 func (r *BenchmarkScheduleReconciler) judge(s *benchv1.BenchmarkSchedule) {
 	p := s.Spec.Regression
 	if p == nil {
 		return
 	}
-	var valid []int // indexes of entries with a value from a valid run
-	for i, h := range s.Status.History {
+	j := stats.JudgeRegression(historyPoints(s), regressionPolicy(s))
+	for i := range s.Status.History {
 		s.Status.History[i].ChangePoint = false
-		if h.Phase == benchv1.PhaseSucceeded && h.Value != nil {
-			valid = append(valid, i)
+	}
+	for _, i := range j.ChangePoints {
+		s.Status.History[i].ChangePoint = true
+	}
+	status, v := metav1.ConditionFalse, 0.0
+	if j.Regressed {
+		status, v = metav1.ConditionTrue, 1
+	}
+	msg := truncate(j.Message, 1024)
+	prev := meta.FindStatusCondition(s.Status.Conditions, benchv1.ConditionRegressed)
+	meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: benchv1.ConditionRegressed, Status: status,
+		Reason: regressionReason(j.Reason), Message: msg, ObservedGeneration: s.Generation})
+	scheduleRegressed.WithLabelValues(s.Namespace, s.Name, watchedMetricName(p)).Set(v)
+	if j.Regressed && (prev == nil || prev.Status != metav1.ConditionTrue || prev.Message != msg) {
+		r.Recorder.Event(s, corev1.EventTypeWarning, benchv1.ReasonRegression, msg)
+	}
+}
+
+// historyPoints is the history as the judgement sees it; a run whose
+// release label the baseline selector does not match is outside the baseline.
+func historyPoints(s *benchv1.BenchmarkSchedule) []stats.HistoryPoint {
+	sel := labels.Everything()
+	if p := s.Spec.Regression; p != nil && p.BaselineSelector != nil {
+		if ls, err := metav1.LabelSelectorAsSelector(p.BaselineSelector); err == nil {
+			sel = ls
 		}
 	}
-	metric := p.Metric
-	if metric == "" {
-		metric = "the primary metric"
+	out := make([]stats.HistoryPoint, len(s.Status.History))
+	for i, h := range s.Status.History {
+		out[i] = stats.HistoryPoint{Run: h.Run, Release: h.Release, Succeeded: h.Phase == benchv1.PhaseSucceeded,
+			Value: h.Value, Unit: h.Unit, Direction: stats.Direction(h.Direction), Verdict: stats.Verdict(h.Verdict),
+			OutsideBaseline: !sel.Matches(labels.Set{benchv1.LabelRelease: h.Release})}
 	}
-	set := func(regressed bool, reason, msg string) {
-		status := metav1.ConditionFalse
-		v := 0.0
-		if regressed {
-			status, v = metav1.ConditionTrue, 1
-		}
-		prev := meta.FindStatusCondition(s.Status.Conditions, benchv1.ConditionRegressed)
-		meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: benchv1.ConditionRegressed, Status: status, Reason: reason,
-			Message: truncate(msg, 1024), ObservedGeneration: s.Generation})
-		scheduleRegressed.WithLabelValues(s.Namespace, s.Name, metric).Set(v)
-		if regressed && (prev == nil || prev.Status != metav1.ConditionTrue || prev.Message != msg) {
-			r.Recorder.Event(s, corev1.EventTypeWarning, ReasonRegression, truncate(msg, 1024))
-		}
-	}
-	dir := benchv1.HigherIsBetter
-	if len(valid) > 0 && s.Status.History[valid[len(valid)-1]].Direction == benchv1.LowerIsBetter {
-		dir = benchv1.LowerIsBetter
-	}
-	worse := func(delta float64) bool {
-		if dir == benchv1.LowerIsBetter {
-			return delta > 0
-		}
-		return delta < 0
-	}
-	if s.Spec.ComparisonTemplate != nil {
-		// The comparison did the statistics: its verdict on the watched metric decides.
-		for i := len(s.Status.History) - 1; i >= 0; i-- {
-			h := s.Status.History[i]
-			if h.Phase != benchv1.PhaseSucceeded || h.Verdict == "" {
-				continue
-			}
-			delta := "-"
-			if h.Value != nil {
-				delta = fmt.Sprintf("%+.1f %%", *h.Value)
-			}
-			msg := fmt.Sprintf("%s: %s in comparison %s (release %s), Δ %s against the baseline", metric, h.Verdict, h.Run, orDash(h.Release), delta)
-			set(h.Verdict == "Worse", map[bool]string{true: ReasonRegression, false: ReasonNoRegression}[h.Verdict == "Worse"], msg)
-			return
-		}
-		set(false, ReasonNotEnough, "no finished comparison yet")
-		return
-	}
-	switch method(p) {
-	case benchv1.RegressionChangePoint:
-		if len(valid) < 10 {
-			set(false, ReasonNotEnough, fmt.Sprintf("%d valid results; change-point detection needs at least 10", len(valid)))
-			return
-		}
-		series := make([]float64, len(valid))
-		for k, i := range valid {
-			series[k] = *s.Status.History[i].Value
-		}
-		cps := stats.ChangePoints(series, stats.ChangePointOptions{MinEffectPercent: float64(p.MinEffectPercent)})
-		for _, cp := range cps {
-			s.Status.History[valid[cp.Index]].ChangePoint = true
-		}
-		if len(cps) == 0 {
-			set(false, ReasonNoRegression, fmt.Sprintf("no change point in %s over %d valid results", metric, len(valid)))
-			return
-		}
-		lastCP := cps[len(cps)-1]
-		h := s.Status.History[valid[lastCP.Index]]
-		if worse(lastCP.DeltaPercent) {
-			set(true, ReasonRegression, fmt.Sprintf("%s changed by %+.1f %% (mean %.4g → %.4g, p %.2g) from run %s (release %s) on",
-				metric, lastCP.DeltaPercent, lastCP.Before.Mean, lastCP.After.Mean, lastCP.P, h.Run, orDash(h.Release)))
-			return
-		}
-		set(false, ReasonNoRegression, fmt.Sprintf("the latest change point (run %s, %+.1f %%) is an improvement", h.Run, lastCP.DeltaPercent))
+	return out
+}
+
+// regressionPolicy converts the API's policy; a schedule of comparisons
+// takes the comparisons' verdicts.
+func regressionPolicy(s *benchv1.BenchmarkSchedule) stats.RegressionPolicy {
+	p := s.Spec.Regression
+	out := stats.RegressionPolicy{Metric: p.Metric, ThresholdPercent: float64(p.ThresholdPercent),
+		MinEffectPercent: float64(p.MinEffectPercent), BaselineRuns: int(p.BaselineRuns)}
+	switch {
+	case s.Spec.ComparisonTemplate != nil:
+		out.Method = stats.MethodVerdict
+	case method(p) == benchv1.RegressionChangePoint:
+		out.Method = stats.MethodChangePoint
 	default:
-		if len(valid) < 2 {
-			set(false, ReasonNotEnough, fmt.Sprintf("%d valid result(s): a baseline needs at least one earlier valid run", len(valid)))
-			return
-		}
-		newest := s.Status.History[valid[len(valid)-1]]
-		var baseline []float64
-		sel := labels.Everything()
-		if p.BaselineSelector != nil {
-			if ls, err := metav1.LabelSelectorAsSelector(p.BaselineSelector); err == nil {
-				sel = ls
-			}
-		}
-		n := int(p.BaselineRuns)
-		if n <= 0 {
-			n = 5
-		}
-		for k := len(valid) - 2; k >= 0 && len(baseline) < n; k-- {
-			h := s.Status.History[valid[k]]
-			if !sel.Matches(labels.Set{LabelRelease: h.Release}) {
-				continue
-			}
-			baseline = append(baseline, *h.Value)
-		}
-		if len(baseline) == 0 {
-			set(false, ReasonNotEnough, "no earlier valid run matches the baseline selector")
-			return
-		}
-		med := stats.Summarize(baseline).Median
-		delta := 100 * (*newest.Value - med) / math.Abs(med)
-		threshold := float64(p.ThresholdPercent)
-		if worse(delta) && math.Abs(delta) >= threshold {
-			set(true, ReasonRegression, fmt.Sprintf("%s of run %s (release %s) is %.4g %s, %+.1f %% against the median %.4g of the %d baseline runs (threshold %.0f %%)",
-				metric, newest.Run, orDash(newest.Release), *newest.Value, newest.Unit, delta, med, len(baseline), threshold))
-			return
-		}
-		set(false, ReasonNoRegression, fmt.Sprintf("%s of run %s is %+.1f %% against the median of the %d baseline runs (threshold %.0f %%)",
-			metric, newest.Run, delta, len(baseline), threshold))
+		out.Method = stats.MethodThreshold
 	}
+	return out
+}
+
+func regressionReason(r stats.RegressionReason) string {
+	switch r {
+	case stats.ReasonRegression:
+		return benchv1.ReasonRegression
+	case stats.ReasonNoRegression:
+		return benchv1.ReasonNoRegression
+	default:
+		return benchv1.ReasonNotEnoughHistory
+	}
+}
+
+// watchedMetricName labels the regression metric: the policy's metric or,
+// by default, the primary one.
+func watchedMetricName(p *benchv1.RegressionPolicy) string {
+	if p.Metric == "" {
+		return "the primary metric"
+	}
+	return p.Metric
 }
 
 func method(p *benchv1.RegressionPolicy) benchv1.RegressionMethod {

@@ -31,7 +31,7 @@ func comparison(name string, order benchv1.ComparisonOrder, reps int32) *benchv1
 		Spec: benchv1.BenchmarkComparisonSpec{
 			Template: tmpl,
 			Variants: []benchv1.Variant{{Name: "v3", Patch: poolPatch("standard-v3")}, {Name: "v4a", Patch: poolPatch("standard-v4a")}},
-			Baseline: "v3", Order: order, Repetitions: reps,
+			Baseline: "v3", Order: order, RunsPerVariant: reps,
 			Criteria: benchv1.ComparisonCriteria{MinEffectPercent: 2},
 		},
 	}
@@ -99,7 +99,7 @@ func playRuns(h *harness, cmpName string, total, maxActive int) []string {
 			if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: runName}, &run); err != nil {
 				return err
 			}
-			v := run.Labels[LabelVariant]
+			v := run.Labels[benchv1.LabelVariant]
 			if got := j.Spec.Template.Spec.NodeSelector["pool"]; got != map[string]string{"v3": "standard-v3", "v4a": "standard-v4a"}[v] {
 				h.t.Errorf("run %s of variant %s asks for pool %q: the patch was not applied", runName, v, got)
 			}
@@ -116,7 +116,7 @@ func playRuns(h *harness, cmpName string, total, maxActive int) []string {
 	return order
 }
 
-func waitComparison(h *harness, name string, phase benchv1.Phase) *benchv1.BenchmarkComparison {
+func waitComparison(h *harness, name string, phase benchv1.ComparisonPhase) *benchv1.BenchmarkComparison {
 	h.t.Helper()
 	cmp := &benchv1.BenchmarkComparison{}
 	testutil.Eventually(h.t, 60*time.Second, "comparison "+string(phase), func() error {
@@ -141,18 +141,18 @@ func TestComparisonInterleavedEndToEnd(t *testing.T) {
 	if strings.Join(order, " ") != "v3 v4a v3 v4a v3 v4a v3 v4a v3 v4a" {
 		t.Errorf("run order %v, want interleaved", order)
 	}
-	cmp := waitComparison(h, "gen", benchv1.PhaseSucceeded)
+	cmp := waitComparison(h, "gen", benchv1.ComparisonSucceeded)
 	if len(cmp.Status.Results) != 1 {
 		t.Fatalf("status results %+v, want the primary metric of one step", cmp.Status.Results)
 	}
 	r := cmp.Status.Results[0]
-	if r.Verdict != "Better" || r.Candidate != "v4a" || r.BaselineN != 5 || r.CandidateN != 5 || r.DeltaPercent == nil || *r.DeltaPercent < 110 || *r.DeltaPercent > 125 {
+	if r.Verdict != benchv1.VerdictBetter || r.Candidate != "v4a" || r.BaselineN != 5 || r.CandidateN != 5 || r.DeltaPercent == nil || *r.DeltaPercent < 110 || *r.DeltaPercent > 125 {
 		t.Errorf("result %+v", r)
 	}
 	if cmp.Status.Summary != "1 better, 0 worse, 1 no change, 0 inconclusive" || cmp.Status.Progress != "10/10" {
 		t.Errorf("summary %q, progress %q", cmp.Status.Summary, cmp.Status.Progress)
 	}
-	if c := meta.FindStatusCondition(cmp.Status.Conditions, ConditionCompared); c == nil || c.Status != metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(cmp.Status.Conditions, benchv1.ConditionCompared); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("Compared condition %+v", c)
 	}
 	var cm corev1.ConfigMap
@@ -168,7 +168,7 @@ func TestComparisonInterleavedEndToEnd(t *testing.T) {
 	}
 	// The runs belong to the comparison.
 	var runs benchv1.BenchmarkRunList
-	if err := k8s.List(context.Background(), &runs, client.InNamespace(h.ns), client.MatchingLabels{LabelComparison: string(cmp.UID)}); err != nil || len(runs.Items) != 10 {
+	if err := k8s.List(context.Background(), &runs, client.InNamespace(h.ns), client.MatchingLabels{benchv1.LabelComparison: string(cmp.UID)}); err != nil || len(runs.Items) != 10 {
 		t.Fatalf("%d runs (err %v), want 10", len(runs.Items), err)
 	}
 	for _, run := range runs.Items {
@@ -201,7 +201,7 @@ func TestComparisonOrders(t *testing.T) {
 					}
 				}
 			}
-			waitComparison(h, "ord", benchv1.PhaseSucceeded)
+			waitComparison(h, "ord", benchv1.ComparisonSucceeded)
 		})
 	}
 }
@@ -211,8 +211,8 @@ func TestComparisonRefusesBadPatchesAndSpecs(t *testing.T) {
 	bad := comparison("typo", benchv1.OrderInterleaved, 2)
 	bad.Spec.Variants[1].Patch = &apiextensionsv1.JSON{Raw: []byte(`{"workload":{"pgbench":{"clientz":[40]}}}`)}
 	h.create(bad)
-	cmp := waitComparison(h, "typo", benchv1.PhaseFailed)
-	if c := meta.FindStatusCondition(cmp.Status.Conditions, ConditionCompared); c == nil || c.Reason != ReasonInvalid || !strings.Contains(c.Message, "clientz") {
+	cmp := waitComparison(h, "typo", benchv1.ComparisonFailed)
+	if c := meta.FindStatusCondition(cmp.Status.Conditions, benchv1.ConditionCompared); c == nil || c.Reason != benchv1.ReasonInvalidPatch || !strings.Contains(c.Message, "clientz") {
 		t.Errorf("condition %+v: want InvalidPatch naming the unknown field", c)
 	}
 	// Admission: the baseline must be a variant, names unique.

@@ -13,10 +13,6 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 )
 
-// LabelRelease on a run (or set by a schedule) names the release it
-// measured; it becomes the release label of its metrics.
-const LabelRelease = "bench.dbperf.io/release"
-
 // Prometheus metrics of the manager. The label set is bounded: one series
 // per run, step and headline metric, removed when the run is deleted.
 var (
@@ -89,7 +85,7 @@ func RegisterMetrics(reader client.Reader) {
 // recordRunMetrics publishes a finished run's headline numbers.
 func recordRunMetrics(run *benchv1.BenchmarkRun) {
 	forgetRunMetrics(run.Namespace, run.Name)
-	pool, release := runPool(run), run.Labels[LabelRelease]
+	pool, release := runPool(run), run.Labels[benchv1.LabelRelease]
 	for _, st := range run.Status.Steps {
 		for _, s := range st.Summary {
 			if s.N == 0 {
@@ -128,7 +124,8 @@ func runPool(run *benchv1.BenchmarkRun) string {
 
 func recordComparisonMetrics(cmp *benchv1.BenchmarkComparison, better, worse, same, unsure int) {
 	comparisonVerdicts.DeletePartialMatch(prometheus.Labels{"namespace": cmp.Namespace, "comparison": cmp.Name})
-	for v, n := range map[string]int{"Better": better, "Worse": worse, "NoChange": same, "Inconclusive": unsure} {
-		comparisonVerdicts.WithLabelValues(cmp.Namespace, cmp.Name, v).Set(float64(n))
+	for v, n := range map[benchv1.ComparisonVerdict]int{
+		benchv1.VerdictBetter: better, benchv1.VerdictWorse: worse, benchv1.VerdictNoChange: same, benchv1.VerdictInconclusive: unsure} {
+		comparisonVerdicts.WithLabelValues(cmp.Namespace, cmp.Name, string(v)).Set(float64(n))
 	}
 }

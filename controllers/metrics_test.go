@@ -54,7 +54,7 @@ func TestRunMetrics(t *testing.T) {
 	h := newHarness(t)
 	node := loadgenNode(h)
 	run := measureOnly("metered", 4, 1)
-	run.Labels = map[string]string{LabelRelease: "v1.2.3"}
+	run.Labels = map[string]string{benchv1.LabelRelease: "v1.2.3"}
 	h.create(run)
 	h.kubelet(h.waitJob(specs.MeasureJobName(h.run("metered"), 0, 1)), node, "pgbench", fixture(t, "pgbench", "pg14plus-tpcb-scale50-haproxy.txt"))
 	done := h.waitPhase("metered", 20*time.Second, benchv1.PhaseSucceeded, benchv1.PhaseInvalid)

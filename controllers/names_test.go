@@ -85,7 +85,7 @@ func TestComparisonsOfLongNamesKeepTheirChildren(t *testing.T) {
 	playRuns(h, "the comparisons", 2*len(names), len(names))
 	reports := map[string]string{}
 	for _, name := range names {
-		cmp := waitComparison(h, name, benchv1.PhaseSucceeded)
+		cmp := waitComparison(h, name, benchv1.ComparisonSucceeded)
 		if other, ok := reports[cmp.Status.ReportConfigMap]; ok {
 			t.Errorf("%s and %s share the report ConfigMap %s", other, name, cmp.Status.ReportConfigMap)
 		}

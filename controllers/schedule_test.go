@@ -34,7 +34,7 @@ func tpsResult(v float64) string {
 func scheduleRuns(h *harness, s *benchv1.BenchmarkSchedule) []benchv1.BenchmarkRun {
 	h.t.Helper()
 	var runs benchv1.BenchmarkRunList
-	if err := k8s.List(context.Background(), &runs, client.InNamespace(h.ns), client.MatchingLabels{LabelSchedule: string(s.UID)}); err != nil {
+	if err := k8s.List(context.Background(), &runs, client.InNamespace(h.ns), client.MatchingLabels{benchv1.LabelSchedule: string(s.UID)}); err != nil {
 		h.t.Fatal(err)
 	}
 	return runs.Items
@@ -49,7 +49,7 @@ func TestScheduleTemplateChangesAndRegression(t *testing.T) {
 	s := &benchv1.BenchmarkSchedule{
 		ObjectMeta: metav1.ObjectMeta{Name: "nightly"},
 		Spec: benchv1.BenchmarkScheduleSpec{
-			RunTemplate: &benchv1.RunTemplate{Labels: map[string]string{LabelRelease: "v1"}, Spec: measureOnly("x", 4, 1).Spec},
+			RunTemplate: &benchv1.RunTemplate{Labels: map[string]string{benchv1.LabelRelease: "v1"}, Spec: measureOnly("x", 4, 1).Spec},
 			Regression:  &benchv1.RegressionPolicy{Method: benchv1.RegressionThreshold, ThresholdPercent: 3, BaselineRuns: 5},
 		},
 	}
@@ -74,7 +74,7 @@ func TestScheduleTemplateChangesAndRegression(t *testing.T) {
 			if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
 				return err
 			}
-			cur.Spec.RunTemplate.Labels[LabelRelease] = fmt.Sprintf("v%d", i)
+			cur.Spec.RunTemplate.Labels[benchv1.LabelRelease] = fmt.Sprintf("v%d", i)
 			cur.Spec.RunTemplate.Spec.Workload.Image = fmt.Sprintf("postgres:17.%d", i)
 			return k8s.Update(context.Background(), cur)
 		}); err != nil {
@@ -116,7 +116,7 @@ func TestScheduleTemplateChangesAndRegression(t *testing.T) {
 	}
 	cur := release(8, 955) // a 5 % drop
 	c := meta.FindStatusCondition(cur.Status.Conditions, benchv1.ConditionRegressed)
-	if c.Status != metav1.ConditionTrue || c.Reason != ReasonRegression || !strings.Contains(c.Message, "release v8") || !strings.Contains(c.Message, "-4.") {
+	if c.Status != metav1.ConditionTrue || c.Reason != benchv1.ReasonRegression || !strings.Contains(c.Message, "release v8") || !strings.Contains(c.Message, "-4.") {
 		t.Errorf("5 %% drop: %+v", c)
 	}
 	if v := series(t, "dbperf_schedule_regressed", map[string]string{"namespace": h.ns, "schedule": "nightly"}); len(v) != 1 || v[0].GetGauge().GetValue() != 1 {
@@ -177,7 +177,7 @@ func TestScheduleOfComparisons(t *testing.T) {
 	s := &benchv1.BenchmarkSchedule{
 		ObjectMeta: metav1.ObjectMeta{Name: "rc"},
 		Spec: benchv1.BenchmarkScheduleSpec{
-			ComparisonTemplate: &benchv1.ComparisonTemplate{Labels: map[string]string{LabelRelease: "v1"}, Spec: comparison("x", benchv1.OrderInterleaved, 5).Spec},
+			ComparisonTemplate: &benchv1.ComparisonTemplate{Labels: map[string]string{benchv1.LabelRelease: "v1"}, Spec: comparison("x", benchv1.OrderInterleaved, 5).Spec},
 			Regression:         &benchv1.RegressionPolicy{},
 		},
 	}
@@ -197,7 +197,7 @@ func TestScheduleOfComparisons(t *testing.T) {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
 			return err
 		}
-		cur.Spec.ComparisonTemplate.Labels[LabelRelease] = "v2"
+		cur.Spec.ComparisonTemplate.Labels[benchv1.LabelRelease] = "v2"
 		return k8s.Update(context.Background(), cur)
 	}); err != nil {
 		t.Fatal(err)
@@ -214,10 +214,10 @@ func TestScheduleOfComparisons(t *testing.T) {
 		return nil
 	})
 	var cmps benchv1.BenchmarkComparisonList
-	if err := k8s.List(context.Background(), &cmps, client.InNamespace(h.ns), client.MatchingLabels{LabelSchedule: string(cur.UID)}); err != nil || len(cmps.Items) != 1 {
+	if err := k8s.List(context.Background(), &cmps, client.InNamespace(h.ns), client.MatchingLabels{benchv1.LabelSchedule: string(cur.UID)}); err != nil || len(cmps.Items) != 1 {
 		t.Errorf("%d comparisons (err %v), want exactly one for one template change", len(cmps.Items), err)
 	}
-	if h := cur.Status.History; len(h) != 1 || h[0].Verdict != "Worse" || h[0].Value == nil || *h[0].Value > -9 {
+	if h := cur.Status.History; len(h) != 1 || h[0].Verdict != benchv1.VerdictWorse || h[0].Value == nil || *h[0].Value > -9 {
 		t.Errorf("history %+v", h)
 	}
 }

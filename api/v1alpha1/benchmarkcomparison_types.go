@@ -20,6 +20,62 @@ const (
 	OrderSequential ComparisonOrder = "Sequential"
 )
 
+// ComparisonPhase is where a BenchmarkComparison is in its life. Its child
+// runs have phases of their own (ComparisonRun.phase is a run's Phase).
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
+type ComparisonPhase string
+
+const (
+	// ComparisonPending: accepted, no child run created yet.
+	ComparisonPending ComparisonPhase = "Pending"
+	// ComparisonRunning: child runs are being created or are running.
+	ComparisonRunning ComparisonPhase = "Running"
+	// ComparisonSucceeded: every run has ended and the report is written
+	// (whatever the verdicts; failed or invalid measurements are excluded
+	// and counted).
+	ComparisonSucceeded ComparisonPhase = "Succeeded"
+	// ComparisonFailed: the comparison cannot be made: a patch that is not a
+	// BenchmarkRun spec, runs that are not comparable; the Compared
+	// condition says why.
+	ComparisonFailed ComparisonPhase = "Failed"
+)
+
+// Terminal tells whether a comparison in this phase is finished.
+func (p ComparisonPhase) Terminal() bool {
+	return p == ComparisonSucceeded || p == ComparisonFailed
+}
+
+// ComparisonVerdict is the verdict on one metric, candidate against
+// baseline (docs/statistics.md).
+// +kubebuilder:validation:Enum=Better;Worse;NoChange;Inconclusive
+type ComparisonVerdict string
+
+const (
+	// VerdictBetter: significant after the correction, the interval
+	// excludes zero and the change reaches minEffectPercent, for the better.
+	VerdictBetter ComparisonVerdict = "Better"
+	// VerdictWorse: the same, for the worse.
+	VerdictWorse ComparisonVerdict = "Worse"
+	// VerdictNoChange: the whole interval lies within ± minEffectPercent.
+	VerdictNoChange ComparisonVerdict = "NoChange"
+	// VerdictInconclusive: anything else (too few runs, unstable, not
+	// significant with an interval reaching beyond the margin); the reason says which.
+	VerdictInconclusive ComparisonVerdict = "Inconclusive"
+)
+
+// Correction of the p-values for comparing many metrics at once.
+// +kubebuilder:validation:Enum=Holm;BenjaminiHochberg;None
+type Correction string
+
+const (
+	// CorrectionHolm controls the family-wise error rate (Holm's step-down).
+	CorrectionHolm Correction = "Holm"
+	// CorrectionBenjaminiHochberg controls the false discovery rate.
+	CorrectionBenjaminiHochberg Correction = "BenjaminiHochberg"
+	// CorrectionNone uses each metric's p-value as it is.
+	CorrectionNone Correction = "None"
+)
+
 // Variant is one side of a comparison: the template with a patch applied.
 type Variant struct {
 	// Name of the variant, such as standard-v3 or pg17.
@@ -40,30 +96,29 @@ type Variant struct {
 // ComparisonCriteria decide the verdicts.
 type ComparisonCriteria struct {
 	// Alpha is the significance level for the p-values (adjusted for the
-	// number of metrics) and 1 minus the confidence of the intervals, as a
-	// decimal string.
-	// +kubebuilder:validation:XValidation:rule="self.matches('^0?[.][0-9]+$') && double(self) > 0.0 && double(self) < 0.5",message="must be a decimal between 0 and 0.5, such as 0.05"
-	// +kubebuilder:default="0.05"
+	// number of metrics) and 1 minus the confidence of the intervals: a
+	// number above 0 and below 0.5, such as 0.05.
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:ExclusiveMaximum=true
+	// +kubebuilder:validation:Maximum=0.5
+	// +kubebuilder:default=0.05
 	// +optional
-	Alpha string `json:"alpha,omitempty"`
+	Alpha float64 `json:"alpha,omitempty"`
 	// MinEffectPercent is the smallest change worth Better or Worse, and
 	// the margin within which NoChange is declared.
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=100
 	// +kubebuilder:default=1
 	// +optional
-	MinEffectPercent int32 `json:"minEffectPercent,omitempty"`
+	MinEffectPercent Percent `json:"minEffectPercent,omitempty"`
 	// MaxCoefficientOfVariationPercent makes a metric Inconclusive when a
-	// variant's repetitions vary more; 0 disables.
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=100
+	// variant's measurements vary more; 0 disables.
 	// +optional
-	MaxCoefficientOfVariationPercent int32 `json:"maxCoefficientOfVariationPercent,omitempty"`
-	// Correction for comparing many metrics at once.
-	// +kubebuilder:validation:Enum=Holm;BenjaminiHochberg;None
+	MaxCoefficientOfVariationPercent Percent `json:"maxCoefficientOfVariationPercent,omitempty"`
+	// Correction for comparing many metrics at once: Holm (family-wise
+	// error), BenjaminiHochberg (false discovery rate) or None.
 	// +kubebuilder:default=Holm
 	// +optional
-	Correction string `json:"correction,omitempty"`
+	Correction Correction `json:"correction,omitempty"`
 }
 
 // BenchmarkComparisonSpec is a run template, its variants, and how to run them.
@@ -83,15 +138,17 @@ type BenchmarkComparisonSpec struct {
 	// +kubebuilder:default=Interleaved
 	// +optional
 	Order ComparisonOrder `json:"order,omitempty"`
-	// Repetitions is how many runs each variant gets. Every run measures
-	// each step template.repetitions times; all valid measurements of a
-	// variant form its sample.
+	// RunsPerVariant is how many runs each variant gets (BenchmarkRuns
+	// <name>-<variant>-<i>). Every run measures each step
+	// template.repetitions times; all valid measurements of a variant form
+	// its sample.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=50
 	// +kubebuilder:default=5
 	// +optional
-	Repetitions int32 `json:"repetitions,omitempty"`
-	// Criteria for the verdicts.
+	RunsPerVariant int32 `json:"runsPerVariant,omitempty"`
+	// Criteria for the verdicts; omitted, every criterion takes its default.
+	// +kubebuilder:default={}
 	// +optional
 	Criteria ComparisonCriteria `json:"criteria,omitempty"`
 }
@@ -102,6 +159,7 @@ type ComparisonRun struct {
 	Variant string `json:"variant"`
 	// Index counts a variant's runs from 1.
 	Index int32 `json:"index"`
+	// Phase of the run (a BenchmarkRun's phase).
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
 }
@@ -131,9 +189,9 @@ type MetricComparison struct {
 	// +optional
 	CIHighPercent *float64 `json:"ciHighPercent,omitempty"`
 	// PValue adjusted for the number of metrics.
-	PValue float64 `json:"pValue"`
-	// +kubebuilder:validation:Enum=Better;Worse;NoChange;Inconclusive
-	Verdict string `json:"verdict"`
+	PValue  float64           `json:"pValue"`
+	Verdict ComparisonVerdict `json:"verdict"`
+	// Reason of the verdict, in words.
 	// +optional
 	Reason string `json:"reason,omitempty"`
 }
@@ -144,7 +202,7 @@ type BenchmarkComparisonStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// Phase: Pending, Running, Succeeded (compared) or Failed.
 	// +optional
-	Phase Phase `json:"phase,omitempty"`
+	Phase ComparisonPhase `json:"phase,omitempty"`
 	// Progress counts finished runs: "4/10".
 	// +optional
 	Progress string `json:"progress,omitempty"`
@@ -163,6 +221,13 @@ type BenchmarkComparisonStatus struct {
 	// ReportConfigMap holds report.json, report.md and report.html.
 	// +optional
 	ReportConfigMap string `json:"reportConfigMap,omitempty"`
+	// Conditions of the comparison:
+	//   - Compared: True once every run has ended and the report is written
+	//     (reason Compared); False while runs are in progress (Running), when
+	//     a variant's patch or its run is refused (InvalidPatch), when the
+	//     runs cannot be compared (NotComparable), or when a child run's name
+	//     is taken by an object the comparison does not own (NameConflict);
+	//     Unknown (absent) before the first reconcile.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -66,17 +66,13 @@ type RegressionPolicy struct {
 	// +optional
 	Method RegressionMethod `json:"method,omitempty"`
 	// ThresholdPercent for the Threshold method.
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=100
 	// +kubebuilder:default=5
 	// +optional
-	ThresholdPercent int32 `json:"thresholdPercent,omitempty"`
+	ThresholdPercent Percent `json:"thresholdPercent,omitempty"`
 	// MinEffectPercent for the ChangePoint method: smaller shifts are noise.
-	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=100
 	// +kubebuilder:default=2
 	// +optional
-	MinEffectPercent int32 `json:"minEffectPercent,omitempty"`
+	MinEffectPercent Percent `json:"minEffectPercent,omitempty"`
 	// BaselineRuns is how many earlier valid runs form the baseline.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
@@ -146,7 +142,8 @@ type HistoryEntry struct {
 	// Run is the BenchmarkRun (or BenchmarkComparison) of this entry.
 	Run       string      `json:"run"`
 	StartTime metav1.Time `json:"startTime"`
-	Phase     Phase       `json:"phase"`
+	// Phase of the run, or of the comparison (its phases are a subset).
+	Phase Phase `json:"phase"`
 	// +optional
 	Release string `json:"release,omitempty"`
 	// Value of the watched metric (the median over the run's valid repetitions).
@@ -158,7 +155,7 @@ type HistoryEntry struct {
 	Direction Direction `json:"direction,omitempty"`
 	// Verdict of the watched metric, for comparison schedules.
 	// +optional
-	Verdict string `json:"verdict,omitempty"`
+	Verdict ComparisonVerdict `json:"verdict,omitempty"`
 	// ChangePoint marks the first run of a new level found by change-point detection.
 	// +optional
 	ChangePoint bool `json:"changePoint,omitempty"`
@@ -183,16 +180,17 @@ type BenchmarkScheduleStatus struct {
 	// History of finished runs, oldest first, bounded by spec.historyLimit.
 	// +optional
 	History []HistoryEntry `json:"history,omitempty"`
+	// Conditions of the schedule:
+	//   - Regressed (only with spec.regression): True when the newest result
+	//     is a regression by the policy (reason Regression; the message names
+	//     the metric, the change and the run that introduced it); False when
+	//     it is not (NoRegression) or cannot be judged yet
+	//     (NotEnoughHistory); Unknown (absent) without spec.regression.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
-
-// ConditionRegressed on a BenchmarkSchedule: True when the newest result is
-// a regression by the policy (the message names the metric, the change and
-// the run that introduced it); False when it is not.
-const ConditionRegressed = "Regressed"
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

@@ -86,8 +86,18 @@ func cmdCompare(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	crit := stats.Criteria{Alpha: *alpha, MinEffectPercent: *minEffect, MaxCVPercent: *maxCV, Correction: stats.Correction(*correction)}
-	if *correction == "None" {
-		crit.Correction = stats.NoCorrection
+	// The same bounds and values as a BenchmarkComparison's criteria: an
+	// unknown correction would otherwise mean none at all.
+	switch crit.Correction {
+	case stats.Holm, stats.BenjaminiHochberg, stats.NoCorrection:
+	default:
+		return usageError{fmt.Sprintf("compare: --correction %q: Holm, BenjaminiHochberg or None", *correction)}
+	}
+	if !(*alpha > 0 && *alpha < 0.5) {
+		return usageError{fmt.Sprintf("compare: --alpha %g: above 0 and below 0.5, such as 0.05", *alpha)}
+	}
+	if *minEffect < 0 || *minEffect > 100 || *maxCV < 0 || *maxCV > 100 {
+		return usageError{"compare: --min-effect and --max-cv are percents from 0 to 100"}
 	}
 	switch {
 	case len(files) > 0:

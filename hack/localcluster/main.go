@@ -181,7 +181,7 @@ func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, up
 	}
 	out, _ := stack.Kubectl(ctx, nil, "get", "benchmarkcomparisons,benchmarkruns")
 	fmt.Printf("\n$ kubectl get benchmarkcomparisons,benchmarkruns\n%s\n", out)
-	if cmp.Status.Phase != benchv1.PhaseSucceeded {
+	if cmp.Status.Phase != benchv1.ComparisonSucceeded {
 		return fmt.Errorf("the comparison ended %s: %+v", cmp.Status.Phase, cmp.Status.Conditions)
 	}
 	cm := &corev1.ConfigMap{}
@@ -288,7 +288,7 @@ metadata:
 spec:
   baseline: standard-v3
   order: Interleaved
-  repetitions: 5
+  runsPerVariant: 5
   criteria: {minEffectPercent: 2}
   template:
     target:

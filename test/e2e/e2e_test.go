@@ -552,7 +552,7 @@ metadata:
   name: pools
 spec:
   baseline: standard-v3
-  repetitions: 2
+  runsPerVariant: 2
   template:
     target:
       external: {host: 127.0.0.1, port: %d, database: cmp, secretRef: {name: local-pg}}

@@ -1,0 +1,266 @@
+package controllers
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+)
+
+// The comparison and schedule API as a user writes it (raw manifests, so
+// that the schema, not the Go types, is what is tested): numbers are JSON
+// numbers with their bounds, enums refuse other values, a comparison's
+// phase is its own.
+
+// comparisonManifest is a valid BenchmarkComparison as a map; spec is
+// merged over it.
+func comparisonManifest(t *testing.T, ns, name string, spec map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&measureOnly("x", 4, 1).Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := map[string]any{
+		"baseline": "a",
+		"template": tmpl,
+		"variants": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}},
+	}
+	for k, v := range spec {
+		s[k] = v
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "bench.dbperf.io/v1alpha1", "kind": "BenchmarkComparison",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec":     s,
+	}}
+	return u
+}
+
+// scheduleManifest is a valid BenchmarkSchedule of runs with the given
+// regression policy.
+func scheduleManifest(t *testing.T, ns, name string, regression map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&measureOnly("x", 4, 1).Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "bench.dbperf.io/v1alpha1", "kind": "BenchmarkSchedule",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec": map[string]any{
+			"runTemplate": map[string]any{"spec": tmpl},
+			"regression":  regression,
+		},
+	}}
+}
+
+// writeStatus replaces the status of the latest version of obj.
+func writeStatus(ctx context.Context, obj *unstructured.Unstructured, status map[string]any) error {
+	cur := obj.DeepCopy()
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
+		return err
+	}
+	cur.Object["status"] = status
+	return k8s.Status().Update(ctx, cur)
+}
+
+func admissionNamespace(t *testing.T, prefix string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_ = k8s.DeleteAllOf(ctx, &benchv1.BenchmarkComparison{}, client.InNamespace(ns.Name))
+		_ = k8s.DeleteAllOf(ctx, &benchv1.BenchmarkSchedule{}, client.InNamespace(ns.Name))
+	})
+	return ns.Name
+}
+
+func TestComparisonAndScheduleAdmission(t *testing.T) {
+	ns := admissionNamespace(t, "cmpadm-")
+	ctx := context.Background()
+	refused := map[string]struct {
+		obj  *unstructured.Unstructured
+		want []string
+	}{
+		"alpha as a decimal string": {
+			comparisonManifest(t, ns, "c", map[string]any{"criteria": map[string]any{"alpha": "0.05"}}),
+			[]string{"spec.criteria.alpha"}},
+		"alpha 0.5": {
+			comparisonManifest(t, ns, "c", map[string]any{"criteria": map[string]any{"alpha": 0.5}}),
+			[]string{"spec.criteria.alpha"}},
+		"alpha 0": {
+			comparisonManifest(t, ns, "c", map[string]any{"criteria": map[string]any{"alpha": 0.0}}),
+			[]string{"spec.criteria.alpha"}},
+		"min effect above 100 %": {
+			comparisonManifest(t, ns, "c", map[string]any{"criteria": map[string]any{"minEffectPercent": 100.5}}),
+			[]string{"spec.criteria.minEffectPercent"}},
+		"negative coefficient of variation": {
+			comparisonManifest(t, ns, "c", map[string]any{"criteria": map[string]any{"maxCoefficientOfVariationPercent": -1}}),
+			[]string{"spec.criteria.maxCoefficientOfVariationPercent"}},
+		"unknown correction": {
+			comparisonManifest(t, ns, "c", map[string]any{"criteria": map[string]any{"correction": "Bonferroni"}}),
+			[]string{"spec.criteria.correction", "Holm"}},
+		"zero runs per variant": {
+			comparisonManifest(t, ns, "c", map[string]any{"runsPerVariant": 0}),
+			[]string{"spec.runsPerVariant"}},
+		"51 runs per variant": {
+			comparisonManifest(t, ns, "c", map[string]any{"runsPerVariant": 51}),
+			[]string{"spec.runsPerVariant"}},
+		"threshold above 100 %": {
+			scheduleManifest(t, ns, "s", map[string]any{"thresholdPercent": 150}),
+			[]string{"spec.regression.thresholdPercent"}},
+		"negative change-point effect": {
+			scheduleManifest(t, ns, "s", map[string]any{"minEffectPercent": -0.5}),
+			[]string{"spec.regression.minEffectPercent"}},
+	}
+	for name, tc := range refused {
+		t.Run("refuses "+name, func(t *testing.T) {
+			err := k8s.Create(ctx, tc.obj, client.DryRunAll)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+
+	t.Run("keeps fractional percents and a numeric alpha", func(t *testing.T) {
+		obj := comparisonManifest(t, ns, "c", map[string]any{"runsPerVariant": 3, "criteria": map[string]any{
+			"alpha": 0.01, "minEffectPercent": 1.5, "maxCoefficientOfVariationPercent": 7.5, "correction": "BenjaminiHochberg"}})
+		if err := k8s.Create(ctx, obj, client.DryRunAll); err != nil {
+			t.Fatal(err)
+		}
+		for path, want := range map[string]any{
+			"runsPerVariant": int64(3), "criteria.alpha": 0.01, "criteria.minEffectPercent": 1.5,
+			"criteria.maxCoefficientOfVariationPercent": 7.5, "criteria.correction": "BenjaminiHochberg",
+		} {
+			got, _, _ := unstructured.NestedFieldNoCopy(obj.Object, append([]string{"spec"}, strings.Split(path, ".")...)...)
+			if got != want {
+				t.Errorf("spec.%s = %v (%T), want %v", path, got, got, want)
+			}
+		}
+		sched := scheduleManifest(t, ns, "s", map[string]any{"thresholdPercent": 2.5, "minEffectPercent": 0.5})
+		if err := k8s.Create(ctx, sched, client.DryRunAll); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := unstructured.NestedFieldNoCopy(sched.Object, "spec", "regression", "thresholdPercent"); got != 2.5 {
+			t.Errorf("spec.regression.thresholdPercent = %v", got)
+		}
+	})
+
+	t.Run("defaults", func(t *testing.T) {
+		obj := comparisonManifest(t, ns, "c", nil)
+		if err := k8s.Create(ctx, obj, client.DryRunAll); err != nil {
+			t.Fatal(err)
+		}
+		for path, want := range map[string]any{"runsPerVariant": int64(5), "criteria.alpha": 0.05, "criteria.correction": "Holm"} {
+			got, _, _ := unstructured.NestedFieldNoCopy(obj.Object, append([]string{"spec"}, strings.Split(path, ".")...)...)
+			if got != want {
+				t.Errorf("spec.%s = %v (%T), want %v", path, got, got, want)
+			}
+		}
+	})
+
+	t.Run("a comparison's phase is its own", func(t *testing.T) {
+		obj := comparisonManifest(t, ns, "phase", nil)
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		setStatus := func(status map[string]any) error {
+			return writeStatus(ctx, obj, status)
+		}
+		for _, p := range []string{"Provisioning", "Queued", "Collecting", "Invalid"} {
+			if err := setStatus(map[string]any{"phase": p}); err == nil || !strings.Contains(err.Error(), "status.phase") {
+				t.Errorf("phase %s: %v, want refused", p, err)
+			}
+		}
+		// A child run's phase is a run's phase; a verdict is one of four.
+		run := map[string]any{"name": "r", "variant": "a", "index": int64(1), "phase": "Provisioning"}
+		if err := setStatus(map[string]any{"phase": "Running", "runs": []any{run}}); err != nil {
+			t.Errorf("phase Running with a provisioning run: %v", err)
+		}
+		row := map[string]any{"candidate": "b", "step": "s", "metric": "m", "unit": "tx/s", "direction": "HigherIsBetter",
+			"baselineMedian": 1.0, "candidateMedian": 1.0, "baselineN": int64(1), "candidateN": int64(1), "pValue": 1.0, "verdict": "Maybe"}
+		if err := setStatus(map[string]any{"phase": "Succeeded", "results": []any{row}}); err == nil || !strings.Contains(err.Error(), "verdict") {
+			t.Errorf("verdict Maybe: %v, want refused", err)
+		}
+	})
+
+	t.Run("a schedule's history verdict is a comparison verdict", func(t *testing.T) {
+		obj := scheduleManifest(t, ns, "hist", map[string]any{})
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		setHistory := func(entry map[string]any) error {
+			return writeStatus(ctx, obj, map[string]any{"history": []any{entry}})
+		}
+		entry := func(phase, verdict string) map[string]any {
+			return map[string]any{"run": "r", "startTime": "2025-01-01T00:00:00Z", "phase": phase, "verdict": verdict}
+		}
+		if err := setHistory(entry("Succeeded", "Bogus")); err == nil || !strings.Contains(err.Error(), "verdict") {
+			t.Errorf("history verdict Bogus: %v, want refused", err)
+		}
+		// The history's phase is the run's (or comparison's) phase.
+		if err := setHistory(entry("Invalid", "Worse")); err != nil {
+			t.Errorf("history of an invalid run judged Worse: %v", err)
+		}
+	})
+}
+
+// kubectl explain shows the conditions of comparisons and schedules with
+// their reasons, and the renamed runsPerVariant.
+func TestExplainComparisonAndSchedule(t *testing.T) {
+	user, err := testEnv.AddUser(envtest.User{Name: "explainer", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectl, err := user.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	explain := func(field string) string {
+		t.Helper()
+		out, errOut, err := kubectl.Run("explain", field)
+		o, _ := readAll(out)
+		if err != nil {
+			e, _ := readAll(errOut)
+			t.Fatalf("kubectl explain %s: %v: %s", field, err, e)
+		}
+		return o
+	}
+	cases := map[string]struct{ want, notWant []string }{
+		"benchmarkcomparison.status.conditions":   {want: []string{"Compared", "Running", "InvalidPatch", "NotComparable", "NameConflict"}},
+		"benchmarkschedule.status.conditions":     {want: []string{"Regressed", "Regression", "NoRegression", "NotEnoughHistory"}},
+		"benchmarkcomparison.spec.runsPerVariant": {want: []string{"runs each variant gets"}},
+		"benchmarkcomparison.status.phase":        {want: []string{"Pending", "Running", "Succeeded", "Failed"}, notWant: []string{"Provisioning", "Queued"}},
+	}
+	for field, tc := range cases {
+		t.Run(field, func(t *testing.T) {
+			out := explain(field)
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("kubectl explain %s lacks %q:\n%s", field, w, out)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(out, w) {
+					t.Errorf("kubectl explain %s shows %q:\n%s", field, w, out)
+				}
+			}
+		})
+	}
+}
