@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -153,7 +154,10 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 	}
 	existing := map[string]*benchv1.BenchmarkRun{}
 	for i := range runs.Items {
-		existing[runs.Items[i].Name] = &runs.Items[i]
+		// A label is easily copied; only runs the comparison controls are its own.
+		if metav1.IsControlledBy(&runs.Items[i], cmp) {
+			existing[runs.Items[i].Name] = &runs.Items[i]
+		}
 	}
 	planned := plan(cmp)
 	cmp.Status.Runs = nil
@@ -214,12 +218,25 @@ func (r *BenchmarkComparisonReconciler) createRun(ctx context.Context, cmp *benc
 	if err := controllerutil.SetControllerReference(cmp, run, r.Scheme()); err != nil {
 		return err
 	}
-	if err := r.Create(ctx, run); err != nil && !apierrors.IsAlreadyExists(err) {
-		if apierrors.IsInvalid(err) {
-			r.fail(cmp, benchv1.ReasonInvalidPatch, fmt.Sprintf("variant %s: the API server refused its run: %v", p.variant, err))
-			return nil
+	err := r.Create(ctx, run)
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		// Ours (the cache had not seen it yet) is fine; anyone else's must
+		// not count as this comparison's run.
+		if err := ensureControlledBy(ctx, r.Client, cmp, run); err != nil {
+			if !errors.Is(err, errNameTaken) {
+				return err
+			}
+			setCmpCondition(cmp, benchv1.ConditionCompared, metav1.ConditionFalse, benchv1.ReasonNameConflict, err.Error())
+			r.Recorder.Event(cmp, corev1.EventTypeWarning, benchv1.ReasonNameConflict, truncate(err.Error(), 1024))
+			return err
 		}
-		return err
+		return nil
+	case apierrors.IsInvalid(err):
+		r.fail(cmp, benchv1.ReasonInvalidPatch, fmt.Sprintf("variant %s: the API server refused its run: %v", p.variant, err))
+		return nil
+	case err != nil:
+		return fmt.Errorf("while creating run %s: %w", p.name, err)
 	}
 	log.FromContext(ctx).Info("Created run", "run", p.name, "variant", p.variant, "index", p.index)
 	r.Recorder.Eventf(cmp, corev1.EventTypeNormal, "RunCreated", "Created BenchmarkRun %s (variant %s, %d of %d)", p.name, p.variant, p.index, cmp.Spec.RunsPerVariant)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -213,10 +214,18 @@ func (r *BenchmarkScheduleReconciler) trigger(ctx context.Context, s *benchv1.Be
 		return err
 	}
 	if err := r.Create(ctx, obj); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return nil
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("while creating %s for a trigger: %w", name, err)
 		}
-		return err
+		// The trigger's own run (a retried reconcile) is done; anyone
+		// else's object of that name must not count as this trigger's run.
+		if err := ensureControlledBy(ctx, r.Client, s, obj); err != nil {
+			if errors.Is(err, errNameTaken) {
+				r.Recorder.Event(s, corev1.EventTypeWarning, benchv1.ReasonNameConflict, truncate(err.Error(), 1024))
+			}
+			return err
+		}
+		return nil
 	}
 	s.Status.LastRun = name
 	kind := "BenchmarkRun"
