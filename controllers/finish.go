@@ -117,7 +117,7 @@ func verdict(run *benchv1.BenchmarkRun) (benchv1.Phase, string, string) {
 // acceptLoss, when the document and the Valid condition name what was lost.
 func (r *BenchmarkRunReconciler) writeDocument(ctx context.Context, st *runState, acceptLoss bool) error {
 	run := st.run
-	var dropped []string
+	var dropped, missing []string
 	err := r.updateResults(ctx, st, func(cm *corev1.ConfigMap) error {
 		// The measurements come from the version being replaced: one stored
 		// an instant ago cannot be missed by a stale read (the update would
@@ -130,10 +130,15 @@ func (r *BenchmarkRunReconciler) writeDocument(ctx context.Context, st *runState
 		if err != nil {
 			return err
 		}
-		doc, missing := buildDocument(run, stored, previous)
+		var doc *specs.Document
+		doc, missing = buildDocument(run, stored, previous)
 		if len(missing) > 0 {
 			if !acceptLoss {
-				return missingResults(missing)
+				// Written back unchanged: the update is refused if this
+				// version was a stale read (a result stored since is then
+				// found by the next reconcile), and goes through, proving
+				// the loss, if it was current.
+				return nil
 			}
 			run.Status.Phase = benchv1.PhaseFailed
 			setCondition(run, benchv1.ConditionValid, metav1.ConditionFalse, benchv1.ReasonResultsLost,
@@ -153,6 +158,9 @@ func (r *BenchmarkRunReconciler) writeDocument(ctx context.Context, st *runState
 	})
 	if err != nil {
 		return err
+	}
+	if len(missing) > 0 && !acceptLoss {
+		return missingResults(missing)
 	}
 	if len(dropped) > 0 {
 		r.Recorder.Eventf(run, corev1.EventTypeWarning, "ResultsReduced", "The results ConfigMap left out %s to stay under 1 MiB", strings.Join(dropped, ", "))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,7 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
@@ -175,6 +178,15 @@ func TestFinishTwiceUnderConflictsKeepsEveryResult(t *testing.T) {
 			}
 		}
 	}
+	var events corev1.EventList
+	if err := k8s.List(context.Background(), &events, client.InNamespace(h.ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if e.Reason == "ResultsMissing" {
+			t.Errorf("a stale read was reported as a lost result: %s", e.Message)
+		}
+	}
 	if ic.cmUpdates < runs {
 		t.Errorf("only %d results ConfigMap updates went through the interferer", ic.cmUpdates)
 	}
@@ -236,5 +248,58 @@ func TestBuildDocument(t *testing.T) {
 				t.Errorf("the previous document's prepare result and dropped list must carry over: %+v %v", doc.Prepare, doc.Dropped)
 			}
 		})
+	}
+}
+
+// A result gone from the results ConfigMap (edited by hand) is never papered
+// over: the run stays Collecting, saying which result is missing, and past
+// its timeout it ends Failed with Valid=False, reason ResultsLost, the
+// document naming what was lost.
+func TestLostResultIsNamedNotHidden(t *testing.T) {
+	h := newHarness(t)
+	node := loadgenNode(h)
+	run := measureOnly("lost", 16, 2)
+	run.Spec.Timeout = &metav1.Duration{Duration: 10 * time.Second}
+	h.create(run)
+	f := fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt")
+	h.kubelet(h.waitJob(specs.MeasureJobName(run, 0, 1)), node, "pgbench", f)
+	second := h.waitJob(specs.MeasureJobName(run, 0, 2)) // the first is recorded and stored
+	ctx := context.Background()
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var cm corev1.ConfigMap
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.ResultsConfigMapName(run)}, &cm); err != nil {
+			return err
+		}
+		delete(cm.BinaryData, specs.UnitKey(0, 1))
+		return k8s.Update(ctx, &cm)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.kubelet(second, node, "pgbench", f)
+	testutil.Eventually(t, 10*time.Second, "a ResultsMissing event", func() error {
+		var events corev1.EventList
+		if err := k8s.List(ctx, &events, client.InNamespace(h.ns)); err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if e.Reason == "ResultsMissing" && strings.Contains(e.Message, "clients=16 #1") {
+				if p := h.run("lost").Status.Phase; p.Terminal() {
+					return fmt.Errorf("the run ended (%s) while its document lacks a result", p)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("no ResultsMissing event yet")
+	})
+	done := h.waitPhase("lost", 30*time.Second, benchv1.PhaseFailed)
+	if c := findCondition(done, benchv1.ConditionValid); c == nil || c.Reason != benchv1.ReasonResultsLost || !strings.Contains(c.Message, "clients=16 #1") {
+		t.Fatalf("Valid condition %+v", c)
+	}
+	doc := resultsDocument(t, h, done)
+	if diff := cmp.Diff([]string{"clients=16 #1"}, doc.Lost); diff != "" {
+		t.Errorf("document's lost list (-want +got):\n%s", diff)
+	}
+	if r := doc.Result("clients=16", 2); r == nil {
+		t.Error("the second repetition's result must stay in the document")
 	}
 }
