@@ -1,0 +1,99 @@
+// Package telemetry measures what the servers did while a measurement ran:
+// the database's own statistics, the pods' and nodes' resources. Every
+// source answers for one measurement window and returns figures in one
+// shape, so the run's results, a comparison, a later sweep stop rule or a
+// soak judgement read them alike.
+package telemetry
+
+import (
+	"context"
+	"time"
+
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+)
+
+// Window is one measurement: from the start barrier to the tool's end.
+type Window struct {
+	Start, End time.Time
+}
+
+// Duration of the window.
+func (w Window) Duration() time.Duration { return w.End.Sub(w.Start) }
+
+// Role says whose figures they are.
+type Role string
+
+const (
+	// RoleTarget: a pod of the database under test, or (RoleServer) the
+	// database as its own statistics describe it.
+	RoleTarget Role = "target"
+	// RoleServer: the database server as seen through its own statistics
+	// (pg_stat_database, SHOW GLOBAL STATUS, INFO): the only view of an
+	// external or managed endpoint.
+	RoleServer Role = "server"
+	// RoleLoadgen: a load-generator pod.
+	RoleLoadgen Role = "loadgen"
+	// RoleNode: a node the run's pods ran on.
+	RoleNode Role = "node"
+)
+
+// Subject is what a figure is about. Its Label is the Operation of the
+// metrics: "target/<pod>", "loadgen/<pod>", "node/<name>", "server", and
+// "target" alone for a sum over the target's pods.
+type Subject struct {
+	Role Role
+	// Name of the pod or node; empty for a sum over a role, and for the
+	// server.
+	Name string
+}
+
+// Label renders the subject as metrics carry it.
+func (s Subject) Label() string {
+	if s.Name == "" {
+		return string(s.Role)
+	}
+	return string(s.Role) + "/" + s.Name
+}
+
+// Figure is one summary number of a window, normalised like every metric:
+// the unit in the name (cpuCores, networkReceiveBytesPerSecond,
+// commitsPerSecond) and in Unit; Direction is Neutral for telemetry unless
+// less is plainly better (throttling, OOM kills, restarts).
+type Figure struct {
+	Name      string            `json:"name"`
+	Subject   string            `json:"subject"`
+	Value     float64           `json:"value"`
+	Unit      string            `json:"unit"`
+	Direction results.Direction `json:"direction"`
+}
+
+// Sample is one reading of a series, at an absolute instant so that a
+// window of interest (a disturbance, a soak hour) can be cut out later.
+type Sample struct {
+	Time  time.Time `json:"t"`
+	Value float64   `json:"v"`
+}
+
+// Series is one quantity of one subject over the window, at the source's
+// resolution (5-10 s).
+type Series struct {
+	Name    string   `json:"name"`
+	Subject string   `json:"subject"`
+	Unit    string   `json:"unit"`
+	Samples []Sample `json:"samples"`
+}
+
+// Report is what a source measured over one window.
+type Report struct {
+	Source   string   `json:"source"`
+	Figures  []Figure `json:"figures"`
+	Series   []Series `json:"series,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Source reads telemetry of a window after it ended (Prometheus, the
+// kubelet's statistics).
+type Source interface {
+	Name() string
+	Collect(ctx context.Context, w Window, subjects []Subject) (*Report, error)
+}
