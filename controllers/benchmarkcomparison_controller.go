@@ -111,9 +111,10 @@ func variantSpec(cmp *benchv1.BenchmarkComparison, v benchv1.Variant) (benchv1.B
 	return out, nil
 }
 
-func setCmpCondition(cmp *benchv1.BenchmarkComparison, t string, s metav1.ConditionStatus, reason, msg string) {
+// setCompared sets the comparison's one condition, Compared.
+func setCompared(cmp *benchv1.BenchmarkComparison, s metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&cmp.Status.Conditions, metav1.Condition{
-		Type: t, Status: s, Reason: reason, Message: truncate(msg, 1024), ObservedGeneration: cmp.Generation,
+		Type: benchv1.ConditionCompared, Status: s, Reason: reason, Message: truncate(msg, 1024), ObservedGeneration: cmp.Generation,
 	})
 }
 
@@ -195,7 +196,7 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 		}
 		if pending {
 			cmp.Status.Phase = benchv1.ComparisonRunning
-			setCmpCondition(cmp, benchv1.ConditionCompared, metav1.ConditionFalse, benchv1.ReasonRunning, "runs in progress: "+cmp.Status.Progress)
+			setCompared(cmp, metav1.ConditionFalse, benchv1.ReasonRunning, "runs in progress: "+cmp.Status.Progress)
 			return ctrl.Result{}, nil
 		}
 	}
@@ -204,7 +205,7 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 
 func (r *BenchmarkComparisonReconciler) fail(cmp *benchv1.BenchmarkComparison, reason, msg string) {
 	cmp.Status.Phase = benchv1.ComparisonFailed
-	setCmpCondition(cmp, benchv1.ConditionCompared, metav1.ConditionFalse, reason, msg)
+	setCompared(cmp, metav1.ConditionFalse, reason, msg)
 	r.Recorder.Event(cmp, corev1.EventTypeWarning, reason, truncate(msg, 1024))
 }
 
@@ -227,7 +228,7 @@ func (r *BenchmarkComparisonReconciler) createRun(ctx context.Context, cmp *benc
 			if !errors.Is(err, errNameTaken) {
 				return err
 			}
-			setCmpCondition(cmp, benchv1.ConditionCompared, metav1.ConditionFalse, benchv1.ReasonNameConflict, err.Error())
+			setCompared(cmp, metav1.ConditionFalse, benchv1.ReasonNameConflict, err.Error())
 			r.Recorder.Event(cmp, corev1.EventTypeWarning, benchv1.ReasonNameConflict, truncate(err.Error(), 1024))
 			return err
 		}
@@ -302,7 +303,7 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 	cmp.Status.ExcludedMeasurements = int32(excluded)
 	cmp.Status.Summary = fmt.Sprintf("%d better, %d worse, %d no change, %d inconclusive", better, worse, same, unsure)
 	cmp.Status.Phase = benchv1.ComparisonSucceeded
-	setCmpCondition(cmp, benchv1.ConditionCompared, metav1.ConditionTrue, benchv1.ReasonCompared,
+	setCompared(cmp, metav1.ConditionTrue, benchv1.ReasonCompared,
 		fmt.Sprintf("every run finished; %s; %d measurements excluded; report in ConfigMap %s", cmp.Status.Summary, excluded, cmp.Status.ReportConfigMap))
 	r.Recorder.Eventf(cmp, corev1.EventTypeNormal, benchv1.ReasonCompared, "%s against %s: %s", strings.Join(candidates(cmp), ", "), cmp.Spec.Baseline, cmp.Status.Summary)
 	return nil

@@ -44,7 +44,7 @@ func newInterferer(c client.Client) *interferer {
 // on the version the reconciler read is refused by the optimistic lock.
 func (i *interferer) touch(ctx context.Context, obj client.Object) error {
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{"test.dbperf.io/touched":%q}}}`, time.Now().Format(time.RFC3339Nano))
-	return i.Client.Patch(ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, []byte(patch)))
+	return i.Patch(ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, []byte(patch)))
 }
 
 func (i *interferer) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {

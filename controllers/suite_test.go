@@ -182,7 +182,7 @@ func (h *harness) startManager(c *rest.Config) {
 	if h.noLogs {
 		lr = nil
 	}
-	var rc client.Client = mgr.GetClient()
+	rc := mgr.GetClient()
 	if h.wrap != nil {
 		rc = h.wrap(rc)
 	}
