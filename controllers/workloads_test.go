@@ -147,7 +147,7 @@ func TestParallelLoadGeneratorsBarrierAndMerge(t *testing.T) {
 	node := loadgenNode(h)
 	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "ycsb-2gen"}, Spec: benchv1.BenchmarkRunSpec{
 		Target: benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "docstore", Port: 27017}},
-		Workload: benchv1.WorkloadSpec{Parallelism: 2,
+		Workload: benchv1.WorkloadSpec{Parallelism: 2, SkipPrepare: true,
 			YCSB: &benchv1.YCSBWorkload{Binding: "mongodb", CoreWorkload: "a", Threads: []int32{8}}},
 	}}
 	h.create(run)
