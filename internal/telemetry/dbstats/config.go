@@ -1,0 +1,72 @@
+package dbstats
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"os"
+	"strings"
+)
+
+// Env names of the credentials the load generator's tools get: the poller
+// uses the same ones (workloads.EnvUsername and EnvPassword).
+const (
+	EnvUsername = "DBPERF_TARGET_USERNAME"
+	EnvPassword = "DBPERF_TARGET_PASSWORD"
+)
+
+// Config reaches a server. PostgreSQL takes what is empty from libpq's
+// PG* variables, as pgbench does.
+type Config struct {
+	Host     string
+	Port     int
+	Username string
+	Password string
+	Database string
+	// TLS, when set, encrypts the connection.
+	TLS *tls.Config
+}
+
+// WithEnvCredentials fills an empty username and password from the run's
+// credential variables.
+func (c Config) WithEnvCredentials() Config {
+	if c.Username == "" {
+		c.Username = os.Getenv(EnvUsername)
+	}
+	if c.Password == "" {
+		c.Password = os.Getenv(EnvPassword)
+	}
+	return c
+}
+
+// redactedError is a client's error with the credentials cut out of its
+// text. It keeps only the text (a client's own error may carry its
+// configuration), and whether a context ended it.
+type redactedError struct {
+	msg   string
+	cause error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.cause }
+
+// redact wraps err as "what: err" with every non-empty secret replaced.
+func redact(what string, err error, secrets ...string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	for _, s := range secrets {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "***")
+		}
+	}
+	var cause error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		cause = context.DeadlineExceeded
+	case errors.Is(err, context.Canceled):
+		cause = context.Canceled
+	}
+	return &redactedError{msg: what + ": " + msg, cause: cause}
+}

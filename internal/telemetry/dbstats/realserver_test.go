@@ -1,0 +1,187 @@
+package dbstats
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
+	"github.com/dbperf-io/dbperf-operator/test/localdb"
+)
+
+// testInterval keeps the real-server tests short while still giving each
+// window several polls.
+const testInterval = time.Second
+
+func mustFigure(t *testing.T, rep *telemetry.Report, name string) float64 {
+	t.Helper()
+	v, ok := figureValue(rep, name)
+	if !ok {
+		t.Fatalf("no figure %s in %+v (warnings %q)", name, rep.Figures, rep.Warnings)
+	}
+	return v
+}
+
+// within says whether got is within frac of want.
+func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*math.Abs(want) }
+
+// runLoad runs a load tool, bounded in time, and returns its output.
+func runLoad(t *testing.T, env []string, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+	return string(out)
+}
+
+func pgbench(t *testing.T) string {
+	t.Helper()
+	bin, err := localdb.Tool("pgbench", "/usr/lib/postgresql/*/bin/pgbench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// processCPUSeconds is a process's user+system CPU time from /proc.
+func processCPUSeconds(t testing.TB, pid int) float64 {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fields after the command name (which may hold spaces) in parentheses.
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100 // USER_HZ is 100 on Linux
+}
+
+// TestPostgresCommitsMatchPgbench: while pgbench runs a fixed number of
+// transactions, the commits the server counted agree with them, and the
+// sessions seen include pgbench's clients.
+func TestPostgresCommitsMatchPgbench(t *testing.T) {
+	srv := startPostgres(t)
+	env := srv.Env()
+	runLoad(t, env, pgbench(t), "-i", "-s", "2", "-q")
+	for _, kv := range env { // the poller reads libpq's variables, as pgbench does
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	ctx := context.Background()
+	p, err := NewPostgres(ctx, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+
+	const clients, perClient = 4, 2000
+	rec := Start(ctx, p, testInterval)
+	out := runLoad(t, env, pgbench(t), "-n", "-c", strconv.Itoa(clients), "-j", "2", "-t", strconv.Itoa(perClient))
+	waitForNoSessions(t, p) // the backends publish their last statistics as they exit
+	rep := rec.Stop(ctx)
+
+	m := regexp.MustCompile(`number of transactions actually processed: (\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no transaction count in pgbench's output:\n%s", out)
+	}
+	tx, _ := strconv.ParseFloat(m[1], 64)
+	commits := mustFigure(t, rep, "commitsPerSecond") * mustFigure(t, rep, "windowSeconds")
+	t.Logf("pgbench transactions %v, server commits %.0f (%+.2f %%); sessions active max %v, idle in transaction max %v; poll %.2f ms",
+		tx, commits, 100*(commits-tx)/tx, mustFigure(t, rep, "sessionsActiveMax"), mustFigure(t, rep, "sessionsIdleInTransactionMax"), mustFigure(t, rep, "pollMillisMean"))
+	// pgbench adds a statement or two of its own (its scale check).
+	if !within(commits, tx, 0.02) {
+		t.Errorf("server commits %.0f, pgbench transactions %v: more than 2 %% apart", commits, tx)
+	}
+	if busy := mustFigure(t, rep, "sessionsActiveMax") + mustFigure(t, rep, "sessionsIdleInTransactionMax"); busy < clients/2 {
+		t.Errorf("at most %v busy sessions seen while %d clients ran", busy, clients)
+	}
+	if hit := mustFigure(t, rep, "bufferHitPercent"); hit <= 50 || hit > 100 {
+		t.Errorf("bufferHitPercent %v: a small pgbench database is read from shared buffers", hit)
+	}
+	if upd := mustFigure(t, rep, "rowsUpdatedPerSecond") * mustFigure(t, rep, "windowSeconds"); !within(upd, 3*tx, 0.02) {
+		t.Errorf("rows updated %.0f, want 3 per pgbench transaction (%v)", upd, 3*tx)
+	}
+	if mustFigure(t, rep, "serverRestarts") != 0 || len(rep.Warnings) != 0 {
+		t.Errorf("a quiet window has no restarts or warnings: %q", rep.Warnings)
+	}
+}
+
+// TestPostgresStatisticsResetIsNamed: pg_stat_reset() during a window is a
+// restart of the counters: a warning says so and serverRestarts counts it.
+func TestPostgresStatisticsResetIsNamed(t *testing.T) {
+	srv := startPostgres(t)
+	ctx := context.Background()
+	p, err := NewPostgres(ctx, Config{Host: "127.0.0.1", Port: srv.Port, Username: srv.User, Password: srv.Password, Database: srv.Database})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	rec := Start(ctx, p, testInterval)
+	waitForPolls(t, rec, 2)
+	if err := srv.SQL("SELECT pg_stat_reset()"); err != nil {
+		t.Fatal(err)
+	}
+	waitForPolls(t, rec, 4)
+	rep := rec.Stop(ctx)
+	if got := mustFigure(t, rep, "serverRestarts"); got != 1 {
+		t.Errorf("serverRestarts = %v, want 1 (warnings %q)", got, rep.Warnings)
+	}
+	if !strings.Contains(strings.Join(rep.Warnings, "\n"), RestartWarning) {
+		t.Errorf("warnings %q do not name the reset", rep.Warnings)
+	}
+}
+
+func startPostgres(t testing.TB) *localdb.Postgres {
+	t.Helper()
+	srv, err := localdb.StartPostgres()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv
+}
+
+func waitForNoSessions(t *testing.T, p *Postgres) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r, err := p.Poll(context.Background())
+		if err == nil && r.Gauges["active"]+r.Gauges["idle"]+r.Gauges["idle_in_tx"] == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pgbench's sessions are still there after 30 s: %v %v", r.Gauges, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func waitForPolls(t *testing.T, rec *Recording, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		rec.mu.Lock()
+		got := len(rec.obs)
+		rec.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d polls after 30 s, want %d", got, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

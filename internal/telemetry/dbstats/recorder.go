@@ -1,0 +1,107 @@
+package dbstats
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
+)
+
+// DefaultInterval between polls: the resolution of the series, and few
+// enough statements that the server does not notice them.
+const DefaultInterval = 5 * time.Second
+
+// Recording polls a server from Start until Stop.
+type Recording struct {
+	poller   Poller
+	interval time.Duration
+	stop     chan struct{}
+	done     chan struct{}
+	mu       sync.Mutex
+	obs      []Observation
+	warnings []string
+}
+
+// Start polls at once and then every interval (DefaultInterval when 0)
+// until Stop or ctx ends. A failed poll is a warning; polling goes on.
+func Start(ctx context.Context, p Poller, interval time.Duration) *Recording {
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	r := &Recording{poller: p, interval: interval, stop: make(chan struct{}), done: make(chan struct{})}
+	go r.loop(ctx)
+	return r
+}
+
+func (r *Recording) loop(ctx context.Context) {
+	defer close(r.done)
+	r.poll(ctx)
+	tick := time.NewTicker(r.interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.stop:
+			return
+		case <-tick.C:
+			r.poll(ctx)
+		}
+	}
+}
+
+// poll reads once, within an interval, and keeps the reading or a warning.
+func (r *Recording) poll(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, r.interval)
+	defer cancel()
+	began := time.Now()
+	rd, err := r.poller.Poll(ctx)
+	took := time.Since(began)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.warnings = append(r.warnings, fmt.Sprintf("poll at %s failed: %v", began.UTC().Format(time.RFC3339), err))
+		return
+	}
+	r.obs = append(r.obs, Observation{Time: began.Add(took / 2), Took: took, Reading: rd})
+}
+
+// Stop lets a poll under way finish, polls a last time (the window's end)
+// and summarises the window. ctx bounds the last poll.
+func (r *Recording) Stop(ctx context.Context) *telemetry.Report {
+	close(r.stop)
+	<-r.done
+	if ctx.Err() == nil {
+		r.poll(ctx)
+	} else {
+		r.warnings = append(r.warnings, "the recording was cancelled before the window's end: no last poll")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Summarize(r.poller.Source(), r.poller.Figures(), r.obs, r.warnings)
+}
+
+// Record polls p over a window known in advance: it waits for its start,
+// polls every interval and a last time at its end. A cancelled ctx ends
+// the recording early, with what it had and ctx's error.
+func Record(ctx context.Context, p Poller, w telemetry.Window, interval time.Duration) (*telemetry.Report, error) {
+	if err := sleepUntil(ctx, w.Start); err != nil {
+		return nil, err
+	}
+	rec := Start(ctx, p, interval)
+	err := sleepUntil(ctx, w.End)
+	return rec.Stop(ctx), err
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
