@@ -4,7 +4,9 @@
 # Chromium (renders the HTML comparison report headless in a test), a
 # Java runtime (runs the real YCSB client from Maven Central in a test), and
 # MariaDB (a real MySQL-compatible server for the MySQL target's TLS test),
-# and Tcl (runs the generated HammerDB scripts through a real interpreter).
+# Tcl (runs the generated HammerDB scripts through a real interpreter), and
+# Prometheus with node_exporter (the Prometheus telemetry source's tests
+# query a real server scraping a real exporter).
 set -euo pipefail
 need=()
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
@@ -16,18 +18,22 @@ command -v java >/dev/null || need+=(default-jre-headless)
 [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 command -v mariadb >/dev/null || need+=(mariadb-client)
 command -v tclsh >/dev/null || need+=(tcl)
+command -v prometheus >/dev/null || need+=(prometheus)
+command -v prometheus-node-exporter >/dev/null || need+=(prometheus-node-exporter)
 if [ "${#need[@]}" = 0 ]; then
-  echo "[deps] postgresql, redis, chromium, java, mariadb and tcl already installed" >&2
+  echo "[deps] postgresql, redis, chromium, java, mariadb, tcl and prometheus already installed" >&2
   exit 0
 fi
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 echo "[deps] apt-get install ${need[*]}" >&2
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends --no-upgrade "${need[@]}" >/dev/null
 # Debian starts a default cluster and server; the tests start their own.
 if command -v service >/dev/null; then
   $SUDO service redis-server stop >/dev/null 2>&1 || true
   $SUDO service postgresql stop >/dev/null 2>&1 || true
   $SUDO service mariadb stop >/dev/null 2>&1 || true
+  $SUDO service prometheus stop >/dev/null 2>&1 || true
+  $SUDO service prometheus-node-exporter stop >/dev/null 2>&1 || true
 fi

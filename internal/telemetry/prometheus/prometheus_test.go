@@ -1,0 +1,239 @@
+package prometheus
+
+import (
+	"context"
+	"math"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+)
+
+const testNode = "node-a"
+
+// TestCollectAgreesWithProc: a real Prometheus scrapes a real
+// node_exporter and a cAdvisor-format endpoint serving a real cgroup's
+// counters every second while a real process burns CPU under a quota; the
+// window's figures must agree with /proc over the same window.
+func TestCollectAgreesWithProc(t *testing.T) {
+	testutil.RequirePrometheus(t)
+	burner := startBurner(t, 500)
+	cadvisor := httptest.NewServer(burner)
+	t.Cleanup(cadvisor.Close)
+	url := testutil.StartPrometheus(t, time.Second,
+		testutil.ScrapeTarget{Job: "node-exporter", Address: testutil.StartNodeExporter(t), Labels: map[string]string{"instance": testNode}},
+		testutil.ScrapeTarget{Job: "kubelet", Address: strings.TrimPrefix(cadvisor.URL, "http://")})
+	waitForSamples(t, url, `count_over_time(up{job="node-exporter"}[1m]) >= 2`, `count_over_time(up{job="kubelet"}[1m]) >= 2`)
+
+	start, procStart, statStart, cgStart := time.Now(), burner.procCPUSeconds(t), readProcStat(t), burner.mustRead(t)
+	time.Sleep(8 * time.Second)
+	end, procEnd, statEnd, cgEnd := time.Now(), burner.procCPUSeconds(t), readProcStat(t), burner.mustRead(t)
+
+	src, err := New(Config{
+		Address: url, Namespace: testNamespace, Step: time.Second, RateRange: 3 * time.Second, Lag: 2500 * time.Millisecond,
+		Queries: []Query{
+			{Name: "burnerCPUCores", Unit: "cores", Query: `sum(rate(container_cpu_usage_seconds_total{pod="target-0",container="burner"}[$window]))`},
+			{Name: "load1Max", Unit: "tasks", Query: `node_load1`, Summary: "max", Subject: "node/" + testNode},
+			{Name: "appRequestsPerSecond", Unit: "req/s", Direction: results.HigherIsBetter, Query: `rate(app_requests_total[$window])`},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	report, err := src.Collect(ctx, telemetry.Window{Start: start, End: end}, []telemetry.Subject{
+		{Role: telemetry.RoleTarget, Name: testPod}, {Role: telemetry.RoleLoadgen, Name: "loadgen-0"}, {Role: telemetry.RoleNode, Name: testNode},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fig := figures(report)
+	if os.Getenv("DUMP") != "" {
+		for _, f := range report.Figures {
+			t.Logf("%s[%s] = %g %s", f.Name, f.Subject, f.Value, f.Unit)
+		}
+		t.Logf("warnings: %q", report.Warnings)
+	}
+	seconds := end.Sub(start).Seconds()
+
+	procCores := (procEnd - procStart) / seconds
+	cores := fig.get(t, "cpuCores", "target/"+testPod)
+	t.Logf("burner: Prometheus cpuCores %.3f, /proc %.3f cores (%+.1f %%)", cores, procCores, 100*(cores-procCores)/procCores)
+	within(t, "cpuCores[target/target-0] against /proc/<pid>/stat", cores, procCores, 0.20)
+	within(t, "cpuCores[target] (the sum over target pods)", fig.get(t, "cpuCores", "target"), cores, 0.001)
+	within(t, "user+system against cpuCores", fig.get(t, "cpuUserCores", "target/"+testPod)+fig.get(t, "cpuSystemCores", "target/"+testPod), cores, 0.20)
+	within(t, "the user query over $window", fig.get(t, "burnerCPUCores", "server"), cores, 0.01)
+	if p95 := fig.get(t, "cpuCoresP95", "target/"+testPod); p95 < cores*0.8 {
+		t.Errorf("cpuCoresP95 %.3f is below 80 %% of the mean %.3f", p95, cores)
+	}
+	if burner.dirs != nil {
+		// The kernel's own count over the window (cpu.stat), against what
+		// Prometheus made of the scraped counters; how often the quota
+		// bites depends on the machine's other load, so no fixed floor.
+		periods := cgEnd.periods - cgStart.periods
+		kernel := 100 * (cgEnd.throttled - cgStart.throttled) / periods
+		thr := fig.get(t, "cpuThrottledPercent", "target/"+testPod)
+		t.Logf("burner: Prometheus cpuThrottledPercent %.1f, cpu.stat %.1f over %.0f periods", thr, kernel, periods)
+		if periods < 20 || math.Abs(thr-kernel) > 10 {
+			t.Errorf("cpuThrottledPercent %.1f, cpu.stat says %.1f %% of %.0f periods (want within 10 points)", thr, kernel, periods)
+		}
+		if ws := fig.get(t, "memoryWorkingSetBytesMax", "target/"+testPod); ws <= 0 {
+			t.Errorf("memoryWorkingSetBytesMax %g, want > 0", ws)
+		}
+	}
+
+	node := "node/" + testNode
+	procBusy := busyPercent(statStart, statEnd)
+	busy := fig.get(t, "cpuBusyPercent", node)
+	t.Logf("node: Prometheus cpuBusyPercent %.1f, /proc/stat %.1f (%+.1f %%)", busy, procBusy, 100*(busy-procBusy)/procBusy)
+	if busy <= 0 {
+		t.Errorf("cpuBusyPercent %g, want > 0 while a process burns", busy)
+	}
+	within(t, "cpuBusyPercent against /proc/stat", busy, procBusy, 0.20)
+	within(t, "the mean of cpuUserPercent.cpu<N> against cpuUserPercent", fig.meanOfParts("cpuUserPercent", node), fig.get(t, "cpuUserPercent", node), 0.01)
+	if fig.get(t, "memoryUsedBytes", node) <= 0 || fig.get(t, "load1Max", node) < 0 {
+		t.Errorf("memoryUsedBytes %g, load1Max %g", fig[key{"memoryUsedBytes", node}], fig[key{"load1Max", node}])
+	}
+	if n := seriesLength(report, "cpuCores", "target/"+testPod); n < 3 {
+		t.Errorf("the cpuCores series of the pod has %d samples, want >= 3 at a 1 s step", n)
+	}
+	for _, want := range []string{"no data for the query appRequestsPerSecond", "no data for networkReceiveBytesPerSecond", "no data for cpuCores of loadgen/loadgen-0"} {
+		if !hasWarning(report, want) {
+			t.Errorf("no warning %q in %q", want, report.Warnings)
+		}
+	}
+}
+
+// TestUnreachablePrometheusIsAnError: nothing listens, so Collect fails
+// instead of reporting a window without figures.
+func TestUnreachablePrometheusIsAnError(t *testing.T) {
+	src, err := New(Config{Address: "http://127.0.0.1:" + strconv.Itoa(testutil.FreePort(t)), Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	_, err = src.Collect(context.Background(), telemetry.Window{Start: now.Add(-time.Minute), End: now},
+		[]telemetry.Subject{{Role: telemetry.RoleNode, Name: testNode}})
+	if err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("Collect against nothing: %v, want connection refused", err)
+	}
+}
+
+// waitForSamples polls until every query returns a sample.
+func waitForSamples(t *testing.T, url string, queries ...string) {
+	t.Helper()
+	c, err := api.NewClient(api.Config{Address: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, q := range queries {
+		for {
+			v, _, err := v1.NewAPI(c).Query(ctx, q, time.Now())
+			if vec, ok := v.(model.Vector); err == nil && ok && len(vec) > 0 {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("no samples for %s within 20s (last error: %v)", q, err)
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+}
+
+type key struct{ name, subject string }
+
+type figureMap map[key]float64
+
+func figures(r *telemetry.Report) figureMap {
+	out := figureMap{}
+	for _, f := range r.Figures {
+		out[key{f.Name, f.Subject}] = f.Value
+	}
+	return out
+}
+
+func (m figureMap) get(t *testing.T, name, subject string) float64 {
+	t.Helper()
+	v, ok := m[key{name, subject}]
+	if !ok {
+		t.Fatalf("no figure %s[%s]", name, subject)
+	}
+	return v
+}
+
+// meanOfParts averages the per-part figures of a quantity (per core).
+func (m figureMap) meanOfParts(base, subject string) float64 {
+	sum, n := 0.0, 0
+	for k, v := range m {
+		if b, part := SplitPart(k.name); b == base && part != "" && k.subject == subject {
+			sum += v
+			n++
+		}
+	}
+	return sum / float64(n)
+}
+
+func within(t *testing.T, what string, got, want, tolerance float64) {
+	t.Helper()
+	if math.Abs(got-want) > tolerance*math.Abs(want) {
+		t.Errorf("%s: %.4f, want %.4f within %.1f %%", what, got, want, 100*tolerance)
+	}
+}
+
+func seriesLength(r *telemetry.Report, name, subject string) int {
+	for _, s := range r.Series {
+		if s.Name == name && s.Subject == subject {
+			return len(s.Samples)
+		}
+	}
+	return 0
+}
+
+func hasWarning(r *telemetry.Report, prefix string) bool {
+	for _, w := range r.Warnings {
+		if strings.HasPrefix(w, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// readProcStat returns the machine's idle and total CPU ticks.
+func readProcStat(t *testing.T) [2]float64 {
+	t.Helper()
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	var idle, total float64
+	for i, f := range strings.Fields(line)[1:] {
+		v, _ := strconv.ParseFloat(f, 64)
+		if i >= 8 { // guest time is already in user time
+			break
+		}
+		total += v
+		if i == 3 { // idle (node_exporter's idle; iowait counts as busy)
+			idle = v
+		}
+	}
+	return [2]float64{idle, total}
+}
+
+func busyPercent(start, end [2]float64) float64 {
+	return 100 * (1 - (end[0]-start[0])/(end[1]-start[1]))
+}

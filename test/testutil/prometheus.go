@@ -1,0 +1,137 @@
+package testutil
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbperf-io/dbperf-operator/test/localdb"
+)
+
+// RequirePrometheus returns the paths of prometheus and node_exporter, or
+// skips the test naming what is missing: hack/install-deps.sh installs
+// both (Debian's prometheus and prometheus-node-exporter), so CI runs the
+// test; under CI (CI set) a missing one fails it instead.
+func RequirePrometheus(t testing.TB) (prometheus, nodeExporter string) {
+	t.Helper()
+	prom, err1 := localdb.Tool("prometheus")
+	node, err2 := localdb.Tool("prometheus-node-exporter", "/usr/bin/node_exporter")
+	for _, err := range []error{err1, err2} {
+		if err == nil {
+			continue
+		}
+		msg := fmt.Sprintf("%v: bash hack/install-deps.sh installs Debian's prometheus and prometheus-node-exporter", err)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return prom, node
+}
+
+// StartNodeExporter starts a real node_exporter on 127.0.0.1 with the
+// collectors the telemetry reads (CPU, memory, load, disks, network); it
+// stops with the test. It returns its host:port.
+func StartNodeExporter(t testing.TB) string {
+	t.Helper()
+	_, bin := RequirePrometheus(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+	args := []string{"--web.listen-address=" + addr, "--collector.disable-defaults"}
+	for _, c := range []string{"cpu", "meminfo", "loadavg", "diskstats", "netdev", "stat"} {
+		args = append(args, "--collector."+c)
+	}
+	startProcess(t, bin, args...)
+	waitHTTP(t, "http://"+addr+"/metrics", 15*time.Second)
+	return addr
+}
+
+// ScrapeTarget is one static target of the test Prometheus; Labels replace
+// or add target labels (an "instance" label names the node, as a
+// cluster's relabelling does).
+type ScrapeTarget struct {
+	Job, Address string
+	Labels       map[string]string
+}
+
+// StartPrometheus starts a real Prometheus on 127.0.0.1 scraping the
+// targets every interval, with its storage in a temporary directory; it
+// stops with the test. It returns the API's base URL once Prometheus is
+// ready.
+func StartPrometheus(t testing.TB, interval time.Duration, targets ...ScrapeTarget) string {
+	t.Helper()
+	bin, _ := RequirePrometheus(t)
+	dir := t.TempDir()
+	config := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(config, []byte(prometheusConfig(interval, targets)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+	startProcess(t, bin, "--config.file="+config, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--log.level=warn")
+	url := "http://" + addr
+	waitHTTP(t, url+"/-/ready", 30*time.Second)
+	return url
+}
+
+func prometheusConfig(interval time.Duration, targets []ScrapeTarget) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\nscrape_configs:\n", interval, interval)
+	for _, tg := range targets {
+		fmt.Fprintf(&b, "  - job_name: %q\n    static_configs:\n      - targets: [%q]\n", tg.Job, tg.Address)
+		if len(tg.Labels) > 0 {
+			b.WriteString("        labels:\n")
+			for k, v := range tg.Labels {
+				fmt.Fprintf(&b, "          %s: %q\n", k, v)
+			}
+		}
+	}
+	return b.String()
+}
+
+// startProcess runs a server for the test, its output in the test's log
+// when it fails.
+func startProcess(t testing.TB, bin string, args ...string) {
+	t.Helper()
+	var out strings.Builder
+	cmd := exec.Command(bin, args...)
+	// One writer for both: exec then writes from one goroutine at a time.
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s output:\n%s", filepath.Base(bin), out.String())
+		}
+	})
+}
+
+// waitHTTP polls a URL until it answers 200.
+func waitHTTP(t testing.TB, url string, within time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s did not answer 200 within %s (last error: %v)", url, within, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
