@@ -13,26 +13,26 @@ import (
 // password the poller was given.
 func TestCredentialsNeverInErrors(t *testing.T) {
 	const wrong = "Wrong-Secret-4711"
-	cases := map[string]func(t *testing.T) (error, string){
-		"postgresql": func(t *testing.T) (error, string) {
+	cases := map[string]func(t *testing.T) (string, error){
+		"postgresql": func(t *testing.T) (string, error) {
 			srv := startPostgres(t)
 			_, err := NewPostgres(context.Background(), Config{Host: "127.0.0.1", Port: srv.Port, Username: srv.User, Password: wrong, Database: srv.Database})
-			return err, srv.User
+			return srv.User, err
 		},
-		"mysql": func(t *testing.T) (error, string) {
+		"mysql": func(t *testing.T) (string, error) {
 			srv := startMariaDB(t, "right-password")
 			_, err := NewMySQL(context.Background(), Config{Host: "127.0.0.1", Port: srv.Port, Username: "bench", Password: wrong})
-			return err, "bench"
+			return "bench", err
 		},
-		"redis": func(t *testing.T) (error, string) {
+		"redis": func(t *testing.T) (string, error) {
 			srv := testutil.StartRedis(t, "--requirepass", "right-password")
 			_, err := NewRedis(context.Background(), Config{Host: "127.0.0.1", Port: srv.Port, Username: "dbperf-user", Password: wrong})
-			return err, "dbperf-user"
+			return "dbperf-user", err
 		},
 	}
 	for name, connect := range cases {
 		t.Run(name, func(t *testing.T) {
-			err, user := connect(t)
+			user, err := connect(t)
 			if err == nil {
 				t.Fatal("a wrong password was accepted")
 			}
