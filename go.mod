@@ -18,6 +18,7 @@ require (
 	k8s.io/client-go v0.34.3
 	k8s.io/component-helpers v0.34.3
 	k8s.io/klog/v2 v2.130.1
+	k8s.io/kubelet v0.34.3
 	k8s.io/pod-security-admission v0.34.3
 	k8s.io/utils v0.0.0-20250604170112-4c0f3b243397
 	sigs.k8s.io/controller-runtime v0.22.4
