@@ -84,6 +84,8 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	barrier := fs.String("start-barrier", "", "wait until this file holds a start time, then until that time (several load generators)")
 	barrierTimeout := fs.Duration("barrier-timeout", 10*time.Minute, "how long to wait for the start signal")
 	generators := fs.Int("generators", 1, "load generators of the measurement; this one's index is $JOB_COMPLETION_INDEX")
+	var server serverFlags
+	server.register(fs)
 	var resultFiles, redactEnv listFlag
 	fs.Var(&resultFiles, "result-file", "a file the tool writes its result to (repeatable)")
 	fs.Var(&redactEnv, "redact-env", "an environment variable whose value must never be printed (repeatable)")
@@ -102,6 +104,11 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	for _, e := range redactEnv {
 		secrets = append(secrets, os.Getenv(e))
 	}
+	stats, err := server.statistics()
+	if err != nil {
+		fmt.Fprintf(stderr, "dbperf-runner exec: %v\n", err)
+		return runner.ExitUsage
+	}
 	command := fs.Args()
 	if *generators > 1 {
 		index, err := strconv.Atoi(os.Getenv("JOB_COMPLETION_INDEX"))
@@ -110,6 +117,9 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 			return runner.ExitUsage
 		}
 		command = runner.ForGenerator(command, index, *generators)
+		if index > 0 {
+			stats = nil // the first load generator polls the server, once for all
+		}
 		fmt.Fprintf(stdout, "[dbperf-runner] load generator %d of %d\n", index+1, *generators)
 	}
 	if *barrier != "" {
@@ -127,7 +137,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		Thresholds: results.Thresholds{MaxLoadGeneratorCPUPercent: *maxCPU, MaxErrorPercent: *maxErr},
 		Timeout:    *timeout, Watchdog: runner.Watchdog{AfterFatal: *afterFatal, Always: *always}, KillGrace: *killGrace,
 		SummaryFile: *summary, CPU: runner.CPUReader{Root: *cgroup},
-		SampleEvery: *sample, Stdout: stdout,
+		SampleEvery: *sample, Stdout: stdout, ServerStatistics: stats,
 	})
 	if err := runner.Finish(r, *summary, stdout); err != nil {
 		fmt.Fprintf(stderr, "dbperf-runner: %v\n", err)

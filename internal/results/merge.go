@@ -104,6 +104,9 @@ func Merge(parts []*Result) *Result {
 		}
 	}
 	out.LoadGenerator = mergeLoadGenerators(parts)
+	for _, p := range parts {
+		out.Series = append(out.Series, p.Series...)
+	}
 
 	merged := mergeHistograms(parts)
 	for op, h := range merged {
@@ -125,6 +128,12 @@ func Merge(parts []*Result) *Result {
 	for _, k := range keys {
 		ms := byKey[k]
 		m := ms[0]
+		if m.IsTelemetry() {
+			// The servers' side is measured once per measurement (by the
+			// first load generator, or by the operator): never added up.
+			out.Add(m)
+			continue
+		}
 		if len(ms) < len(parts) {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("%s was reported by %d of %d load generators", k, len(ms), len(parts)))
 		}

@@ -42,7 +42,16 @@ type Metric struct {
 	// Detail marks metrics too fine-grained for a status (per-statement
 	// latencies, histogram buckets); they stay in the full result only.
 	Detail bool `json:"detail,omitempty"`
+	// Source names where a telemetry figure came from (the database's own
+	// statistics such as "postgresql", or "prometheus", "kubernetes"), its
+	// Operation then naming whose it is ("server", "target", "target/<pod>",
+	// "loadgen/<pod>", "node/<name>"). Empty for what the tool measured.
+	Source string `json:"source,omitempty"`
 }
+
+// IsTelemetry says whether the metric describes the servers rather than
+// what the tool measured.
+func (m Metric) IsTelemetry() bool { return m.Source != "" }
 
 // Key identifies a metric within a result.
 type Key struct {
@@ -65,6 +74,26 @@ func (k Key) String() string {
 type Point struct {
 	ElapsedSeconds float64            `json:"t"`
 	Values         map[string]float64 `json:"v"`
+}
+
+// Sample is one reading of a series at an absolute instant, so that a
+// window of interest (a disturbance, a soak hour, a stop rule's last
+// minute) can be cut out of it later.
+type Sample struct {
+	Time  time.Time `json:"t"`
+	Value float64   `json:"v"`
+}
+
+// Series is one quantity of one subject over a measurement, at its
+// source's resolution (5-10 s): a telemetry series such as the server's
+// CPU or its commits per second.
+type Series struct {
+	Name string `json:"name"`
+	// Subject is whose it is, as a telemetry metric's Operation says it.
+	Subject string   `json:"subject"`
+	Unit    string   `json:"unit"`
+	Source  string   `json:"source,omitempty"`
+	Samples []Sample `json:"samples"`
 }
 
 // LoadGenerator reports how busy the load generator's container was.
@@ -93,6 +122,8 @@ type Result struct {
 	Metrics       []Metric          `json:"metrics"`
 	Parameters    map[string]string `json:"parameters,omitempty"`
 	TimeSeries    []Point           `json:"timeSeries,omitempty"`
+	// Series are the telemetry series of the measurement window.
+	Series []Series `json:"series,omitempty"`
 	// Histograms are latency histograms in microseconds per operation, in
 	// the compressed HdrHistogram encoding (base64): what lets the results
 	// of several load generators be merged into true percentiles.

@@ -64,6 +64,9 @@ type Options struct {
 	Stdout      io.Writer
 	// MaxOutputBytes bounds the copy of the output kept for parsing.
 	MaxOutputBytes int
+	// ServerStatistics, when set, polls the target's own statistics over
+	// the tool's run.
+	ServerStatistics *ServerStatistics
 }
 
 // Exec runs the tool and returns the result it produced. It never returns
@@ -88,6 +91,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	}
 	sup := o.supervisor(out)
 
+	server := o.ServerStatistics.start(ctx, o.Stdout, red)
 	cpu0, source, cpuOK := o.CPU.Usage()
 	start := time.Now()
 	sampler := startSampler(o.CPU, o.SampleEvery)
@@ -101,6 +105,9 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	in := workloads.ParseInput{Output: out.copy.Bytes(), Files: readFiles(o.ResultFiles), ExitCode: &exitCode}
 	r := Judge(o.Parser, in, o.Prepare, end.Sub(start))
 	r.StartTime, r.EndTime = &start, &end
+	if server != nil {
+		server.finish(r, o.ServerStatistics.timeout(), red)
+	}
 	switch {
 	case stopped != "":
 		r.Fail("the tool was stopped by dbperf-runner: %s", stopped)

@@ -69,19 +69,11 @@ type Figure struct {
 
 // Sample is one reading of a series, at an absolute instant so that a
 // window of interest (a disturbance, a soak hour) can be cut out later.
-type Sample struct {
-	Time  time.Time `json:"t"`
-	Value float64   `json:"v"`
-}
+type Sample = results.Sample
 
 // Series is one quantity of one subject over the window, at the source's
 // resolution (5-10 s).
-type Series struct {
-	Name    string   `json:"name"`
-	Subject string   `json:"subject"`
-	Unit    string   `json:"unit"`
-	Samples []Sample `json:"samples"`
-}
+type Series = results.Series
 
 // Report is what a source measured over one window.
 type Report struct {

@@ -60,7 +60,10 @@ func NewMySQL(ctx context.Context, c Config) (*MySQL, error) {
 }
 
 // Source names the statistics.
-func (m *MySQL) Source() string { return "mysql" }
+func (m *MySQL) Source() string { return SourceMySQL }
+
+// SourceMySQL names MySQL's and MariaDB's statistics.
+const SourceMySQL = "mysql"
 
 // Poll runs the one SHOW GLOBAL STATUS; database/sql reconnects after a
 // lost connection.

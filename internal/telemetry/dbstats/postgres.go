@@ -84,7 +84,10 @@ func (p *Postgres) connect(ctx context.Context) error {
 }
 
 // Source names the statistics.
-func (p *Postgres) Source() string { return "postgresql" }
+func (p *Postgres) Source() string { return SourcePostgreSQL }
+
+// SourcePostgreSQL names PostgreSQL's statistics.
+const SourcePostgreSQL = "postgresql"
 
 // Poll runs the one statement, reconnecting first if the connection was
 // lost (a restarted server).

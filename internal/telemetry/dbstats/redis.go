@@ -45,7 +45,10 @@ func NewRedis(ctx context.Context, c Config) (*Redis, error) {
 }
 
 // Source names the statistics.
-func (r *Redis) Source() string { return "redis" }
+func (r *Redis) Source() string { return SourceRedis }
+
+// SourceRedis names the statistics of Redis and Valkey (INFO).
+const SourceRedis = "redis"
 
 // Poll runs INFO (its default sections, which every version and Valkey
 // accept).

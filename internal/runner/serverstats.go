@@ -1,0 +1,85 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
+)
+
+// ServerStatistics polls the target database's own statistics while the
+// tool runs (pg_stat_database, SHOW GLOBAL STATUS, INFO): the server's
+// side of a measurement, and the only one of an endpoint the run does not
+// own. One short statement per interval over one connection of its own;
+// the poll's CPU is part of the runner's (LoadGenerator.RunnerCPUSeconds).
+type ServerStatistics struct {
+	// Source is one of dbstats.Sources().
+	Source string
+	Config dbstats.Config
+	// Interval between polls; dbstats.DefaultInterval when zero.
+	Interval time.Duration
+	// Timeout bounds connecting and the last poll; 10 s when zero.
+	Timeout time.Duration
+}
+
+// serverRecording is a recording under way, or why there is none.
+type serverRecording struct {
+	source string
+	rec    *dbstats.Recording
+	poller dbstats.Poller
+	failed string
+}
+
+func (s *ServerStatistics) timeout() time.Duration {
+	if s.Timeout > 0 {
+		return s.Timeout
+	}
+	return 10 * time.Second
+}
+
+// start connects and takes the first poll. A server that cannot be reached
+// is a warning on the result, never a failed measurement: the tool's own
+// numbers stand without the server's side.
+func (s *ServerStatistics) start(ctx context.Context, stdout io.Writer, red *Redactor) *serverRecording {
+	if s == nil || s.Source == "" {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	p, err := dbstats.Open(cctx, s.Source, s.Config)
+	if err != nil {
+		msg := red.String(err.Error())
+		fmt.Fprintf(stdout, "[dbperf-runner] the server's %s statistics cannot be read: %s\n", s.Source, msg)
+		return &serverRecording{source: s.Source, failed: msg}
+	}
+	interval := s.Interval
+	if interval <= 0 {
+		interval = dbstats.DefaultInterval
+	}
+	fmt.Fprintf(stdout, "[dbperf-runner] polling the server's %s statistics at %s every %s\n", s.Source, s.Config.Host, interval)
+	return &serverRecording{source: s.Source, poller: p, rec: dbstats.Start(ctx, p, interval)}
+}
+
+// finish takes the last poll and puts what was recorded into r.
+func (sr *serverRecording) finish(r *results.Result, timeout time.Duration, red *Redactor) {
+	if sr == nil {
+		return
+	}
+	if sr.rec == nil {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s telemetry: the server's statistics could not be read: %s", sr.source, sr.failed))
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	rep := sr.rec.Stop(ctx)
+	_ = sr.poller.Close()
+	for i := range rep.Warnings {
+		rep.Warnings[i] = red.String(rep.Warnings[i])
+	}
+	telemetry.Attach(r, rep)
+	telemetry.AddEfficiency(r)
+}
