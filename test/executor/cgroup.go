@@ -10,11 +10,16 @@ import (
 
 // cgroupManager gives each pod's process a CPU cgroup of its own with the
 // container's CPU limit, so that the runner's load-generator CPU check
-// measures the load generator and not the database servers beside it.
+// measures the load generator and not the database servers beside it, and a
+// memory cgroup with its memory limit, whose counters the test kubelet's
+// /stats/summary reports (stats.go).
 type cgroupManager struct {
 	v2   bool
 	base string // parent cgroup directory (v2) or "" for v1
-	err  error
+	// memory: the memory controller could be enabled (v2) or its hierarchy
+	// exists (v1); without it pods have CPU statistics only.
+	memory bool
+	err    error
 }
 
 const cgroupParent = "dbperf-executor"
@@ -32,14 +37,25 @@ func newCgroupManager() cgroupManager {
 		if err := os.WriteFile(filepath.Join(base, "cgroup.subtree_control"), []byte("+cpu"), 0o644); err != nil {
 			return cgroupManager{err: fmt.Errorf("enable the cpu controller: %w", err)}
 		}
-		return cgroupManager{v2: true, base: base}
+		_ = os.WriteFile("/sys/fs/cgroup/cgroup.subtree_control", []byte("+memory"), 0o644)
+		memErr := os.WriteFile(filepath.Join(base, "cgroup.subtree_control"), []byte("+memory"), 0o644)
+		return cgroupManager{v2: true, base: base, memory: memErr == nil}
 	}
 	for _, c := range []string{"cpu", "cpuacct"} {
 		if err := os.MkdirAll(filepath.Join("/sys/fs/cgroup", c, cgroupParent), 0o755); err != nil {
 			return cgroupManager{err: err}
 		}
 	}
-	return cgroupManager{}
+	memErr := os.MkdirAll(filepath.Join("/sys/fs/cgroup", "memory", cgroupParent), 0o755)
+	return cgroupManager{memory: memErr == nil}
+}
+
+// v1Controllers are the hierarchies a v1 pod cgroup has.
+func (m cgroupManager) v1Controllers() []string {
+	if m.memory {
+		return []string{"cpu", "cpuacct", "memory"}
+	}
+	return []string{"cpu", "cpuacct"}
 }
 
 func (m cgroupManager) describe() string {
@@ -49,7 +65,7 @@ func (m cgroupManager) describe() string {
 	case m.v2:
 		return "cgroup v2, one per pod under " + m.base
 	default:
-		return "cgroup v1 (cpu, cpuacct), one per pod under " + cgroupParent
+		return "cgroup v1 (" + strings.Join(m.v1Controllers(), ", ") + "), one per pod under " + cgroupParent
 	}
 }
 
@@ -57,14 +73,19 @@ type podCgroup struct {
 	root  string   // what the runner gets as --cgroup-root
 	dirs  []string // the cgroup directories
 	procs []string // their cgroup.procs files
+	v2    bool
+	// cpuDir holds cpuacct.usage (v1) or cpu.stat (v2); memoryDir the
+	// memory counters, "" without the memory controller.
+	cpuDir, memoryDir string
 }
 
-// create makes the pod's cgroup with a CPU limit of milliCPU (0: none).
-func (m cgroupManager) create(name string, milliCPU int64) (*podCgroup, error) {
+// create makes the pod's cgroup with a CPU limit of milliCPU and a memory
+// limit of memBytes (0: none).
+func (m cgroupManager) create(name string, milliCPU, memBytes int64) (*podCgroup, error) {
 	if m.err != nil {
 		return nil, m.err
 	}
-	pc := &podCgroup{}
+	pc := &podCgroup{v2: m.v2}
 	quota := "max 100000"
 	if milliCPU > 0 {
 		quota = strconv.FormatInt(milliCPU*100, 10) + " 100000"
@@ -76,10 +97,19 @@ func (m cgroupManager) create(name string, milliCPU int64) (*podCgroup, error) {
 		}
 		pc.dirs = []string{dir}
 		pc.procs = []string{filepath.Join(dir, "cgroup.procs")}
-		pc.root = dir
+		pc.root, pc.cpuDir = dir, dir
 		if err := os.WriteFile(filepath.Join(dir, "cpu.max"), []byte(quota), 0o644); err != nil {
 			pc.remove()
 			return nil, err
+		}
+		if m.memory {
+			pc.memoryDir = dir
+			if memBytes > 0 {
+				if err := os.WriteFile(filepath.Join(dir, "memory.max"), []byte(strconv.FormatInt(memBytes, 10)), 0o644); err != nil {
+					pc.remove()
+					return nil, err
+				}
+			}
 		}
 		return pc, nil
 	}
@@ -89,11 +119,17 @@ func (m cgroupManager) create(name string, milliCPU int64) (*podCgroup, error) {
 		return nil, err
 	}
 	pc.root = root
-	for _, c := range []string{"cpu", "cpuacct"} {
+	for _, c := range m.v1Controllers() {
 		dir := filepath.Join("/sys/fs/cgroup", c, cgroupParent, name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			pc.remove()
 			return nil, err
+		}
+		switch c {
+		case "cpuacct":
+			pc.cpuDir = dir
+		case "memory":
+			pc.memoryDir = dir
 		}
 		pc.dirs = append(pc.dirs, dir)
 		pc.procs = append(pc.procs, filepath.Join(dir, "cgroup.procs"))
@@ -105,6 +141,12 @@ func (m cgroupManager) create(name string, milliCPU int64) (*podCgroup, error) {
 	if milliCPU > 0 {
 		q := strings.Fields(quota)[0]
 		if err := os.WriteFile(filepath.Join(pc.dirs[0], "cpu.cfs_quota_us"), []byte(q), 0o644); err != nil {
+			pc.remove()
+			return nil, err
+		}
+	}
+	if pc.memoryDir != "" && memBytes > 0 {
+		if err := os.WriteFile(filepath.Join(pc.memoryDir, "memory.limit_in_bytes"), []byte(strconv.FormatInt(memBytes, 10)), 0o644); err != nil {
 			pc.remove()
 			return nil, err
 		}

@@ -19,13 +19,15 @@ import (
 // serveLogs answers the API server's container-log requests (kubectl logs,
 // the operator's log reader) on the nodes' kubelet endpoint, over TLS with a
 // throwaway certificate (the API server does not verify kubelets unless told
-// to). Only /containerLogs/ is served; every pod here has one container.
+// to). /containerLogs/ (every pod here has one container) and the Summary
+// API's /stats/summary (stats.go) are served.
 func (e *Executor) serveLogs(addr string) (*http.Server, error) {
 	cert, err := selfSigned()
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /stats/summary", e.serveSummary)
 	mux.HandleFunc("/containerLogs/{ns}/{pod}/{container}", func(w http.ResponseWriter, r *http.Request) {
 		ns, name := r.PathValue("ns"), r.PathValue("pod")
 		var path string

@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	stats "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
 // maxTerminationMessage is the kubelet's limit for a termination message.
@@ -27,6 +28,13 @@ type podRun struct {
 	logPath string
 	cancel  context.CancelFunc
 	done    chan struct{}
+	// ref, node and started describe the pod in /stats/summary; cgroup is
+	// set while its process runs in a cgroup of its own (under Executor.mu).
+	ref       stats.PodReference
+	node      string
+	container string
+	started   time.Time
+	cgroup    *podCgroup
 }
 
 // notRunnable is a pod the executor cannot run here; reason and message go
@@ -38,7 +46,9 @@ func (n *notRunnable) Error() string { return n.reason + ": " + n.message }
 func (e *Executor) start(ctx context.Context, pod *corev1.Pod) {
 	dir := filepath.Join(e.o.WorkDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
 	runCtx, cancel := context.WithCancel(ctx)
-	r := &podRun{dir: dir, logPath: filepath.Join(dir, "container.log"), cancel: cancel, done: make(chan struct{})}
+	r := &podRun{dir: dir, logPath: filepath.Join(dir, "container.log"), cancel: cancel, done: make(chan struct{}),
+		ref:  stats.PodReference{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID)},
+		node: pod.Spec.NodeName, container: pod.Spec.Containers[0].Name, started: time.Now()}
 	e.mu.Lock()
 	e.pods[pod.UID] = r
 	e.mu.Unlock()
@@ -232,10 +242,18 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 	}
 	_ = os.Chmod(termPath, 0o666)
 	runnerArgs := []string{"exec", "--summary-file", termPath}
-	cg, cgErr := e.cgroups.create(string(pod.UID), c.Resources.Limits.Cpu().MilliValue())
+	cg, cgErr := e.cgroups.create(string(pod.UID), c.Resources.Limits.Cpu().MilliValue(), c.Resources.Limits.Memory().Value())
 	if cgErr == nil {
 		runnerArgs = append(runnerArgs, "--cgroup-root", cg.root)
-		cleanup = cg.remove
+		e.mu.Lock()
+		r.cgroup = cg
+		e.mu.Unlock()
+		cleanup = func() {
+			e.mu.Lock()
+			r.cgroup = nil
+			e.mu.Unlock()
+			cg.remove()
+		}
 	} else {
 		e.logf("pod %s/%s: no cgroup of its own (%v): the runner measures the whole machine", pod.Namespace, pod.Name, cgErr)
 	}

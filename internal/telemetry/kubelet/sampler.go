@@ -43,8 +43,8 @@ type Sampler struct {
 	mu     sync.Mutex
 	polls  []Poll
 	rounds int
-	cancel context.CancelFunc
-	done   chan struct{}
+	stop   chan struct{} // closed by Stop: no round after the one under way
+	done   chan struct{} // closed when the polling has ended
 }
 
 // NewSampler checks the subjects: every pod needs a namespace, a name, a
@@ -78,17 +78,19 @@ func (s *Sampler) Start(ctx context.Context) error {
 		s.mu.Unlock()
 		return errors.New("kubelet: the sampler was already started")
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	s.cancel, s.done = cancel, make(chan struct{})
+	stop, done := make(chan struct{}), make(chan struct{})
+	s.stop, s.done = stop, done
 	s.mu.Unlock()
 	s.round(ctx)
 	go func() {
-		defer close(s.done)
+		defer close(done)
 		t := time.NewTicker(s.cfg.Interval)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
+				return
+			case <-stop:
 				return
 			case <-t.C:
 				s.round(ctx)
@@ -99,17 +101,22 @@ func (s *Sampler) Start(ctx context.Context) error {
 }
 
 // Stop ends the polling with one last round (the window's end: call it
-// when the tool has ended) and summarises every reading.
+// when the tool has ended) and summarises every reading. A round under way
+// is finished first, not cancelled.
 func (s *Sampler) Stop(ctx context.Context) *telemetry.Report {
 	s.mu.Lock()
-	cancel, done := s.cancel, s.done
+	stop, done := s.stop, s.done
+	s.stop = nil
 	s.mu.Unlock()
 	if done == nil {
 		rep := Lost()
 		rep.Warnings = []string{"the kubelet sampler was stopped without being started: no figures"}
 		return rep
 	}
-	cancel()
+	if stop == nil {
+		return s.Report() // stopped before: no further round
+	}
+	close(stop)
 	<-done
 	s.round(ctx)
 	return s.Report()

@@ -1,0 +1,160 @@
+package executor
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	stats "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/kubelet"
+	"github.com/dbperf-io/dbperf-operator/test/localdb"
+)
+
+// directKubelet reads the test kubelet's HTTPS endpoint without the API
+// server, as the node proxy would.
+type directKubelet struct{ addr string }
+
+func (d directKubelet) Summary(ctx context.Context, _ string) (*stats.Summary, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+d.addr+"/stats/summary", nil)
+	if err != nil {
+		return nil, err
+	}
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the test kubelet's throwaway certificate
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("status %s", resp.Status)
+	}
+	var s stats.Summary
+	return &s, json.NewDecoder(resp.Body).Decode(&s)
+}
+
+// procCPUSeconds is utime+stime of a process, from /proc/<pid>/stat.
+func procCPUSeconds(t *testing.T, pid int) float64 {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fields after the command's closing parenthesis: state is field 3,
+	// utime 14 and stime 15.
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / userHZ
+}
+
+// TestSummaryAgreesWithProc runs a real CPU burner (limited to half a core,
+// holding 64 MiB) in a pod cgroup, samples the executor's /stats/summary
+// over HTTPS with the kubelet source's sampler, and compares its cpuCores
+// with the burner's own CPU time from /proc over the same window.
+func TestSummaryAgreesWithProc(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create pod cgroups (the test kubelet reads their counters)")
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("needs python3 for the burner (a busy loop holding 64 MiB)")
+	}
+	e := &Executor{o: Options{WorkDir: t.TempDir()}, pods: map[types.UID]*podRun{}, cgroups: newCgroupManager()}
+	if e.cgroups.err != nil {
+		t.Skipf("no pod cgroups here: %v", e.cgroups.err)
+	}
+	uid := fmt.Sprintf("stats-test-%d", os.Getpid())
+	cg, err := e.cgroups.create(uid, 500, 256<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	burn := `b = bytearray(64 << 20)
+for i in range(0, len(b), 4096): b[i] = 1
+while True: pass`
+	argv := append(cg.joinCommand(), python, "-c", burn)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		for i := 0; i < 50; i++ { // the kernel refuses rmdir until the process has left
+			cg.remove()
+			if _, err := os.Stat(cg.cpuDir); os.IsNotExist(err) {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	e.pods[types.UID(uid)] = &podRun{ref: stats.PodReference{Namespace: "ns", Name: "burner", UID: uid}, node: "n1",
+		container: "tool", started: time.Now(), cgroup: cg}
+	port, err := localdb.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	srv, err := e.serveLogs(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	time.Sleep(time.Second) // the burner's page touching is over
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pod := kubelet.Pod{Namespace: "ns", Name: "burner", Role: telemetry.RoleTarget, Node: "n1", CPULimitCores: 0.5}
+	s, err := kubelet.NewSampler(directKubelet{addr}, kubelet.Config{Interval: time.Second},
+		kubelet.Subjects{Pods: []kubelet.Pod{pod}, Nodes: []kubelet.Node{{Name: "n1", CPUCores: float64(runtime.NumCPU())}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu0, t0 := procCPUSeconds(t, cmd.Process.Pid), time.Now()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(8 * time.Second)
+	rep := s.Stop(ctx)
+	cpu1, t1 := procCPUSeconds(t, cmd.Process.Pid), time.Now()
+	want := (cpu1 - cpu0) / t1.Sub(t0).Seconds()
+
+	got := map[string]float64{}
+	for _, f := range rep.Figures {
+		got[f.Name+"["+f.Subject+"]"] = f.Value
+	}
+	t.Logf("figures %v; warnings %q", got, rep.Warnings)
+	cores := got["cpuCores[target/burner]"]
+	t.Logf("cpuCores %.4f, /proc/%d/stat %.4f (%+.1f %%)", cores, cmd.Process.Pid, want, 100*(cores-want)/want)
+	if want < 0.2 {
+		t.Fatalf("the burner used %.3f cores: it did not run", want)
+	}
+	if d := (cores - want) / want; d > 0.2 || d < -0.2 {
+		t.Errorf("cpuCores %.4f is %+.1f %% off /proc's %.4f", cores, 100*d, want)
+	}
+	if p := got["cpuLimitPercent[target/burner]"]; p < 80 || p > 120 {
+		t.Errorf("cpuLimitPercent %.1f, want about 100 (the burner runs at its limit of half a core)", p)
+	}
+	if ws := got["memoryWorkingSetBytesMax[target/burner]"]; ws < 64<<20 || ws > 256<<20 {
+		t.Errorf("memoryWorkingSetBytesMax %.0f, want 64-256 MiB (the burner holds 64 MiB)", ws)
+	}
+	if b := got["cpuBusyPercent[node/n1]"]; b < 100*want/float64(runtime.NumCPU())*0.8 {
+		t.Errorf("node cpuBusyPercent %.1f is below the burner's own share of the machine", b)
+	}
+	if len(rep.Warnings) > 0 {
+		t.Errorf("warnings: %q", rep.Warnings)
+	}
+}
