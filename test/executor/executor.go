@@ -23,7 +23,11 @@
 //     runs in a cgroup of its own with the container's CPU limit, and the
 //     runner measures that cgroup, as it would in a pod; otherwise the runner
 //     sees the whole machine and says so in the log;
-//   - users: as root, the process runs as the pod's runAsUser/runAsGroup.
+//   - users: as root, the process runs as the pod's runAsUser/runAsGroup;
+//   - statistics: /stats/summary on the kubelet endpoint, from the pods'
+//     cgroups and the machine (stats.go); the local server behind a
+//     simulated target pod's Service is moved into a cgroup of that pod
+//     (adopt.go).
 package executor
 
 import (
@@ -79,6 +83,10 @@ type Executor struct {
 	pods     map[types.UID]*podRun
 	services *serviceProxy
 	cgroups  cgroupManager
+	// adopted are the simulated target pods whose local server runs in a
+	// cgroup of the pod (adopt.go), under mu.
+	adopted   map[types.UID]*adoptedPod
+	lastAdopt time.Time
 }
 
 // New returns an executor; call Run.
@@ -118,7 +126,7 @@ func New(o Options) (*Executor, error) {
 			return nil, err
 		}
 	}
-	e := &Executor{o: o, pods: map[types.UID]*podRun{}, cgroups: newCgroupManager()}
+	e := &Executor{o: o, pods: map[types.UID]*podRun{}, cgroups: newCgroupManager(), adopted: map[types.UID]*adoptedPod{}}
 	e.services = &serviceProxy{client: o.Client, log: o.Log}
 	return e, nil
 }
@@ -142,6 +150,7 @@ func (e *Executor) Run(ctx context.Context) error {
 			_ = srv.Close()
 		}
 		e.services.close()
+		e.releaseAdopted()
 		e.mu.Lock()
 		runs := make([]*podRun, 0, len(e.pods))
 		for _, r := range e.pods {
@@ -158,6 +167,9 @@ func (e *Executor) Run(ctx context.Context) error {
 	for {
 		if err := e.sync(ctx); err != nil && ctx.Err() == nil {
 			e.logf("list pods: %v", err)
+		}
+		if err := e.adoptBackends(ctx); err != nil && ctx.Err() == nil {
+			e.logf("simulated target pods: %v", err)
 		}
 		select {
 		case <-ctx.Done():

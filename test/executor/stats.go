@@ -50,22 +50,28 @@ func (e *Executor) summary() (*stats.Summary, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, r := range e.pods {
-		if r.cgroup == nil {
-			continue
+		if r.cgroup != nil {
+			s.Pods = append(s.Pods, podStats(r.ref, r.started, r.container, r.cgroup))
 		}
-		ps := stats.PodStats{PodRef: r.ref, StartTime: metav1.NewTime(r.started)}
-		now := metav1.Now()
-		if ns, err := r.cgroup.cpuNanos(); err == nil {
-			ps.CPU = &stats.CPUStats{Time: now, UsageCoreNanoSeconds: &ns}
-		}
-		if usage, ws, err := r.cgroup.memory(); err == nil {
-			ps.Memory = &stats.MemoryStats{Time: now, UsageBytes: &usage, WorkingSetBytes: &ws}
-		}
-		// One container per pod here: its cgroup is the pod's.
-		ps.Containers = []stats.ContainerStats{{Name: r.container, StartTime: ps.StartTime, CPU: ps.CPU, Memory: ps.Memory}}
-		s.Pods = append(s.Pods, ps)
+	}
+	for _, a := range e.adopted {
+		s.Pods = append(s.Pods, podStats(a.ref, a.started, "server", a.cgroup))
 	}
 	return s, nil
+}
+
+// podStats of a pod whose one container's cgroup is the pod's.
+func podStats(ref stats.PodReference, started time.Time, container string, cg *podCgroup) stats.PodStats {
+	ps := stats.PodStats{PodRef: ref, StartTime: metav1.NewTime(started)}
+	now := metav1.Now()
+	if ns, err := cg.cpuNanos(); err == nil {
+		ps.CPU = &stats.CPUStats{Time: now, UsageCoreNanoSeconds: &ns}
+	}
+	if usage, ws, err := cg.memory(); err == nil {
+		ps.Memory = &stats.MemoryStats{Time: now, UsageBytes: &usage, WorkingSetBytes: &ws}
+	}
+	ps.Containers = []stats.ContainerStats{{Name: container, StartTime: ps.StartTime, CPU: ps.CPU, Memory: ps.Memory}}
+	return ps
 }
 
 // cpuNanos is the cgroup's cumulative CPU time.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,6 +37,9 @@ func NewAPIServer(c kubernetes.Interface) *APIServer {
 func (a *APIServer) Summary(ctx context.Context, node string) (*stats.Summary, error) {
 	raw, err := a.client.Get().AbsPath("/api/v1/nodes", node, "proxy", "stats", "summary").DoRaw(ctx)
 	if err != nil {
+		if len(raw) > 0 && len(raw) < 512 {
+			err = fmt.Errorf("%w: %s", err, strings.TrimSpace(string(raw)))
+		}
 		return nil, fmt.Errorf("while reading the statistics of node %s through the API server: %w", node, err)
 	}
 	var s stats.Summary
