@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,12 +13,26 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // maxStatusMetrics bounds the metrics kept in status per repetition; the
 // results ConfigMap has them all.
 const maxStatusMetrics = 16
+
+// statusMetrics are what status keeps of a result: up to maxStatusMetrics
+// of the tool's headline metrics, primary first, then the servers' side
+// (telemetry.StatusFigures); everything is in the results ConfigMap.
+func statusMetrics(res *results.Result) []results.Metric {
+	var out []results.Metric
+	for _, m := range res.Headline() {
+		if !m.IsTelemetry() && len(out) < maxStatusMetrics {
+			out = append(out, m)
+		}
+	}
+	return append(out, telemetry.StatusFigures(res)...)
+}
 
 // unit is one measurement: a step and a repetition.
 type unit struct {
@@ -70,6 +85,9 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 				msg += ": " + st.waiting
 			}
 			setCondition(run, benchv1.ConditionCompleted, metav1.ConditionFalse, benchv1.ReasonMeasuring, msg)
+			return ctrl.Result{}, err
+		}
+		if err := r.judgeTarget(ctx, st, out.result, timeOf(out.started), timeOf(out.finished)); err != nil {
 			return ctrl.Result{}, err
 		}
 		if err := r.storeUnit(ctx, st, u, out.result); err != nil {
@@ -140,12 +158,9 @@ func recordUnit(run *benchv1.BenchmarkRun, u unit, job string, out *outcome) {
 		pct := roundTo(lg.CPUPercent, 1)
 		rs.LoadGeneratorCPUPercent = &pct
 	}
-	for i, m := range res.Headline() {
-		if i == maxStatusMetrics {
-			break
-		}
+	for _, m := range statusMetrics(res) {
 		rs.Metrics = append(rs.Metrics, benchv1.MetricValue{
-			Name: m.Name, Operation: m.Operation, Value: m.Value, Unit: m.Unit, Direction: benchv1.Direction(m.Direction),
+			Name: m.Name, Operation: m.Operation, Value: m.Value, Unit: m.Unit, Direction: benchv1.Direction(m.Direction), Source: m.Source,
 		})
 	}
 	step := &run.Status.Steps[u.step]
@@ -157,4 +172,11 @@ func recordUnit(run *benchv1.BenchmarkRun, u unit, job string, out *outcome) {
 		summarizeStep(run, step, res.Primary)
 		updatePrimary(run, res.Primary)
 	}
+}
+
+func timeOf(t *metav1.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	return &t.Time
 }

@@ -8,6 +8,7 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 )
 
 // summarizeStep recomputes a step's summary over its valid repetitions:
@@ -40,7 +41,7 @@ func summarizeStep(run *benchv1.BenchmarkRun, step *benchv1.StepStatus, primary 
 		s := byKey[k]
 		st := stats.Summarize(s.values)
 		ms := benchv1.MetricSummary{
-			Name: s.m.Name, Operation: s.m.Operation, Unit: s.m.Unit, Direction: s.m.Direction,
+			Name: s.m.Name, Operation: s.m.Operation, Unit: s.m.Unit, Direction: s.m.Direction, Source: s.m.Source,
 			N: int32(st.N), Median: st.Median, Mean: roundTo(st.Mean, 6), Min: st.Min, Max: st.Max,
 		}
 		if st.HasCI {
@@ -74,6 +75,11 @@ func updatePrimary(run *benchv1.BenchmarkRun, primary results.Key) {
 	if best == nil {
 		return
 	}
+	for _, step := range run.Status.Steps {
+		if step.Name == best.Step {
+			best.TargetCPUCores, best.EfficiencyPerTargetCore = targetFigures(step.Summary)
+		}
+	}
 	best.Display = formatValue(best.Value) + " " + best.Unit
 	if best.Operation != "" && best.Operation != "Totals" {
 		best.Display += " " + best.Operation
@@ -99,4 +105,23 @@ func formatValue(v float64) string {
 func roundTo(v float64, decimals int) float64 {
 	p := math.Pow(10, float64(decimals))
 	return math.Round(v*p) / p
+}
+
+// targetFigures are a step's target CPU (the pods' sum, else the server's
+// own count) and efficiency, when telemetry measured them.
+func targetFigures(summary []benchv1.MetricSummary) (cpu, efficiency *float64) {
+	find := func(name, op string) *float64 {
+		for _, s := range summary {
+			if s.Source != "" && s.Name == name && s.Operation == op {
+				v := roundTo(s.Median, 3)
+				return &v
+			}
+		}
+		return nil
+	}
+	cpu = find(telemetry.FigureCPUCores, string(telemetry.RoleTarget))
+	if cpu == nil {
+		cpu = find(telemetry.FigureServerCPUCores, string(telemetry.RoleServer))
+	}
+	return cpu, find(telemetry.FigureEfficiency, string(telemetry.RoleTarget))
 }

@@ -60,6 +60,46 @@ type BenchmarkRunSpec struct {
 	// Validity holds the thresholds past which a measurement is not trusted.
 	// +optional
 	Validity ValiditySpec `json:"validity,omitempty"`
+
+	// Telemetry says what is recorded of the servers' side of every
+	// measurement, beside what the tool measured: see TelemetrySpec.
+	// +optional
+	Telemetry TelemetrySpec `json:"telemetry,omitempty"`
+}
+
+// TelemetryMode turns one kind of telemetry on or off.
+// +kubebuilder:validation:Enum=Enabled;Disabled
+type TelemetryMode string
+
+const (
+	TelemetryEnabled  TelemetryMode = "Enabled"
+	TelemetryDisabled TelemetryMode = "Disabled"
+)
+
+// TelemetrySpec is what the operator records of the servers' side of each
+// measurement window (each step × repetition, from the start barrier to the
+// tool's end; the prepare step too). Figures land in the results beside the
+// tool's metrics, each with its unit, direction and subject (the operation
+// "server", "target", "target/<pod>", "loadgen/<pod>", "node/<name>"), and
+// series at 1-60 s resolution in the results ConfigMap.
+type TelemetrySpec struct {
+	// ServerStatistics: Enabled (the default) makes the first load
+	// generator poll the target database's own statistics while the tool
+	// runs, with the run's credentials (PostgreSQL pg_stat_database and
+	// pg_stat_activity, MySQL/MariaDB SHOW GLOBAL STATUS, Valkey/Redis INFO,
+	// whose used_cpu is the server's CPU even on a managed endpoint), when
+	// the workload speaks one of those protocols. One short statement per
+	// poll over one connection of its own. Disabled does not poll.
+	// +kubebuilder:default=Enabled
+	// +optional
+	ServerStatistics TelemetryMode `json:"serverStatistics,omitempty"`
+
+	// PollInterval is the time between polls of the server's statistics:
+	// the resolution of their series.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('1m')",message="must be between 1s and 1m"
+	// +kubebuilder:default="5s"
+	// +optional
+	PollInterval *metav1.Duration `json:"pollInterval,omitempty"`
 }
 
 // ValiditySpec holds the thresholds that decide whether a measurement can be
@@ -80,6 +120,15 @@ type ValiditySpec struct {
 	// +optional
 	MaxErrorPercent Percent `json:"maxErrorPercent,omitempty"`
 
+	// MaxTargetCPUPercent is the highest CPU use of the target, in percent
+	// of its CPU limit (the sum over its pods), at which a measurement is
+	// still trusted: a latency comparison must not saturate the database,
+	// while a capacity test may want to. The target's CPU comes from a
+	// resource telemetry source, else from the server's own statistics
+	// (Valkey/Redis). Zero (the default) does not judge it.
+	// +optional
+	MaxTargetCPUPercent Percent `json:"maxTargetCPUPercent,omitempty"`
+
 	// MaxCoefficientOfVariationPercent marks a step unstable when the
 	// run-to-run variation of its primary metric is above it (needs at
 	// least two repetitions). Zero disables the check.
@@ -95,6 +144,7 @@ type ValiditySpec struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`,priority=1
 // +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=`.status.primary.display`
+// +kubebuilder:printcolumn:name="Target CPU",type=number,JSONPath=`.status.primary.targetCPUCores`
 // +kubebuilder:printcolumn:name="Valid",type=string,JSONPath=`.status.conditions[?(@.type=="Valid")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 

@@ -187,6 +187,13 @@ type MetricValue struct {
 	Value     float64   `json:"value"`
 	Unit      string    `json:"unit"`
 	Direction Direction `json:"direction"`
+	// Source names the telemetry source of a figure of the servers' side
+	// (postgresql, mysql, redis: the database's own statistics; prometheus,
+	// kubernetes: resources), its operation then saying whose it is
+	// (server, target, target/<pod>, loadgen/<pod>, node/<name>). Empty
+	// for what the tool measured.
+	// +optional
+	Source string `json:"source,omitempty"`
 }
 
 // MetricSummary summarises one metric of one step over its valid repetitions.
@@ -196,6 +203,10 @@ type MetricSummary struct {
 	Operation string    `json:"operation,omitempty"`
 	Unit      string    `json:"unit"`
 	Direction Direction `json:"direction"`
+	// Source names the telemetry source of a figure of the servers' side,
+	// as in MetricValue.
+	// +optional
+	Source string `json:"source,omitempty"`
 	// N is the number of valid repetitions summarised.
 	N      int32   `json:"n"`
 	Median float64 `json:"median"`
@@ -225,6 +236,16 @@ type PrimaryMetric struct {
 	Unit      string  `json:"unit"`
 	// Display is the printer column: "4413 tps (clients=20)".
 	Display string `json:"display"`
+	// TargetCPUCores is the target's CPU at that step (the median over its
+	// valid repetitions): summed over its pods when a resource source
+	// measured them, else the server's own count (Valkey/Redis); absent
+	// when nothing measured it.
+	// +optional
+	TargetCPUCores *float64 `json:"targetCPUCores,omitempty"`
+	// EfficiencyPerTargetCore is the primary throughput per target CPU
+	// core at that step.
+	// +optional
+	EfficiencyPerTargetCore *float64 `json:"efficiencyPerTargetCore,omitempty"`
 }
 
 // Environment is where the run ran.

@@ -2,7 +2,9 @@ package specs
 
 import (
 	"fmt"
+	"net"
 	"strconv"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -49,6 +51,18 @@ type JobParams struct {
 	AvoidPods map[string]string
 	// ActiveDeadlineSeconds bounds the Job by what is left of the run's timeout.
 	ActiveDeadlineSeconds *int64
+	// ServerStatistics, when its Source is set, makes the runner poll the
+	// target's own statistics while the tool runs.
+	ServerStatistics ServerStatistics
+}
+
+// ServerStatistics is what the runner polls of the target's own
+// statistics: the source (one of dbstats.Sources), the database to read
+// them in (empty: the endpoint's) and the time between polls.
+type ServerStatistics struct {
+	Source   string
+	Database string
+	Interval time.Duration
 }
 
 // Job builds the Job that runs a tool through dbperf-runner: an init
@@ -137,7 +151,7 @@ func podSpec(p JobParams) corev1.PodSpec {
 			Image:                    p.Image,
 			Command:                  []string{RunnerPath},
 			Args:                     runnerArgs(p),
-			Env:                      p.Invocation.Env,
+			Env:                      containerEnv(p),
 			Resources:                w.Resources,
 			SecurityContext:          containerSecurity(),
 			TerminationMessagePath:   terminationPath,
@@ -200,6 +214,58 @@ func tlsVolume(ep workloads.Endpoint) (corev1.Volume, bool) {
 	return corev1.Volume{Name: caVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: sources}}}, true
 }
 
+// containerEnv is the invocation's environment, plus the credentials the
+// statistics poller reads when the tool itself takes none from it.
+func containerEnv(p JobParams) []corev1.EnvVar {
+	env := p.Invocation.Env
+	if p.ServerStatistics.Source == "" {
+		return env
+	}
+	has := map[string]bool{}
+	for _, e := range env {
+		has[e.Name] = true
+	}
+	for _, e := range p.Endpoint.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword) {
+		if !has[e.Name] {
+			env = append(env, e)
+		}
+	}
+	return env
+}
+
+// serverStatisticsArgs are the runner's flags of the statistics poller:
+// where the server is and how to reach it. Credentials are never flags.
+func serverStatisticsArgs(p JobParams) []string {
+	s, ep := p.ServerStatistics, p.Endpoint
+	if s.Source == "" {
+		return nil
+	}
+	db := ep.Database
+	if s.Database != "" && p.Role == RoleLoadgen {
+		db = s.Database // the tool's schema exists once prepared
+	}
+	args := []string{"--server-statistics", s.Source, "--server-address", net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))}
+	if db != "" {
+		args = append(args, "--server-database", db)
+	}
+	if s.Interval > 0 {
+		args = append(args, "--server-poll-interval", s.Interval.String())
+	}
+	if ep.TLS {
+		args = append(args, "--server-tls")
+		if ep.CASecret != "" {
+			args = append(args, "--server-tls-ca", workloads.CAFile)
+		}
+		if ep.ClientCertSecret != "" {
+			args = append(args, "--server-tls-cert", workloads.TLSDir+"/tls.crt", "--server-tls-key", workloads.TLSDir+"/tls.key")
+		}
+		if ep.ServerName != "" {
+			args = append(args, "--server-tls-name", ep.ServerName)
+		}
+	}
+	return args
+}
+
 func runnerArgs(p JobParams) []string {
 	v := p.Run.Spec.Validity
 	maxCPU := v.MaxLoadGeneratorCPUPercent
@@ -219,8 +285,16 @@ func runnerArgs(p JobParams) []string {
 	for _, f := range p.Invocation.ResultFiles {
 		args = append(args, "--result-file", f)
 	}
+	redacted := map[string]bool{}
 	for _, e := range p.Invocation.SecretEnv {
 		args = append(args, "--redact-env", e)
+		redacted[e] = true
+	}
+	if stats := serverStatisticsArgs(p); len(stats) > 0 {
+		args = append(args, stats...)
+		if !redacted[workloads.EnvPassword] && p.Endpoint.Password != nil {
+			args = append(args, "--redact-env", workloads.EnvPassword)
+		}
 	}
 	if p.ActiveDeadlineSeconds != nil {
 		// Stop the tool a little before the Job's deadline kills the pod,

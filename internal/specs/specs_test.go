@@ -62,7 +62,8 @@ func TestPgbenchJobsGolden(t *testing.T) {
 	ep := endpoint()
 	job := Job(JobParams{Run: run, Name: MeasureJobName(run, 1, 2), Role: RoleLoadgen, Workload: w.Name(), Step: 1, Repetition: 2,
 		Invocation: w.Run(&run.Spec.Workload, ep, steps[1]), Image: w.DefaultImage(), RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:v0.1.0",
-		Endpoint: ep, AvoidPods: map[string]string{CNPGClusterLabel: "v4a-tpcb-pg"}, ActiveDeadlineSeconds: ptr.To[int64](3600)})
+		Endpoint: ep, AvoidPods: map[string]string{CNPGClusterLabel: "v4a-tpcb-pg"}, ActiveDeadlineSeconds: ptr.To[int64](3600),
+		ServerStatistics: ServerStatistics{Source: "postgresql", Interval: 5 * time.Second}})
 	golden(t, "pgbench-measure-job", job)
 	prep := Job(JobParams{Run: run, Name: PrepareJobName(run), Role: RolePrepare, Workload: w.Name(),
 		Invocation: *w.Prepare(&run.Spec.Workload, ep), Image: w.DefaultImage(), RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:v0.1.0", Endpoint: ep})
@@ -140,4 +141,47 @@ func TestResultsConfigMapStaysUnderTheLimit(t *testing.T) {
 		t.Fatalf("configmap payload %d bytes", size)
 	}
 	t.Logf("dropped: %v, %d bytes", big.Dropped, size)
+}
+
+// TestServerStatisticsArguments: the runner's poller gets where the server
+// is and how to reach it over TLS, never a credential; the credentials
+// reach it as the tool's do, from their Secret, and the password is
+// redacted even when the tool takes none.
+func TestServerStatisticsArguments(t *testing.T) {
+	run := sampleRun()
+	ep := endpoint()
+	ep.TLS, ep.CASecret, ep.ClientCertSecret, ep.ServerName = true, "pg-ca", "pg-client", "db.example"
+	inv := workloads.Invocation{Command: []string{"tool"}} // a tool that takes no credentials
+	job := Job(JobParams{Run: run, Name: "j", Role: RoleLoadgen, Workload: "pgbench", Invocation: inv, Endpoint: ep,
+		ServerStatistics: ServerStatistics{Source: "postgresql", Database: "tpcc", Interval: 2 * time.Second}})
+	c := job.Spec.Template.Spec.Containers[0]
+	args := strings.Join(c.Args, " ")
+	for _, want := range []string{
+		"--server-statistics postgresql --server-address v4a-tpcb-pg-rw.perf.svc:5432 --server-database tpcc --server-poll-interval 2s",
+		"--server-tls --server-tls-ca " + workloads.CAFile + " --server-tls-cert " + workloads.TLSDir + "/tls.crt --server-tls-key " + workloads.TLSDir + "/tls.key --server-tls-name db.example",
+		"--redact-env " + workloads.EnvPassword,
+	} {
+		if !strings.Contains(args, want) {
+			t.Errorf("runner arguments lack %q: %s", want, args)
+		}
+	}
+	env := map[string]*corev1.EnvVarSource{}
+	for _, e := range c.Env {
+		if e.Value != "" {
+			t.Errorf("a literal value in the environment: %s", e.Name)
+		}
+		env[e.Name] = e.ValueFrom
+	}
+	if u, p := env[workloads.EnvUsername], env[workloads.EnvPassword]; u == nil || p == nil || p.SecretKeyRef.Name != "v4a-tpcb-pg-app" {
+		t.Errorf("the poller's credentials do not come from the Secret: %+v", c.Env)
+	}
+	prep := Job(JobParams{Run: run, Name: "p", Role: RolePrepare, Workload: "pgbench", Invocation: inv, Endpoint: ep,
+		ServerStatistics: ServerStatistics{Source: "postgresql", Database: "tpcc"}})
+	if a := strings.Join(prep.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(a, "--server-database app") {
+		t.Errorf("a prepare step polls the endpoint's database (the tool's schema is not built yet): %s", a)
+	}
+	none := Job(JobParams{Run: run, Name: "n", Role: RoleLoadgen, Workload: "pgbench", Invocation: inv, Endpoint: ep})
+	if a := strings.Join(none.Spec.Template.Spec.Containers[0].Args, " "); strings.Contains(a, "--server-") || len(none.Spec.Template.Spec.Containers[0].Env) != 0 {
+		t.Errorf("no statistics asked, yet: %s %+v", a, none.Spec.Template.Spec.Containers[0].Env)
+	}
 }

@@ -19,6 +19,9 @@ const (
 	// FigureServerRestarts counts the intervals in which the server's
 	// statistics started again: a restart or a reset.
 	FigureServerRestarts = "serverRestarts"
+	// FigureCPULimitPercent is CPU as a percent of the CPU limit: of a
+	// pod, or of the target (the sum over its pods).
+	FigureCPULimitPercent = "cpuLimitPercent"
 	// FigureEfficiency is the primary throughput per target CPU core.
 	FigureEfficiency = "efficiencyPerTargetCore"
 )
@@ -33,6 +36,9 @@ func Attach(r *results.Result, rep *Report) {
 		return
 	}
 	for _, f := range rep.Figures {
+		if f.Direction == "" {
+			f.Direction = results.Neutral // a level, not a score
+		}
 		r.Add(results.Metric{Name: f.Name, Operation: f.Subject, Value: f.Value, Unit: f.Unit, Direction: f.Direction, Source: rep.Source})
 		if f.Name == FigureServerRestarts && f.Value > 0 {
 			r.Invalidate("the target's server restarted (or its statistics were reset) during the measurement: %s counted %g restart(s)%s",
@@ -93,7 +99,7 @@ func AddEfficiency(r *results.Result) {
 	}
 	kept := r.Metrics[:0]
 	for _, m := range r.Metrics {
-		if !(m.IsTelemetry() && m.Name == FigureEfficiency) {
+		if !m.IsTelemetry() || m.Name != FigureEfficiency {
 			kept = append(kept, m)
 		}
 	}
@@ -114,4 +120,36 @@ func isRate(m results.Metric) bool {
 // Describe renders a figure for a reason: "cpuCores[target]=3.2 cores".
 func Describe(m results.Metric) string {
 	return fmt.Sprintf("%s=%.3g %s", m.Key(), m.Value, m.Unit)
+}
+
+// statusFigures are the figures of the servers' side a run's status keeps
+// of each measurement, in this order, when measured: what a comparison
+// table puts beside throughput. Everything else stays in the results.
+var statusFigures = []results.Key{
+	{Name: FigureEfficiency, Operation: string(RoleTarget)},
+	{Name: FigureCPUCores, Operation: string(RoleTarget)},
+	{Name: FigureCPULimitPercent, Operation: string(RoleTarget)},
+	{Name: FigureServerCPUCores, Operation: string(RoleServer)},
+	{Name: "memoryWorkingSetBytesMax", Operation: string(RoleTarget)},
+	{Name: "networkReceiveBytesPerSecond", Operation: string(RoleTarget)},
+	{Name: "networkTransmitBytesPerSecond", Operation: string(RoleTarget)},
+	{Name: "commitsPerSecond", Operation: string(RoleServer)},
+	{Name: "sessionsActiveMean", Operation: string(RoleServer)},
+	{Name: "threadsRunningMean", Operation: string(RoleServer)},
+	{Name: "connectedClientsMean", Operation: string(RoleServer)},
+	{Name: FigureServerRestarts, Operation: string(RoleServer)},
+}
+
+// StatusFigures returns the result's telemetry figures a status keeps.
+func StatusFigures(r *results.Result) []results.Metric {
+	var out []results.Metric
+	for _, k := range statusFigures {
+		for _, m := range r.Metrics {
+			if m.IsTelemetry() && m.Key() == k {
+				out = append(out, m)
+				break
+			}
+		}
+	}
+	return out
 }

@@ -50,7 +50,7 @@ func TestAttachAndEfficiency(t *testing.T) {
 				Series: []Series{{Name: "x", Subject: "server", Unit: "cores"}}})
 			for _, f := range tc.figures {
 				m, ok := r.Get(results.Key{Name: f.Name, Operation: f.Subject})
-				if !ok || m.Source != tc.source || !m.IsTelemetry() {
+				if !ok || m.Source != tc.source || !m.IsTelemetry() || m.Direction == "" {
 					t.Errorf("figure %s[%s] attached as %+v", f.Name, f.Subject, m)
 				}
 			}

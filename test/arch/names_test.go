@@ -42,7 +42,7 @@ type name struct {
 // allowedFiles are the files that may name everything of a kind of name,
 // beside each target kind's own files (kindFiles).
 var allowedFiles = map[string]string{
-	"controllers/targets/registry.go": "the target registry: one line per target kind",
+	"controllers/targets/registry.go":     "the target registry: one line per target kind",
 	"internal/telemetry/dbstats/mysql.go": "a database wire protocol, not a target kind: the poller of MySQL's and MariaDB's statistics speaks it to any endpoint",
 }
 

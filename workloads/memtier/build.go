@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -193,4 +194,9 @@ func (Memtier) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workl
 	inv.Command = withCredentials(ep, cmd)
 	inv.ResultFiles = []string{JSONFile}
 	return inv
+}
+
+// ServerStatistics: memtier speaks the Redis protocol (Valkey, Redis).
+func (Memtier) ServerStatistics(*benchv1.WorkloadSpec) (string, string) {
+	return dbstats.SourceRedis, ""
 }

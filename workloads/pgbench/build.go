@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -146,4 +147,9 @@ func (Pgbench) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workl
 	}
 	inv.Command = cmd
 	return inv
+}
+
+// ServerStatistics: pgbench measures PostgreSQL in the endpoint's database.
+func (Pgbench) ServerStatistics(*benchv1.WorkloadSpec) (string, string) {
+	return dbstats.SourcePostgreSQL, ""
 }

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -97,4 +98,9 @@ func (RedisBenchmark) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, ste
 	}
 	inv.Command = cmd
 	return inv
+}
+
+// ServerStatistics: redis-benchmark speaks the Redis protocol.
+func (RedisBenchmark) ServerStatistics(*benchv1.WorkloadSpec) (string, string) {
+	return dbstats.SourceRedis, ""
 }

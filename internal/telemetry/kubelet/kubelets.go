@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,6 +69,3 @@ func NodeCPUCores(ctx context.Context, c kubernetes.Interface, names []string) (
 	}
 	return out, firstErr
 }
-
-// cores renders a number of cores for a warning.
-func cores(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }

@@ -1,0 +1,160 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// serverStatistics is what the run's Jobs poll of the target's own
+// statistics: nothing when the spec disables it or the tool speaks no
+// protocol with a poller.
+func (st *runState) serverStatistics() specs.ServerStatistics {
+	t := st.run.Spec.Telemetry
+	if t.ServerStatistics == benchv1.TelemetryDisabled {
+		return specs.ServerStatistics{}
+	}
+	source, db := workloads.ServerStatisticsOf(st.workload, &st.run.Spec.Workload)
+	s := specs.ServerStatistics{Source: source, Database: db}
+	if t.PollInterval != nil {
+		s.Interval = t.PollInterval.Duration
+	}
+	return s
+}
+
+// restartSlack is how far past the tool's end a target container's end
+// still counts as during the measurement: the tool sees a dead server
+// before the kubelet reports it.
+const restartSlack = 30 * time.Second
+
+// judgeTarget reads, once a measurement has ended, what happened to the
+// target's pods over its window, and marks the result: a pod restarted,
+// OOM-killed or recreated during the window makes it Invalid with the pod
+// and the reason; the target's CPU as a percent of its limit is recorded
+// and judged against validity.maxTargetCPUPercent. A target with no pods
+// here (an external endpoint) is judged by its statistics alone.
+func (r *BenchmarkRunReconciler) judgeTarget(ctx context.Context, st *runState, res *results.Result, started, finished *time.Time) error {
+	if res.Verdict == results.Failed || len(st.target.PodSelector) == 0 {
+		judgeTargetCPU(st.run, res, 0)
+		return nil
+	}
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(st.run.Namespace), client.MatchingLabels(st.target.PodSelector)); err != nil {
+		return err
+	}
+	start, end := windowOf(res, started, finished)
+	var limit float64
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		for _, why := range disturbances(pod, start, end) {
+			res.Invalidate("target pod %s %s during the measurement", pod.Name, why)
+		}
+		for _, c := range pod.Spec.Containers {
+			if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
+				limit += q.AsApproximateFloat64()
+			}
+		}
+	}
+	judgeTargetCPU(st.run, res, limit)
+	return nil
+}
+
+// windowOf is the measurement's window: the tool's own start and end when
+// the runner reported them, else the container's.
+func windowOf(res *results.Result, started, finished *time.Time) (time.Time, time.Time) {
+	var start, end time.Time
+	if started != nil {
+		start = *started
+	}
+	if finished != nil {
+		end = *finished
+	}
+	if res.StartTime != nil && res.EndTime != nil {
+		start, end = *res.StartTime, *res.EndTime
+	}
+	return start, end
+}
+
+// disturbances lists what happened to a pod between start and end: a
+// container that terminated (with the kubelet's reason: OOMKilled,
+// Error, exit code), a pod created after the window began (recreated or
+// rescheduled), a pod being deleted.
+func disturbances(pod *corev1.Pod, start, end time.Time) []string {
+	if start.IsZero() {
+		return nil
+	}
+	// The API keeps these instants to the second: a kill in the window's
+	// first second may read as before it.
+	start = start.Truncate(time.Second)
+	var out []string
+	if created := pod.CreationTimestamp.Time; created.After(start) && created.Before(end.Add(restartSlack)) {
+		out = append(out, fmt.Sprintf("was created at %s (recreated or rescheduled to node %s)", created.UTC().Format(time.RFC3339), orDash(pod.Spec.NodeName)))
+	}
+	if pod.DeletionTimestamp != nil && pod.DeletionTimestamp.Time.Before(end) {
+		out = append(out, fmt.Sprintf("was being deleted from %s", pod.DeletionTimestamp.UTC().Format(time.RFC3339)))
+	}
+	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
+	for _, cs := range statuses {
+		for _, term := range []*corev1.ContainerStateTerminated{cs.LastTerminationState.Terminated, cs.State.Terminated} {
+			if term == nil || term.FinishedAt.IsZero() {
+				continue
+			}
+			at := term.FinishedAt.Time
+			if at.Before(start) || at.After(end.Add(restartSlack)) {
+				continue
+			}
+			out = append(out, fmt.Sprintf("had container %s end at %s (%s, exit code %d; restarts %d)",
+				cs.Name, at.UTC().Format(time.RFC3339), orDash(term.Reason), term.ExitCode, cs.RestartCount))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// judgeTargetCPU records the target's CPU as a percent of its limit
+// (limitCores, 0 when unknown) and judges it against
+// validity.maxTargetCPUPercent.
+func judgeTargetCPU(run *benchv1.BenchmarkRun, res *results.Result, limitCores float64) {
+	cpu, ok := telemetry.TargetCPUCores(res)
+	if ok && limitCores > 0 {
+		setTelemetryMetric(res, results.Metric{Name: telemetry.FigureCPULimitPercent, Operation: string(telemetry.RoleTarget),
+			Value: 100 * cpu.Value / limitCores, Unit: "%", Direction: results.Neutral, Source: cpu.Source})
+	}
+	maxPct := float64(run.Spec.Validity.MaxTargetCPUPercent)
+	if maxPct <= 0 || res.Verdict == results.Failed {
+		return
+	}
+	pct, found := res.Get(results.Key{Name: telemetry.FigureCPULimitPercent, Operation: string(telemetry.RoleTarget)})
+	switch {
+	case found && pct.IsTelemetry() && pct.Value > maxPct:
+		res.Invalidate("the target was saturated: its CPU was %.1f%% of its limit (%s), above validity.maxTargetCPUPercent %g",
+			pct.Value, telemetry.Describe(cpu), maxPct)
+	case !found || !pct.IsTelemetry():
+		why := "no telemetry source measured the target's CPU"
+		if ok {
+			why = fmt.Sprintf("the target's CPU (%s) has no limit to be a percent of", telemetry.Describe(cpu))
+		}
+		res.Warnings = append(res.Warnings, "validity.maxTargetCPUPercent was not judged: "+why)
+	}
+}
+
+// setTelemetryMetric replaces a telemetry metric of the same key, or adds it.
+func setTelemetryMetric(res *results.Result, m results.Metric) {
+	for i := range res.Metrics {
+		if res.Metrics[i].Key() == m.Key() && res.Metrics[i].IsTelemetry() {
+			res.Metrics[i] = m
+			return
+		}
+	}
+	res.Add(m)
+}

@@ -1,0 +1,231 @@
+package controllers
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/runner"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+	"github.com/dbperf-io/dbperf-operator/workloads/registry"
+)
+
+// kubeletRealTool plays a node that runs the Job's real tool (redis-benchmark
+// against the local redis-server standing in for the target) through the
+// runner with the statistics poller the Job's arguments ask for, pointed at
+// the local server.
+func (h *harness) kubeletRealTool(job *batchv1.Job, node, workload string, server int, command ...string) *results.Result {
+	h.t.Helper()
+	args := job.Spec.Template.Spec.Containers[0].Args
+	i := slices.Index(args, "--server-statistics")
+	if i < 0 {
+		h.t.Fatalf("the job does not poll the server's statistics: %v", args)
+	}
+	w, err := registry.ByName(workload)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	summary := filepath.Join(h.t.TempDir(), "termination-log")
+	var out bytes.Buffer
+	res := runner.Exec(context.Background(), runner.Options{
+		Parser: w, Command: command, SummaryFile: summary, Stdout: &out,
+		ServerStatistics: &runner.ServerStatistics{Source: args[i+1], Config: dbstats.Config{Host: "127.0.0.1", Port: server}, Interval: 300 * time.Millisecond},
+	})
+	if err := runner.Finish(res, summary, &out); err != nil {
+		h.t.Fatal(err)
+	}
+	msg, err := os.ReadFile(summary)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.logs.put(h.ns, job.Name+"-pod", out.Bytes())
+	h.terminate(job, node, int32(runner.ExitCodeFor(res.Verdict)), string(msg))
+	return res
+}
+
+// TestTargetTelemetryAndDisturbances: a Valkey target's Jobs ask the runner
+// to poll the server's INFO; a real redis-benchmark against a real
+// redis-server gives the server's CPU, which status keeps beside the
+// throughput (with the efficiency and the CPU's share of the target's
+// limit), and the printer column shows. A target pod OOM-killed in the
+// middle of the second measurement makes that repetition Invalid naming
+// the pod and the reason; the first stays valid.
+func TestTargetTelemetryAndDisturbances(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	node := loadgenNode(h)
+	rd := testutil.StartRedis(t)
+	run := &benchv1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "tele"},
+		Spec: benchv1.BenchmarkRunSpec{
+			Repetitions: 2,
+			Target: benchv1.TargetSpec{Valkey: &benchv1.ValkeyTarget{ServerTarget: benchv1.ServerTarget{
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}},
+			}}},
+			Workload:  benchv1.WorkloadSpec{RedisBenchmark: &benchv1.RedisBenchmarkWorkload{Tests: []string{"set"}, Clients: []int32{10}}},
+			Validity:  benchv1.ValiditySpec{MaxLoadGeneratorCPUPercent: 100, MaxTargetCPUPercent: 90},
+			Telemetry: benchv1.TelemetrySpec{PollInterval: &metav1.Duration{Duration: 2 * time.Second}},
+		},
+	}
+	h.create(run)
+	markServerReady(t, h, specs.ValkeyName(run))
+	run = h.run("tele")
+	// The target's pod, as the StatefulSet controller would make it.
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: specs.ValkeyName(run) + "-0", Namespace: h.ns, Labels: specs.ServerPodLabels(run)},
+		Spec: corev1.PodSpec{NodeName: "db-1", Containers: []corev1.Container{{Name: "valkey", Image: "valkey/valkey:8.1",
+			Resources: run.Spec.Target.Valkey.Resources}}},
+	}
+	if err := k8s.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	tool := []string{"redis-benchmark", "-h", "127.0.0.1", "-p", strconv.Itoa(rd.Port), "-c", "10", "-n", "60000", "-t", "set", "--csv"}
+
+	job := h.waitJob(specs.MeasureJobName(run, 0, 1))
+	args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
+	if !strings.Contains(args, "--server-statistics redis --server-address "+run.Status.Target.Host+":6379") || !strings.Contains(args, "--server-poll-interval 2s") {
+		t.Fatalf("the job's runner arguments do not poll the target: %s", args)
+	}
+	first := h.kubeletRealTool(job, node, "redis-benchmark", rd.Port, tool...)
+	if first.Verdict != results.Succeeded {
+		t.Fatalf("first measurement %s: %v", first.Verdict, first.Reasons)
+	}
+
+	// The server's container is OOM-killed and restarted while the second
+	// measurement runs.
+	job = h.waitJob(specs.MeasureJobName(run, 0, 2))
+	killed := make(chan error, 1)
+	go func() {
+		time.Sleep(700 * time.Millisecond) // the tool is under way
+		started := metav1.NewTime(time.Now().Add(-10 * time.Minute))
+		pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "valkey", RestartCount: 1, Ready: true,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 137, Reason: "OOMKilled", StartedAt: started, FinishedAt: metav1.Now()}},
+		}}}
+		killed <- k8s.Status().Update(ctx, pod)
+	}()
+	h.kubeletRealTool(job, node, "redis-benchmark", rd.Port, append(tool[:7:7], "-n", "120000", "-t", "set", "--csv")...)
+	if err := <-killed; err != nil {
+		t.Fatal(err)
+	}
+
+	run = h.waitPhase("tele", 30*time.Second, benchv1.PhaseInvalid)
+	reps := run.Status.Steps[0].Repetitions
+	if len(reps) != 2 || reps[0].Verdict != benchv1.VerdictSucceeded || reps[1].Verdict != benchv1.VerdictInvalid {
+		t.Fatalf("repetitions %+v", reps)
+	}
+	why := strings.Join(reps[1].Reasons, "; ")
+	if !strings.Contains(why, "target pod "+pod.Name) || !strings.Contains(why, "OOMKilled") || !strings.Contains(why, "exit code 137") {
+		t.Errorf("the invalid repetition does not name the pod and the kill: %s", why)
+	}
+	status := map[string]benchv1.MetricValue{}
+	for _, m := range reps[0].Metrics {
+		status[m.Name+"["+m.Operation+"]"] = m
+	}
+	cpu, eff, pct := status["serverCPUCores[server]"], status[telemetry.FigureEfficiency+"[target]"], status["cpuLimitPercent[target]"]
+	ops := status["opsPerSecond[SET]"]
+	t.Logf("status of the first measurement: %v ops/s at %v server cores (%v %% of the 4-core limit), %v per core",
+		ops.Value, cpu.Value, pct.Value, eff.Value)
+	if cpu.Source != "redis" || cpu.Value <= 0 || eff.Value <= 0 || pct.Value != 100*cpu.Value/4 || ops.Value <= 0 {
+		t.Errorf("status lacks the server's side: %+v", reps[0].Metrics)
+	}
+	if p := run.Status.Primary; p == nil || p.TargetCPUCores == nil || p.EfficiencyPerTargetCore == nil || *p.TargetCPUCores <= 0 {
+		t.Errorf("primary %+v lacks the target's CPU", p)
+	}
+	doc := resultsDocument(t, h, run)
+	full := doc.Steps[0].Repetitions[0].Result
+	if full == nil || len(full.Series) == 0 {
+		t.Fatalf("the results document has no telemetry series: %+v", full)
+	}
+}
+
+// TestJudgeTargetCPU: the target's CPU as a percent of its limit, judged
+// against validity.maxTargetCPUPercent, with the figures in the reason;
+// without a CPU figure or a limit it is a warning that says which.
+func TestJudgeTargetCPU(t *testing.T) {
+	withCPU := func(name, op string, v float64) *results.Result {
+		r := results.New("tool")
+		r.Add(results.Metric{Name: name, Operation: op, Value: v, Unit: "cores", Source: "src"})
+		return r
+	}
+	cases := map[string]struct {
+		res     *results.Result
+		limit   float64
+		max     benchv1.Percent
+		invalid bool
+		warn    string
+	}{
+		"pods' CPU over the threshold": {res: withCPU("cpuCores", "target", 3.6), limit: 4, max: 75, invalid: true},
+		"server's CPU under it":        {res: withCPU("serverCPUCores", "server", 0.9), limit: 4, max: 75},
+		"no limit":                     {res: withCPU("cpuCores", "target", 3.6), max: 75, warn: "has no limit"},
+		"no CPU":                       {res: results.New("tool"), limit: 4, max: 75, warn: "no telemetry source"},
+		"not asked":                    {res: withCPU("cpuCores", "target", 3.9), limit: 4},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			run := &benchv1.BenchmarkRun{Spec: benchv1.BenchmarkRunSpec{Validity: benchv1.ValiditySpec{MaxTargetCPUPercent: tc.max}}}
+			judgeTargetCPU(run, tc.res, tc.limit)
+			if got := tc.res.Verdict == results.Invalid; got != tc.invalid {
+				t.Errorf("invalid %v, want %v: %v", got, tc.invalid, tc.res.Reasons)
+			}
+			if tc.invalid && !strings.Contains(tc.res.Reasons[0], "90.0% of its limit") {
+				t.Errorf("the reason lacks the figures: %v", tc.res.Reasons)
+			}
+			if w := strings.Join(tc.res.Warnings, "; "); !strings.Contains(w, tc.warn) || (tc.warn == "" && w != "") {
+				t.Errorf("warnings %q, want %q", w, tc.warn)
+			}
+		})
+	}
+}
+
+// TestDisturbances: what counts as a disturbance of a target pod over a
+// window, and what does not.
+func TestDisturbances(t *testing.T) {
+	start := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	end := start.Add(5 * time.Minute)
+	at := func(d time.Duration) metav1.Time { return metav1.NewTime(start.Add(d)) }
+	pod := func(created time.Duration, cs ...corev1.ContainerStatus) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-0", CreationTimestamp: at(created)},
+			Spec: corev1.PodSpec{NodeName: "n1"}, Status: corev1.PodStatus{ContainerStatuses: cs}}
+	}
+	ended := func(when time.Duration, reason string) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: "db", RestartCount: 1, LastTerminationState: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{FinishedAt: at(when), Reason: reason, ExitCode: 137}}}
+	}
+	cases := map[string]struct {
+		pod  *corev1.Pod
+		want string
+	}{
+		"steady":                      {pod(-time.Hour), ""},
+		"a restart before the window": {pod(-time.Hour, ended(-time.Minute, "Error")), ""},
+		"OOM-killed inside":           {pod(-time.Hour, ended(2*time.Minute, "OOMKilled")), "OOMKilled"},
+		"killed just after the end":   {pod(-time.Hour, ended(5*time.Minute+10*time.Second, "Error")), "Error"},
+		"recreated inside":            {pod(time.Minute), "recreated or rescheduled to node n1"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := strings.Join(disturbances(tc.pod, start, end), "; ")
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("disturbances %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
