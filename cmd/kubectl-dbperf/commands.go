@@ -282,13 +282,13 @@ func cmdResults(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return enc.Encode(runs)
 	case "csv":
 		w := csv.NewWriter(stdout)
-		_ = w.Write([]string{"run", "step", "repetition", "verdict", "node", "metric", "operation", "value", "unit", "direction"})
+		_ = w.Write([]string{"run", "step", "repetition", "verdict", "node", "metric", "operation", "value", "unit", "direction", "source"})
 		for _, r := range runs {
 			for _, st := range r.Steps {
 				for _, rep := range st.Repetitions {
 					for _, m := range rep.Metrics {
 						_ = w.Write([]string{r.Name, st.Name, strconv.Itoa(int(rep.Index)), string(rep.Verdict), rep.Node,
-							m.Name, m.Operation, strconv.FormatFloat(m.Value, 'g', -1, 64), m.Unit, string(m.Direction)})
+							m.Name, m.Operation, strconv.FormatFloat(m.Value, 'g', -1, 64), m.Unit, string(m.Direction), m.Source})
 					}
 				}
 			}

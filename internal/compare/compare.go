@@ -16,6 +16,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 )
 
 // Run is what a comparison needs of one BenchmarkRun: its spec, its
@@ -77,7 +78,23 @@ type Row struct {
 	Verdict       stats.Verdict     `json:"verdict"`
 	Reason        string            `json:"reason"`
 	Parameters    map[string]string `json:"parameters,omitempty"`
+	// Source names the telemetry source of a row of the servers' side
+	// (its Operation then says whose: server, target, ...); empty for the
+	// tool's metrics.
+	Source string `json:"source,omitempty"`
+	// TargetCPUDeltaPercent, on a row of the primary metric, is the change
+	// of the target's CPU at the same step: throughput and what it cost
+	// side by side.
+	TargetCPUDeltaPercent *Num `json:"targetCPUDeltaPercent,omitempty"`
 }
+
+// IsTelemetry says whether the row describes the servers' side.
+func (r Row) IsTelemetry() bool { return r.Source != "" }
+
+// Described says whether the row is shown but not judged: the servers'
+// side other than the efficiency. Its verdict says only whether it
+// changed; the report's counts leave it out.
+func (r Row) Described() bool { return family(r.Metric, r.Source) == 2 }
 
 // Report is the comparison of a candidate against a baseline.
 type Report struct {
@@ -153,7 +170,7 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 	}
 	rep := &Report{Baseline: baseline.Name, Candidate: candidate.Name, Workload: workloadName(baseline, candidate), Criteria: o.Criteria}
 	type acc struct {
-		unit       string
+		unit, src  string
 		dir        benchv1.Direction
 		params     map[string]string
 		base, cand []float64
@@ -175,7 +192,7 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 						k := sampleKey{st.Name, m.Name, m.Operation}
 						a, ok := samples[k]
 						if !ok {
-							a = &acc{unit: m.Unit, dir: m.Direction, params: st.Parameters}
+							a = &acc{unit: m.Unit, src: m.Source, dir: m.Direction, params: st.Parameters}
 							samples[k] = a
 							order = append(order, k)
 						}
@@ -192,6 +209,11 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 	}
 	rep.BaselineRuns = collect(baseline, true)
 	rep.CandidateRuns = collect(candidate, false)
+	// Three families: the tool's metrics; the efficiency of each step (a
+	// derived throughput, judged on its own so that it costs the tool's
+	// metrics no power); the rest of the servers' side, described (Δ %
+	// and its interval) but never tested.
+	families := map[int][]int{}
 	var in []stats.Sample
 	var keys []sampleKey
 	for _, k := range order {
@@ -199,16 +221,30 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 		if len(a.base) == 0 || len(a.cand) == 0 {
 			continue // measured on one side only: nothing to compare
 		}
-		in = append(in, stats.Sample{Key: k.step + "/" + k.metric + "/" + k.op, Direction: stats.Direction(a.dir), Baseline: a.base, Candidate: a.cand})
+		in = append(in, stats.Sample{Key: k.step + "/" + k.metric + "/" + k.op, Direction: testedDirection(k.metric, a.src, a.dir),
+			Baseline: a.base, Candidate: a.cand})
 		keys = append(keys, k)
+		families[family(k.metric, a.src)] = append(families[family(k.metric, a.src)], len(in)-1)
 	}
-	out := stats.Compare(in, o.Criteria)
+	out := make([]stats.Comparison, len(in))
+	for _, members := range families {
+		part := make([]stats.Sample, len(members))
+		for j, i := range members {
+			part[j] = in[i]
+		}
+		for j, c := range stats.Compare(part, o.Criteria) {
+			out[members[j]] = c
+		}
+	}
 	for i, c := range out {
 		k, a := keys[i], samples[keys[i]]
-		rep.Rows = append(rep.Rows, Row{Step: k.step, Metric: k.metric, Operation: k.op, Unit: a.unit, Direction: c.Direction,
+		rep.Rows = append(rep.Rows, Row{Step: k.step, Metric: k.metric, Operation: k.op, Unit: a.unit, Direction: stats.Direction(a.dir), Source: a.src,
 			Baseline: c.Baseline, Candidate: c.Candidate, BaselineVals: a.base, CandidateVals: a.cand,
 			DeltaPercent: Num(c.DeltaPercent), CILowPercent: Num(c.CILowPercent), CIHighPercent: Num(c.CIHighPercent), CILevel: Num(c.Level),
 			P: Num(c.P), PAdjusted: Num(c.PAdjusted), Unstable: c.Unstable, Verdict: c.Verdict, Reason: c.Reason, Parameters: a.params})
+		if family(k.metric, a.src) == 2 {
+			continue // described, not judged: not counted
+		}
 		switch c.Verdict {
 		case stats.Better:
 			rep.Better++
@@ -221,7 +257,72 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 		}
 	}
 	rep.Primary = primaryMetric(ref)
+	linkTargetCPU(rep)
 	return rep, nil
+}
+
+// family sorts a metric into its family of tests: 0 the tool's, 1 the
+// efficiency, 2 the rest of the servers' side.
+func family(metric, source string) int {
+	switch {
+	case source == "":
+		return 0
+	case metric == telemetry.FigureEfficiency:
+		return 1
+	}
+	return 2
+}
+
+// testedDirection is the direction a sample is tested with. The servers'
+// side is described (Δ % and its interval) but never tested, so that a
+// dozen telemetry figures per step cost the tool's metrics no power; only
+// the efficiency, the throughput per target core, is judged, in a family
+// of its own.
+func testedDirection(metric, source string, d benchv1.Direction) stats.Direction {
+	if source != "" && metric != telemetry.FigureEfficiency {
+		return stats.Neutral
+	}
+	return stats.Direction(d)
+}
+
+// linkTargetCPU puts, on every row of the primary metric, the change of
+// the target's CPU at its step (the pods' sum, else the server's own).
+func linkTargetCPU(rep *Report) {
+	cpu := map[string]Num{}
+	for _, want := range []struct{ name, op string }{
+		{telemetry.FigureServerCPUCores, string(telemetry.RoleServer)},
+		{telemetry.FigureCPUCores, string(telemetry.RoleTarget)}, // preferred: written last
+	} {
+		for _, r := range rep.Rows {
+			if r.IsTelemetry() && r.Metric == want.name && r.Operation == want.op {
+				cpu[r.Step] = r.DeltaPercent
+			}
+		}
+	}
+	for i := range rep.Rows {
+		r := &rep.Rows[i]
+		if d, ok := cpu[r.Step]; ok && r.Metric == rep.Primary && !r.IsTelemetry() {
+			r.TargetCPUDeltaPercent = &d
+		}
+	}
+}
+
+// TargetCPURow is a step's row of the target's CPU, if measured.
+func (r *Report) TargetCPURow(step string) (Row, bool) {
+	var found Row
+	ok := false
+	for _, row := range r.Rows {
+		if row.Step != step || !row.IsTelemetry() {
+			continue
+		}
+		switch {
+		case row.Metric == telemetry.FigureCPUCores && row.Operation == string(telemetry.RoleTarget):
+			return row, true
+		case row.Metric == telemetry.FigureServerCPUCores && row.Operation == string(telemetry.RoleServer):
+			found, ok = row, true
+		}
+	}
+	return found, ok
 }
 
 func primaryMetric(r Run) string {

@@ -73,25 +73,64 @@ func header(r *Report) string {
 		r.Workload, r.Candidate, len(r.CandidateRuns), r.Baseline, len(r.BaselineRuns), r.Better, r.Worse, r.NoChange, r.Inconclusive, len(r.Excluded))
 }
 
+// hasTargetCPU says whether any row carries the target's CPU change.
+func hasTargetCPU(r *Report) bool {
+	for _, row := range r.Rows {
+		if row.TargetCPUDeltaPercent != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// HasCPU says whether the report shows the target's CPU change beside its
+// primary metric.
+func (r *Report) HasCPU() bool { return hasTargetCPU(r) }
+
+// cpuDelta renders a row's target CPU change, or "" when it has none.
+func cpuDelta(row Row) string {
+	if row.TargetCPUDeltaPercent == nil {
+		return ""
+	}
+	return pct(*row.TargetCPUDeltaPercent)
+}
+
 func renderTable(w io.Writer, r *Report) error {
 	fmt.Fprintln(w, header(r))
+	cpu := hasTargetCPU(r)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "STEP\tMETRIC\tUNIT\t%s\t%s\tΔ %%\t95%% CI\tP\tVERDICT\n", strings.ToUpper(r.Baseline), strings.ToUpper(r.Candidate))
+	fmt.Fprintf(tw, "STEP\tMETRIC\tUNIT\t%s\t%s\tΔ %%\t", strings.ToUpper(r.Baseline), strings.ToUpper(r.Candidate))
+	if cpu {
+		fmt.Fprint(tw, "TARGET CPU Δ %\t")
+	}
+	fmt.Fprint(tw, "95% CI\tP\tVERDICT\n")
 	for _, row := range r.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s (n=%d)\t%s (n=%d)\t%s\t%s\t%.3g\t%s\n", row.Step, metricName(row), row.Unit,
-			fnum(row.Baseline.Median), row.Baseline.N, fnum(row.Candidate.Median), row.Candidate.N,
-			pct(row.DeltaPercent), ci(row), float64(row.PAdjusted), row.Verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s (n=%d)\t%s (n=%d)\t%s\t", row.Step, metricName(row), row.Unit,
+			fnum(row.Baseline.Median), row.Baseline.N, fnum(row.Candidate.Median), row.Candidate.N, pct(row.DeltaPercent))
+		if cpu {
+			fmt.Fprintf(tw, "%s\t", cpuDelta(row))
+		}
+		fmt.Fprintf(tw, "%s\t%.3g\t%s\n", ci(row), float64(row.PAdjusted), row.Verdict)
 	}
 	return tw.Flush()
 }
 
 func renderMarkdown(w io.Writer, r *Report) error {
 	fmt.Fprintf(w, "**%s**\n\n", header(r))
-	fmt.Fprintf(w, "| Step | Metric | Unit | %s (median) | %s (median) | Δ %% | 95 %% CI | p (adj.) | Verdict |\n", r.Baseline, r.Candidate)
-	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---|---:|---|")
+	cpu := hasTargetCPU(r)
+	cpuHead, cpuRule := "", ""
+	if cpu {
+		cpuHead, cpuRule = " Target CPU Δ % |", "---:|"
+	}
+	fmt.Fprintf(w, "| Step | Metric | Unit | %s (median) | %s (median) | Δ %% |%s 95 %% CI | p (adj.) | Verdict |\n", r.Baseline, r.Candidate, cpuHead)
+	fmt.Fprintf(w, "|---|---|---|---:|---:|---:|%s---|---:|---|\n", cpuRule)
 	for _, row := range r.Rows {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %.3g | %s |\n", row.Step, metricName(row), row.Unit,
-			fnum(row.Baseline.Median), fnum(row.Candidate.Median), pct(row.DeltaPercent), ci(row), float64(row.PAdjusted), row.Verdict)
+		cpuCell := ""
+		if cpu {
+			cpuCell = " " + cpuDelta(row) + " |"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |%s %s | %.3g | %s |\n", row.Step, metricName(row), row.Unit,
+			fnum(row.Baseline.Median), fnum(row.Candidate.Median), pct(row.DeltaPercent), cpuCell, ci(row), float64(row.PAdjusted), row.Verdict)
 	}
 	if len(r.Excluded) > 0 {
 		fmt.Fprintf(w, "\nExcluded measurements:\n\n")
@@ -105,14 +144,23 @@ func renderMarkdown(w io.Writer, r *Report) error {
 func renderCSV(w io.Writer, r *Report) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"step", "metric", "operation", "unit", "direction", "baseline", "baseline_n", "baseline_median", "baseline_cv_percent",
-		"candidate", "candidate_n", "candidate_median", "candidate_cv_percent", "delta_percent", "ci_low_percent", "ci_high_percent", "p", "p_adjusted", "verdict"})
+		"candidate", "candidate_n", "candidate_median", "candidate_cv_percent", "delta_percent", "ci_low_percent", "ci_high_percent", "p", "p_adjusted", "verdict",
+		"source", "target_cpu_delta_percent"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, row := range r.Rows {
 		_ = cw.Write([]string{row.Step, row.Metric, row.Operation, row.Unit, string(row.Direction),
 			r.Baseline, strconv.Itoa(row.Baseline.N), f(row.Baseline.Median), f(row.Baseline.CVPercent),
 			r.Candidate, strconv.Itoa(row.Candidate.N), f(row.Candidate.Median), f(row.Candidate.CVPercent),
-			f(float64(row.DeltaPercent)), f(float64(row.CILowPercent)), f(float64(row.CIHighPercent)), f(float64(row.P)), f(float64(row.PAdjusted)), string(row.Verdict)})
+			f(float64(row.DeltaPercent)), f(float64(row.CILowPercent)), f(float64(row.CIHighPercent)), f(float64(row.P)), f(float64(row.PAdjusted)), string(row.Verdict),
+			row.Source, cpuDeltaNumber(row)})
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+func cpuDeltaNumber(row Row) string {
+	if row.TargetCPUDeltaPercent == nil {
+		return ""
+	}
+	return strconv.FormatFloat(float64(*row.TargetCPUDeltaPercent), 'g', -1, 64)
 }
