@@ -3,6 +3,9 @@
 #  - parse throughput of the largest memtier JSON fixture (target >= 100 MB/s),
 #  - the runner's overhead on pgbench throughput, bare and wrapped,
 #    interleaved, as the median ratio runner/bare (target >= 0.99).
+#  - the cost of polling the target's own statistics (telemetry): the runner's
+#    extra CPU as a share of the load generator's (target <= 1 %), interleaved,
+#    and the CPU of one poll of each database's statistics,
 #  - merging 64 load generators' results with histograms (time and size),
 #  - the comparison statistics: power to detect 3 % and 5 % drops and the
 #    false-verdict rate, per CV and repetition count, by simulation.
@@ -12,6 +15,10 @@ echo "[bench] parse throughput" >&2
 go test ./workloads/memtier/ -run '^$' -bench BenchmarkParseJSON -benchtime 3s -count 3
 echo "[bench] runner overhead (pgbench bare vs through dbperf-runner exec, interleaved)" >&2
 go test ./cmd/runner/ -run '^$' -bench BenchmarkRunnerOverhead -benchtime 1x -timeout 30m -v
+echo "[bench] telemetry: the statistics poller's CPU as a share of the load generator's (pgbench with and without --server-statistics, interleaved)" >&2
+go test ./cmd/runner/ -run '^$' -bench BenchmarkServerStatisticsOverhead -benchtime 1x -timeout 30m -v
+echo "[bench] telemetry: CPU and round trip of one poll of PostgreSQL, MariaDB and Redis statistics" >&2
+go test ./internal/telemetry/dbstats/ -run '^$' -bench BenchmarkPoll -benchtime 2000x -count 1
 echo "[bench] statistics: power and false verdicts per CV and repetition count (docs/statistics.md)" >&2
 go test ./internal/stats/ -run '^$' -bench BenchmarkPowerSimulation -benchtime 1x -timeout 10m
 echo "[bench] merging 64 load generators (5 operations, histograms of 50k latencies each)" >&2

@@ -104,3 +104,72 @@ func envInt(name string, def int) int {
 	}
 	return def
 }
+
+// BenchmarkServerStatisticsOverhead measures what polling the target's own
+// statistics costs the load generator, side by side: the same pgbench
+// measurement through `dbperf-runner exec` without and with
+// --server-statistics postgresql (at the default 5 s, and at 1 s, the
+// finest the API allows), interleaved ABBA. It reports, as medians over the
+// pairs, the runner's extra CPU time with polling as a share of the
+// pgbench client's CPU (poller-cpu-share; target at most 1 %), the
+// throughput ratio with/without, and the CPU per poll.
+// DBPERF_OVERHEAD_PAIRS and DBPERF_OVERHEAD_SECONDS set its size. The
+// poller talks to the server, not to the API server: it adds no API
+// request.
+func BenchmarkServerStatisticsOverhead(b *testing.B) {
+	pairs := envInt("DBPERF_OVERHEAD_PAIRS", 6)
+	seconds := envInt("DBPERF_OVERHEAD_SECONDS", 10)
+	pg := testutil.StartPostgres(b)
+	env := append(os.Environ(), pg.Env()...)
+	env = append(env, "DBPERF_TARGET_USERNAME="+pg.User, "DBPERF_TARGET_PASSWORD="+pg.Password)
+	if out, err := command(env, "pgbench", "--initialize", "--quiet", "--scale", "5").CombinedOutput(); err != nil {
+		b.Fatalf("pgbench init: %v\n%s", err, out)
+	}
+	runnerBin := filepath.Join(b.TempDir(), "dbperf-runner")
+	if out, err := exec.Command("go", "build", "-o", runnerBin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("building the runner: %v\n%s", err, out)
+	}
+	tool := []string{"pgbench", "--client", "4", "--jobs", "2", "--time", strconv.Itoa(seconds), "--select-only", "--protocol", "prepared"}
+	base := []string{"exec", "--workload", "pgbench", "--summary-file", filepath.Join(b.TempDir(), "t"), "--max-cpu-percent", "0"}
+	polled := func(interval string) []string {
+		a := append(append([]string{}, base...), "--server-statistics", "postgresql", "--server-address", "127.0.0.1:"+strconv.Itoa(pg.Port),
+			"--server-database", pg.Database, "--server-poll-interval", interval, "--")
+		return append(a, tool...)
+	}
+	plain := append(append(append([]string{}, base...), "--"), tool...)
+	for _, interval := range []string{"5s", "1s"} {
+		var shares, ratios, perPoll []float64
+		for i := range pairs {
+			var without, with measurement
+			if i%2 == 0 {
+				without = measure(b, command(env, runnerBin, plain...))
+				with = measure(b, command(env, runnerBin, polled(interval)...))
+			} else {
+				with = measure(b, command(env, runnerBin, polled(interval)...))
+				without = measure(b, command(env, runnerBin, plain...))
+			}
+			client := without.cpu - without.runnerCPU // pgbench's own CPU, the runner's child
+			extra := with.runnerCPU - without.runnerCPU
+			polls := float64(seconds)/parseSeconds(interval) + 2
+			shares = append(shares, extra/client)
+			ratios = append(ratios, with.tps/without.tps)
+			perPoll = append(perPoll, extra/polls)
+			b.Logf("every %s: without %.0f tps (runner %.4f CPU s, pgbench %.2f CPU s), with %.0f tps (runner %.4f CPU s): poller %.3f %% of the client",
+				interval, without.tps, without.runnerCPU, client, with.tps, with.runnerCPU, 100*extra/client)
+		}
+		sort.Float64s(shares)
+		sort.Float64s(ratios)
+		sort.Float64s(perPoll)
+		b.ReportMetric(100*shares[len(shares)/2], "poller-cpu-%-at-"+interval)
+		b.ReportMetric(ratios[len(ratios)/2], "tps-ratio-at-"+interval)
+		b.ReportMetric(1e6*perPoll[len(perPoll)/2], "poller-cpu-µs/poll-at-"+interval)
+	}
+}
+
+func parseSeconds(d string) float64 {
+	v, err := strconv.ParseFloat(d[:len(d)-1], 64)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
