@@ -302,8 +302,12 @@ func TestEndToEnd(t *testing.T) {
 	}
 	t.Logf("kubectl get benchmarkruns:\n%s", out)
 	header := strings.Fields(strings.SplitN(string(out), "\n", 2)[0])
-	if strings.Join(header, " ") != "NAME TARGET WORKLOAD PHASE PRIMARY VALID AGE" {
+	if strings.Join(header, " ") != "NAME TARGET WORKLOAD PHASE PRIMARY TARGET CPU VALID AGE" {
 		t.Errorf("columns %v", header)
+	}
+	// The external Redis's own statistics give its CPU, beside throughput.
+	if cpu := final["redis-external"].Status.Primary; cpu == nil || cpu.TargetCPUCores == nil || *cpu.TargetCPUCores <= 0 {
+		t.Errorf("redis-external: no target CPU from the server's statistics: %+v", cpu)
 	}
 	for _, name := range runs {
 		if !strings.Contains(string(out), name) || strings.Count(string(out), " Succeeded ") != len(runs) {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -145,8 +146,10 @@ while True: pass`
 	if d := (cores - want) / want; d > 0.2 || d < -0.2 {
 		t.Errorf("cpuCores %.4f is %+.1f %% off /proc's %.4f", cores, 100*d, want)
 	}
-	if p := got["cpuLimitPercent[target/burner]"]; p < 80 || p > 120 {
-		t.Errorf("cpuLimitPercent %.1f, want about 100 (the burner runs at its limit of half a core)", p)
+	// Its limit is half a core; on a loaded machine it may get less, so the
+	// percent is checked against the cores it got, and against the limit.
+	if p := got["cpuLimitPercent[target/burner]"]; p > 120 || math.Abs(p-100*cores/0.5) > 1 {
+		t.Errorf("cpuLimitPercent %.1f, want %.1f (%.4f cores of a half-core limit), at most about 100", p, 100*cores/0.5, cores)
 	}
 	if ws := got["memoryWorkingSetBytesMax[target/burner]"]; ws < 64<<20 || ws > 256<<20 {
 		t.Errorf("memoryWorkingSetBytesMax %.0f, want 64-256 MiB (the burner holds 64 MiB)", ws)
