@@ -305,6 +305,24 @@ func TestEndToEnd(t *testing.T) {
 	if strings.Join(header, " ") != "NAME TARGET WORKLOAD PHASE PRIMARY TARGET CPU VALID AGE" {
 		t.Errorf("columns %v", header)
 	}
+	// An external PostgreSQL: its own statistics give commits and sessions
+	// of every measurement (no pod of it is visible).
+	for _, step := range final["pgbench-external"].Status.Steps {
+		for _, rep := range step.Repetitions {
+			found := map[string]float64{}
+			for _, m := range rep.Metrics {
+				if m.Source == "postgresql" {
+					found[m.Name] = m.Value
+				}
+			}
+			if found["commitsPerSecond"] <= 0 {
+				t.Errorf("pgbench-external %s #%d: no commits from the server's statistics: %+v", step.Name, rep.Index, rep.Metrics)
+			}
+			if _, ok := found["sessionsActiveMean"]; !ok {
+				t.Errorf("pgbench-external %s #%d: no sessions from the server's statistics", step.Name, rep.Index)
+			}
+		}
+	}
 	// The external Redis's own statistics give its CPU, beside throughput.
 	if cpu := final["redis-external"].Status.Primary; cpu == nil || cpu.TargetCPUCores == nil || *cpu.TargetCPUCores <= 0 {
 		t.Errorf("redis-external: no target CPU from the server's statistics: %+v", cpu)
