@@ -48,6 +48,10 @@ type BenchmarkRunReconciler struct {
 	// KubernetesVersion and OperatorVersion are recorded in each run's environment.
 	KubernetesVersion string
 	OperatorVersion   string
+	// Resources measures the pods' and nodes' resources over each
+	// measurement; nil measures none (the database's own statistics, which
+	// the runner polls, still are).
+	Resources *Resources
 	// Owned are the foreign kinds the targets own (targets.ForeignOwner)
 	// that were served at start-up: the controller watches them.
 	Owned []schema.GroupVersionKind
@@ -84,6 +88,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetRunMetrics(req.Namespace, req.Name) // its series go with it
+			r.forgetResources(ctx, runKey(req.Namespace, req.Name))
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -97,6 +102,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 
 	if run.Status.Phase.Terminal() {
 		recordRunMetrics(run)
+		r.forgetResources(ctx, runKey(run.Namespace, run.Name))
 		return r.cleanup(ctx, run)
 	}
 	if wait, err := r.admit(ctx, run); wait != nil || err != nil {

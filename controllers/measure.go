@@ -66,6 +66,7 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 	done := 0
 	for _, u := range all {
 		if recorded(run, u) {
+			r.forgetResources(ctx, measurementKey(st, specs.MeasureJobName(run, u.step, u.rep)))
 			done++
 			continue
 		}
@@ -78,14 +79,18 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 			return ctrl.Result{}, err
 		}
 		out, err := r.jobOutcome(ctx, st, job)
-		if err != nil || out == nil {
+		var wait time.Duration
+		if err == nil {
+			wait, err = r.resources(ctx, st, job, out)
+		}
+		if err != nil || out == nil || wait > 0 {
 			run.Status.Progress = fmt.Sprintf("%d/%d", done, len(all))
 			msg := fmt.Sprintf("measuring step %s, repetition %d (job %s)", steps[u.step].Name, u.rep, job.Name)
 			if st.waiting != "" {
 				msg += ": " + st.waiting
 			}
 			setCondition(run, benchv1.ConditionCompleted, metav1.ConditionFalse, benchv1.ReasonMeasuring, msg)
-			return ctrl.Result{}, err
+			return ctrl.Result{RequeueAfter: wait}, err
 		}
 		if err := r.judgeTarget(ctx, st, out.result, timeOf(out.started), timeOf(out.finished)); err != nil {
 			return ctrl.Result{}, err

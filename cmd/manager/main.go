@@ -3,9 +3,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -21,6 +23,9 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/controllers"
 	"github.com/dbperf-io/dbperf-operator/controllers/targets"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/kubelet"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/prometheus"
 	"github.com/dbperf-io/dbperf-operator/internal/version"
 )
 
@@ -34,11 +39,16 @@ func main() {
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one manager reconciles at a time")
 	flag.StringVar(&leaderNamespace, "leader-election-namespace", "", "namespace of the leader-election Lease; default: the manager's own (needed when running outside the cluster)")
 	flag.StringVar(&runnerImage, "runner-image", "ghcr.io/dbperf-io/dbperf-runner:"+version.Version, "image holding the static dbperf-runner binary")
+	var tele telemetryOptions
+	flag.StringVar(&tele.resources, "telemetry-resources", "none", "source of the pods' and nodes' CPU, memory and network over each measurement: none, kubelet (the kubelets' /stats/summary through the API server's node proxy: needs RBAC get on nodes/proxy), prometheus (--prometheus-url)")
+	flag.DurationVar(&tele.interval, "telemetry-sampling-interval", kubelet.DefaultInterval, "how often the kubelet source polls each node while a measurement runs")
+	flag.StringVar(&tele.prometheusURL, "prometheus-url", "", "address of the Prometheus HTTP API for --telemetry-resources=prometheus, e.g. http://prometheus.monitoring:9090")
+	flag.DurationVar(&tele.settle, "prometheus-settle-time", 45*time.Second, "how long after a measurement ends Prometheus is asked about it: at least one scrape interval")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
-	o := options{metricsAddr: metricsAddr, probeAddr: probeAddr, runnerImage: runnerImage, leaderElect: leaderElect, leaderNamespace: leaderNamespace}
+	o := options{metricsAddr: metricsAddr, probeAddr: probeAddr, runnerImage: runnerImage, leaderElect: leaderElect, leaderNamespace: leaderNamespace, telemetry: tele}
 	if err := run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), o); err != nil {
 		ctrl.Log.Error(err, "Manager stopped")
 		os.Exit(1)
@@ -56,6 +66,42 @@ func Scheme() *runtime.Scheme {
 type options struct {
 	metricsAddr, probeAddr, runnerImage, leaderNamespace string
 	leaderElect                                          bool
+	telemetry                                            telemetryOptions
+}
+
+// telemetryOptions choose the source of the resource figures.
+type telemetryOptions struct {
+	resources, prometheusURL string
+	interval, settle         time.Duration
+}
+
+// build makes the chosen source; nil for none. The database's own
+// statistics need none of this: the runner polls them on any cluster.
+func (t telemetryOptions) build(cs kubernetes.Interface) (*controllers.Resources, error) {
+	switch t.resources {
+	case "", "none":
+		if t.prometheusURL != "" {
+			return nil, errors.New("--prometheus-url is set but --telemetry-resources is none: say --telemetry-resources=prometheus")
+		}
+		return nil, nil
+	case "kubelet":
+		if t.interval < time.Second {
+			return nil, fmt.Errorf("--telemetry-sampling-interval %s: at least 1s", t.interval)
+		}
+		return controllers.NewResources(kubelet.NewAPIServer(cs), t.interval, nil, 0), nil
+	case "prometheus":
+		if t.prometheusURL == "" {
+			return nil, errors.New("--telemetry-resources=prometheus needs --prometheus-url")
+		}
+		if _, err := prometheus.New(prometheus.Config{Address: t.prometheusURL}); err != nil {
+			return nil, err
+		}
+		src := func(namespace string) (telemetry.Source, error) {
+			return prometheus.New(prometheus.Config{Address: t.prometheusURL, Namespace: namespace})
+		}
+		return controllers.NewResources(nil, 0, src, t.settle), nil
+	}
+	return nil, fmt.Errorf("--telemetry-resources %q: want none, kubelet or prometheus", t.resources)
 }
 
 func run(ctx context.Context, cfg *rest.Config, o options) error {
@@ -73,6 +119,10 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		return fmt.Errorf("while creating the manager: %w", err)
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	resources, err := o.telemetry.build(cs)
 	if err != nil {
 		return err
 	}
@@ -96,6 +146,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		KubernetesVersion: kubeVersion,
 		OperatorVersion:   version.Version,
 		Owned:             owned,
+		Resources:         resources,
 	}
 	if err := rec.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("while setting up the BenchmarkRun controller: %w", err)
@@ -114,6 +165,14 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	ctrl.Log.Info("Starting manager", "version", version.Version, "kubernetes", kubeVersion, "runnerImage", o.runnerImage)
+	ctrl.Log.Info("Starting manager", "version", version.Version, "kubernetes", kubeVersion, "runnerImage", o.runnerImage,
+		"telemetryResources", orNone(o.telemetry.resources))
 	return mgr.Start(ctx)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }

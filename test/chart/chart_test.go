@@ -8,6 +8,7 @@ package chart
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -230,6 +231,63 @@ func TestSwitches(t *testing.T) {
 				t.Errorf("args %v: metrics not switched off", args)
 			}
 		}},
+		{"no telemetry source by default: no nodes/proxy", nil, func(t *testing.T, objs []unstructured.Unstructured) {
+			checkNoNodesProxy(t, objs)
+			for _, a := range one[appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.Containers[0].Args {
+				if strings.Contains(a, "telemetry") || strings.Contains(a, "prometheus") {
+					t.Errorf("arg %s rendered without telemetry.resources", a)
+				}
+			}
+		}},
+		{"kubelet telemetry", []string{"telemetry.resources=kubelet", "telemetry.samplingInterval=5s"}, func(t *testing.T, objs []unstructured.Unstructured) {
+			args := one[appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.Containers[0].Args
+			if !slices.Contains(args, "--telemetry-resources=kubelet") || !slices.Contains(args, "--telemetry-sampling-interval=5s") {
+				t.Errorf("args %v", args)
+			}
+			var proxy []string
+			for _, o := range ofKind(objs, "ClusterRole") {
+				var role rbacv1.ClusterRole
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &role); err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range role.Rules {
+					if slices.Contains(r.Resources, "nodes/proxy") {
+						proxy = append(proxy, role.Name)
+						if !slices.Equal(r.Verbs, []string{"get"}) || len(r.Resources) != 1 {
+							t.Errorf("%s grants %v on %v: want get on nodes/proxy alone", role.Name, r.Verbs, r.Resources)
+						}
+					}
+				}
+			}
+			if len(proxy) != 1 || strings.HasSuffix(proxy[0], "-manager") {
+				t.Fatalf("nodes/proxy granted by %v: want one separate ClusterRole", proxy)
+			}
+			bound := false
+			for _, o := range ofKind(objs, "ClusterRoleBinding") {
+				var b rbacv1.ClusterRoleBinding
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &b); err != nil {
+					t.Fatal(err)
+				}
+				if b.RoleRef.Name == proxy[0] && len(b.Subjects) == 1 && b.Subjects[0].Kind == "ServiceAccount" && b.Subjects[0].Name == one[appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.ServiceAccountName {
+					bound = true
+				}
+			}
+			if !bound {
+				t.Errorf("%s is not bound to the manager's ServiceAccount", proxy[0])
+			}
+		}},
+		{"kubelet telemetry without RBAC", []string{"telemetry.resources=kubelet", "rbac.create=false"}, func(t *testing.T, objs []unstructured.Unstructured) {
+			checkNoNodesProxy(t, objs)
+		}},
+		{"prometheus telemetry", []string{"telemetry.resources=prometheus", "telemetry.prometheus.url=http://prometheus.monitoring:9090"}, func(t *testing.T, objs []unstructured.Unstructured) {
+			checkNoNodesProxy(t, objs)
+			args := one[appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.Containers[0].Args
+			for _, want := range []string{"--telemetry-resources=prometheus", "--prometheus-url=http://prometheus.monitoring:9090", "--prometheus-settle-time=45s"} {
+				if !slices.Contains(args, want) {
+					t.Errorf("args %v lack %s", args, want)
+				}
+			}
+		}},
 		{"images, placement and leader election", []string{"image.tag=v9", "runnerImage.repository=reg.local/runner", "runnerImage.tag=v9",
 			"nodeSelector.pool=system", "tolerations[0].key=dedicated", "tolerations[0].operator=Exists", "leaderElection.enabled=false", "logLevel=debug"},
 			func(t *testing.T, objs []unstructured.Unstructured) {
@@ -255,15 +313,29 @@ func TestSwitches(t *testing.T) {
 	}
 }
 
+// checkNoNodesProxy: no rendered role grants nodes/proxy.
+func checkNoNodesProxy(t *testing.T, objs []unstructured.Unstructured) {
+	t.Helper()
+	for _, o := range ofKind(objs, "ClusterRole") {
+		if raw, _ := json.Marshal(o.Object); strings.Contains(string(raw), "nodes/proxy") {
+			t.Errorf("ClusterRole %s grants nodes/proxy", o.GetName())
+		}
+	}
+}
+
 // Bad values are refused by values.schema.json, naming the value.
 func TestSchemaRefusesBadValues(t *testing.T) {
 	for set, want := range map[string]string{
-		"replicaCount=-1":            "/replicaCount",
-		"image.pullPolicy=Sometimes": "/image/pullPolicy",
-		"extraArgs[0]=verbose":       "/extraArgs/0",
-		"metrics.port=70000":         "/metrics/port",
-		"replicas=2":                 "replicas",
-		"logLevel=loud":              "/logLevel",
+		"replicaCount=-1":                    "/replicaCount",
+		"image.pullPolicy=Sometimes":         "/image/pullPolicy",
+		"extraArgs[0]=verbose":               "/extraArgs/0",
+		"metrics.port=70000":                 "/metrics/port",
+		"replicas=2":                         "replicas",
+		"logLevel=loud":                      "/logLevel",
+		"telemetry.resources=cadvisor":       "/telemetry/resources",
+		"telemetry.samplingInterval=often":   "/telemetry/samplingInterval",
+		"telemetry.resources=prometheus":     "/telemetry/prometheus/url",
+		"telemetry.prometheus.url=prom:9090": "/telemetry/prometheus/url",
 	} {
 		out, err := helmTemplate(t, set)
 		if err == nil {

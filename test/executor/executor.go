@@ -69,7 +69,8 @@ type Options struct {
 	ImagePaths map[string]map[string]string
 	// WorkDir holds one directory per pod: volumes, log, termination message.
 	WorkDir string
-	// KubeletAddr, when set (127.0.0.1:port), serves container logs.
+	// KubeletAddr, when set (host:port, the nodes' address), serves the
+	// kubelet endpoint: container logs and /stats/summary.
 	KubeletAddr string
 	// PollInterval between pod listings; default 200ms.
 	PollInterval time.Duration

@@ -22,7 +22,8 @@ import (
 // to). /containerLogs/ (every pod here has one container) and the Summary
 // API's /stats/summary (stats.go) are served.
 func (e *Executor) serveLogs(addr string) (*http.Server, error) {
-	cert, err := selfSigned()
+	host, _, _ := net.SplitHostPort(addr)
+	cert, err := selfSigned(host)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,9 @@ func tailLines(raw []byte, n int) []byte {
 	return raw
 }
 
-func selfSigned() (tls.Certificate, error) {
+// selfSigned makes the endpoint's throwaway certificate, for 127.0.0.1 and
+// the address it listens on.
+func selfSigned(host string) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, err
@@ -94,7 +97,7 @@ func selfSigned() (tls.Certificate, error) {
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "dbperf-executor"},
 		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		IPAddresses: ips(host), KeyUsage: x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
@@ -102,4 +105,12 @@ func selfSigned() (tls.Certificate, error) {
 		return tls.Certificate{}, err
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
+func ips(host string) []net.IP {
+	out := []net.IP{net.ParseIP("127.0.0.1")}
+	if ip := net.ParseIP(host); ip != nil && !ip.Equal(out[0]) {
+		out = append(out, ip)
+	}
+	return out
 }

@@ -1,7 +1,8 @@
 // Package sim runs the local simulated cluster: etcd, kube-apiserver,
 // kube-controller-manager, kube-scheduler and kwok, all built from the Go
 // module proxy (hack/build-control-plane.sh) and started by kwokctl's binary
-// runtime, every one of them on 127.0.0.1. Nodes are kwok's simulated nodes,
+// runtime, every one of them on 127.0.0.1 (the nodes' address is a private
+// one on lo when run as root: nodeaddr.go). Nodes are kwok's simulated nodes,
 // created in named pools with the labels a cloud node carries; pods of dbperf
 // workloads on them are run by the test executor (test/executor), every other
 // pod is made Ready by kwok.
@@ -14,9 +15,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/template"
 	"time"
@@ -40,9 +43,14 @@ type Cluster struct {
 	BinDir string
 	// Kubeconfig is the admin kubeconfig file.
 	Kubeconfig string
-	// KubeletPort is where nodes say their kubelet listens (127.0.0.1);
-	// the test executor serves container logs there.
+	// KubeletPort is where nodes say their kubelet listens, on NodeAddr;
+	// the test executor serves container logs and statistics there.
 	KubeletPort int
+	// NodeAddr is every node's InternalIP: a private address of the
+	// cluster's own on lo when run as root (the API server's node proxy
+	// refuses loopback addresses: nodeaddr.go), else 127.0.0.1.
+	NodeAddr    string
+	ownNodeAddr bool
 	Config      *rest.Config
 	Clientset   kubernetes.Interface
 	log         io.Writer
@@ -83,6 +91,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	c := &Cluster{Name: o.Name, Dir: o.Dir, BinDir: o.BinDir, KubeletPort: port, log: o.Log,
 		Kubeconfig: filepath.Join(o.Dir, "kubeconfig")}
+	c.NodeAddr, c.ownNodeAddr = claimNodeAddr(o.Log)
 	cfgPath := filepath.Join(o.Dir, "kwokctl.yaml")
 	var b bytes.Buffer
 	t := template.Must(template.New("stages").Delims("[[", "]]").Parse(stagesTemplate))
@@ -90,6 +99,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		return nil, err
 	}
 	if err := os.WriteFile(cfgPath, b.Bytes(), 0o644); err != nil {
+		c.Stop()
 		return nil, err
 	}
 	bin := func(n string) string { return filepath.Join(o.BinDir, n) }
@@ -99,16 +109,18 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		"--kube-controller-manager-binary", bin("kube-controller-manager"),
 		"--kube-scheduler-binary", bin("kube-scheduler"), "--kwok-controller-binary", bin("kwok")}
 	if err := c.kwokctl(ctx, args...); err != nil {
-		_ = c.kwokctl(context.Background(), "delete", "cluster", "--name", o.Name)
+		c.Stop()
 		return nil, fmt.Errorf("kwokctl create cluster: %w (logs in %s)", err, filepath.Join(o.Dir, "clusters", o.Name, "logs"))
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
+		c.Stop()
 		return nil, err
 	}
 	cfg.QPS, cfg.Burst = 50, 100
 	c.Config = cfg
 	if c.Clientset, err = kubernetes.NewForConfig(cfg); err != nil {
+		c.Stop()
 		return nil, err
 	}
 	if err := c.waitReady(ctx); err != nil {
@@ -147,13 +159,26 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 	return fmt.Errorf("simulated cluster not ready after 2m: %w", last)
 }
 
-// Stop deletes the cluster: its processes stop and its data goes.
+// Stop deletes the cluster: its processes stop, its data and its node
+// address go.
 func (c *Cluster) Stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := c.kwokctl(ctx, "delete", "cluster", "--name", c.Name); err != nil {
 		fmt.Fprintf(c.log, "sim: kwokctl delete cluster: %v\n", err)
 	}
+	if c.ownNodeAddr {
+		if err := releaseNodeAddr(c.NodeAddr); err != nil {
+			fmt.Fprintf(c.log, "sim: %v\n", err)
+		}
+		c.ownNodeAddr = false
+	}
+}
+
+// KubeletAddr is where the test executor serves the nodes' kubelet
+// endpoint: the nodes' address and KubeletPort.
+func (c *Cluster) KubeletAddr() string {
+	return net.JoinHostPort(c.NodeAddr, strconv.Itoa(c.KubeletPort))
 }
 
 // Kubectl runs the cluster's kubectl with the admin kubeconfig.

@@ -24,6 +24,10 @@ type StackOptions struct {
 	Log        io.Writer
 	Progress   func(string) // called before each step; optional
 	ManagerLog io.Writer    // default Log
+	// HelmSets are extra --set values of the chart (telemetry.resources=kubelet).
+	HelmSets []string
+	// ManagerArgs are extra flags of the manager (--telemetry-resources=kubelet).
+	ManagerArgs []string
 }
 
 // Stack is the simulated cluster with the operator installed by its chart,
@@ -72,11 +76,11 @@ func Up(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 		}
 	}
 	step("helm install dbperf-operator (CRDs, RBAC, ServiceAccount)")
-	if s.Operator, err = c.HelmInstall(ctx, o.Helm, o.Chart, "dbperf-operator", "dbperf-system"); err != nil {
+	if s.Operator, err = c.HelmInstall(ctx, o.Helm, o.Chart, "dbperf-operator", "dbperf-system", o.HelmSets...); err != nil {
 		return nil, err
 	}
 	step("starting the manager as " + s.Operator.User())
-	if s.Manager, err = c.StartManager(ctx, o.Manager, s.Operator, o.ManagerLog); err != nil {
+	if s.Manager, err = c.StartManager(ctx, o.Manager, s.Operator, o.ManagerLog, o.ManagerArgs...); err != nil {
 		return nil, err
 	}
 	step("starting the test executor (runs workload pods as local processes)")
@@ -85,7 +89,7 @@ func Up(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 		return nil, err
 	}
 	ex, err := executor.New(executor.Options{Client: c.Clientset, RunnerPath: o.Runner, WorkDir: podsDir,
-		KubeletAddr: fmt.Sprintf("127.0.0.1:%d", c.KubeletPort), Log: o.Log})
+		KubeletAddr: c.KubeletAddr(), Log: o.Log})
 	if err != nil {
 		return nil, err
 	}

@@ -216,3 +216,16 @@ func (r *nodeReadings) record(p Poll) {
 		}
 	}
 }
+
+// TelemetrySubjects are the pods and nodes as a telemetry.Source names
+// them, for a source that reads the same window another way (Prometheus).
+func (s Subjects) TelemetrySubjects() []telemetry.Subject {
+	var out []telemetry.Subject
+	for _, p := range s.Pods {
+		out = append(out, p.Subject())
+	}
+	for _, n := range s.nodes() {
+		out = append(out, telemetry.Subject{Role: telemetry.RoleNode, Name: n.Name})
+	}
+	return out
+}

@@ -248,3 +248,81 @@ func (m *Samplers) Stop(ctx context.Context, key string) *telemetry.Report {
 	}
 	return s.Stop(ctx)
 }
+
+// Within keeps the rounds of polls that cover a window: the rounds made
+// inside it when there are at least two (the sampler starts before the
+// tool, at the start barrier, and stops after it, when the operator sees
+// it ended: rounds outside would dilute the window's rates with idle
+// time), else the rounds that bracket it.
+func Within(polls []Poll, w telemetry.Window) []Poll {
+	if w.Start.IsZero() || !w.End.After(w.Start) {
+		return polls
+	}
+	at := map[int]time.Time{} // a round's instant: its earliest read
+	for _, p := range polls {
+		if t, ok := at[p.Round]; !ok || p.At.Before(t) {
+			at[p.Round] = p.At
+		}
+	}
+	inside, first, last := 0, -1, -1
+	for r, t := range at {
+		if !t.Before(w.Start) && !t.After(w.End) {
+			inside++
+		}
+		if !t.After(w.Start) && (first < 0 || t.After(at[first])) {
+			first = r
+		}
+		if !t.Before(w.End) && (last < 0 || t.Before(at[last])) {
+			last = r
+		}
+	}
+	keep := func(r int) bool {
+		t := at[r]
+		if inside >= 2 {
+			return !t.Before(w.Start) && !t.After(w.End)
+		}
+		return (first < 0 || !t.Before(at[first])) && (last < 0 || !t.After(at[last]))
+	}
+	var out []Poll
+	for _, p := range polls {
+		if keep(p.Round) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ReportWithin summarises the readings that cover the window (Within).
+func (s *Sampler) ReportWithin(w telemetry.Window) *telemetry.Report {
+	s.mu.Lock()
+	polls := append([]Poll(nil), s.polls...)
+	s.mu.Unlock()
+	return Summarize(s.subjects, Within(polls, w))
+}
+
+// StopWithin stops the sampler under key and summarises the readings that
+// cover the window; for a key without a sampler it returns Lost().
+func (m *Samplers) StopWithin(ctx context.Context, key string, w telemetry.Window) *telemetry.Report {
+	m.mu.Lock()
+	s, ok := m.byKey[key]
+	delete(m.byKey, key)
+	m.mu.Unlock()
+	if !ok {
+		return Lost()
+	}
+	if rep := s.Stop(ctx); len(rep.Figures) == 0 {
+		return rep // not started, or nothing read: its warnings say why
+	}
+	return s.ReportWithin(w)
+}
+
+// Keys of the samplers running.
+func (m *Samplers) Keys() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.byKey))
+	for k := range m.byKey {
+		out = append(out, k)
+	}
+	return out
+}

@@ -1,0 +1,304 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
+	"github.com/dbperf-io/dbperf-operator/test/executor"
+	"github.com/dbperf-io/dbperf-operator/test/localdb"
+	"github.com/dbperf-io/dbperf-operator/test/sim"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+)
+
+const kubeletRunYAML = `
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: valkey-kubelet
+spec:
+  repetitions: 1
+  target:
+    valkey:
+      resources:
+        limits: {cpu: "%d"}
+    placement:
+      nodeSelector: {pool: db}
+  workload:
+    redisBenchmark: {tests: [set], requests: %d, clients: [20], pipeline: [1], keySpace: 1000}
+    placement:
+      nodeSelector: {pool: loadgen}
+`
+
+// TestRunReportsTargetCPUFromTheKubelets: the operator installed with
+// telemetry.resources=kubelet (its nodes/proxy role from the chart, the
+// manager acting as the chart's ServiceAccount with
+// --telemetry-resources=kubelet) runs redis-benchmark against a Valkey
+// target whose pod is played by a real redis-server: the executor moves the
+// server into the pod's cgroup, the sampler reads the node's /stats/summary
+// through the API server's node proxy. The run's status carries the
+// target's cpuCores from the kubelet, which must agree within 20 % with the
+// server's CPU over the measurement's window from /proc/<pid>/stat, and the
+// efficiency per target core.
+func TestRunReportsTargetCPUFromTheKubelets(t *testing.T) {
+	binDir := testutil.NeedEnv(t, "KUBEBUILDER_ASSETS")
+	helm := testutil.NeedEnv(t, "HELM")
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the executor moves the server into the target pod's cgroup, and the nodes' address is added to lo")
+	}
+	server, err := localdb.Tool("redis-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	work, err := os.MkdirTemp("", "dbperf-e2e-kubelet-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(work, 0o755); err != nil { // pods run as their runAsUser
+		t.Fatal(err)
+	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("kept the work directory for inspection: %s", work)
+			return
+		}
+		_ = os.RemoveAll(work)
+	}()
+	logf, err := os.Create(filepath.Join(work, "components.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if t.Failed() {
+			raw, _ := os.ReadFile(logf.Name())
+			if len(raw) > 30000 {
+				raw = raw[len(raw)-30000:]
+			}
+			t.Logf("manager and executor log (end):\n%s", raw)
+		}
+	}()
+	bins := t.TempDir()
+	manager := build(t, bins, "./cmd/manager", "manager")
+	runner := build(t, bins, "./cmd/runner", "dbperf-runner")
+
+	port, err := localdb.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	redis := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := redis.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = redis.Process.Kill(); _ = redis.Wait() }()
+	if err := localdb.WaitForPort(port, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	cpu := &procCPU{pid: redis.Process.Pid}
+	go cpu.record(ctx, 100*time.Millisecond)
+
+	cores := strconv.Itoa(runtime.NumCPU())
+	pools := []sim.Pool{
+		{Name: "db", Nodes: 1, InstanceType: "local", CPUModel: "local", Arch: "amd64", CPU: cores, Memory: "8Gi", Zones: []string{"zone-a"}, Kernel: "local", OSImage: "local"},
+		{Name: "loadgen", Nodes: 1, InstanceType: "local", CPUModel: "local", Arch: "amd64", CPU: cores, Memory: "8Gi", Zones: []string{"zone-a"}, Kernel: "local", OSImage: "local"},
+	}
+	stack, err := sim.Up(ctx, sim.StackOptions{
+		Name: fmt.Sprintf("e2e-kubelet-%d", os.Getpid()), Dir: work, BinDir: binDir, Helm: helm,
+		Chart: filepath.Join(testutil.RepoRoot(), "charts", "dbperf-operator"), Manager: manager, Runner: runner,
+		Pools: pools, Log: logf, Progress: func(s string) { t.Log(s) },
+		HelmSets:    []string{"telemetry.resources=kubelet"},
+		ManagerArgs: []string{"--telemetry-resources=kubelet", "--telemetry-sampling-interval=1s"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stack.Stop()
+	c := stack.Cluster
+	t.Logf("nodes' address %s, kubelet endpoint %s", c.NodeAddr, c.KubeletAddr())
+	if c.NodeAddr == "127.0.0.1" {
+		t.Fatal("the nodes kept 127.0.0.1 (see the log): the API server's node proxy refuses it")
+	}
+
+	// The target's Service (made by the operator) leads to the local
+	// server: the executor forwards to it and adopts it into the pod.
+	if out, err := c.Kubectl(ctx, strings.NewReader("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n"), "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	const limitCores, requests = 2, 200000
+	if out, err := c.Kubectl(ctx, strings.NewReader(fmt.Sprintf(kubeletRunYAML, limitCores, requests)), "apply", "-n", ns, "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	dyn := dynamic.NewForConfigOrDie(c.Config)
+	run, err := getRun(ctx, dyn, "valkey-kubelet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := specs.ValkeyName(run)
+	testutil.Eventually(t, time.Minute, "the target's Service pointed at the local server", func() error {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"127.0.0.1:%d"}}}`, executor.BackendAnnotation, port)
+		_, err := c.Clientset.CoreV1().Services(ns).Patch(ctx, svc, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		return err
+	})
+
+	testutil.Eventually(t, 90*time.Second, "the run finished", func() error {
+		if gone, err := stack.Manager.Exited(); gone {
+			t.Fatalf("the manager exited: %v", err)
+		}
+		if run, err = getRun(ctx, dyn, "valkey-kubelet"); err != nil {
+			return err
+		}
+		if !run.Status.Phase.Terminal() {
+			return fmt.Errorf("phase %s (%s)", run.Status.Phase, conditionsOf(run))
+		}
+		return nil
+	})
+	if run.Status.Phase != benchv1.PhaseSucceeded {
+		t.Fatalf("the run ended %s: %s; steps %s", run.Status.Phase, conditionsOf(run), mustJSON(run.Status.Steps))
+	}
+	cm, err := c.Clientset.CoreV1().ConfigMaps(ns).Get(ctx, run.Status.ResultsConfigMap, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := specs.ReadDocument(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := doc.Steps[0].Repetitions[0].Result
+	if res == nil || res.StartTime == nil || res.EndTime == nil {
+		t.Fatalf("the stored result has no window: %s", mustJSON(res))
+	}
+	t.Logf("warnings: %q", res.Warnings)
+
+	// Status: the target's CPU and the efficiency, from the kubelet.
+	status := map[string]benchv1.MetricValue{}
+	for _, m := range run.Status.Steps[0].Repetitions[0].Metrics {
+		status[m.Name+"["+m.Operation+"]"] = m
+	}
+	got, ok := status[telemetry.FigureCPUCores+"[target]"]
+	if !ok || got.Source != "kubelet" {
+		t.Fatalf("status has no cpuCores[target] from the kubelet: %s", mustJSON(status))
+	}
+	want := cpu.over(t, *res.StartTime, *res.EndTime)
+	d := (got.Value - want) / want
+	t.Logf("window %s..%s (%.1f s): target cpuCores %.4f from the kubelets through the API server's node proxy, redis-server /proc/%d/stat %.4f (%+.1f %%)",
+		res.StartTime.Format("15:04:05.000"), res.EndTime.Format("15:04:05.000"), res.EndTime.Sub(*res.StartTime).Seconds(), got.Value, redis.Process.Pid, want, 100*d)
+	if want < 0.1 {
+		t.Fatalf("redis-server used %.3f cores over the window: the load did not reach it", want)
+	}
+	if d > 0.2 || d < -0.2 {
+		t.Errorf("cpuCores[target] %.4f is %+.1f %% off /proc's %.4f", got.Value, 100*d, want)
+	}
+	eff, ok := status[telemetry.FigureEfficiency+"[target]"]
+	primary, _ := res.Get(res.Primary)
+	if !ok || eff.Source != "kubelet" || eff.Value <= 0 {
+		t.Errorf("status has no efficiencyPerTargetCore from the kubelet's CPU: %s", mustJSON(status))
+	} else if r := eff.Value * got.Value / primary.Value; r < 0.999 || r > 1.001 {
+		t.Errorf("efficiency %.1f is not %s %.1f per %.4f cores", eff.Value, primary.Name, primary.Value, got.Value)
+	}
+	if pct, ok := status[telemetry.FigureCPULimitPercent+"[target]"]; !ok || pct.Value <= 0 {
+		t.Errorf("no cpuLimitPercent[target] of the %d-core limit: %s", limitCores, mustJSON(status))
+	} else {
+		t.Logf("cpuLimitPercent[target] %.1f %% of %d cores; efficiency %.0f %s", pct.Value, limitCores, eff.Value, eff.Unit)
+	}
+	stored := map[string]bool{}
+	for _, m := range res.Metrics {
+		if m.Source == "kubelet" {
+			if stored[m.Key().String()] {
+				t.Errorf("%s attached twice", m.Key())
+			}
+			stored[m.Key().String()] = true
+		}
+	}
+	for _, k := range []string{"cpuCores[loadgen/", "cpuBusyPercent[node/db-0]", "cpuBusyPercent[node/loadgen-0]"} {
+		if !hasPrefixKey(stored, k) {
+			t.Errorf("no %s… figure in the stored result: %v", k, stored)
+		}
+	}
+}
+
+func hasPrefixKey(m map[string]bool, prefix string) bool {
+	for k := range m {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// procCPU records a process's CPU time (utime+stime from /proc/<pid>/stat)
+// at short intervals, to read its CPU over any window afterwards.
+type procCPU struct {
+	pid     int
+	mu      sync.Mutex
+	at      []time.Time
+	seconds []float64
+}
+
+func (p *procCPU) record(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if s, err := procCPUSeconds(p.pid); err == nil {
+			p.mu.Lock()
+			p.at, p.seconds = append(p.at, time.Now()), append(p.seconds, s)
+			p.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// over is the process's mean CPU in cores between start and end, its CPU
+// time interpolated between the readings around each instant.
+func (p *procCPU) over(t *testing.T, start, end time.Time) float64 {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	at := func(x time.Time) float64 {
+		for i := 1; i < len(p.at); i++ {
+			if !p.at[i].Before(x) {
+				f := x.Sub(p.at[i-1]).Seconds() / p.at[i].Sub(p.at[i-1]).Seconds()
+				return p.seconds[i-1] + f*(p.seconds[i]-p.seconds[i-1])
+			}
+		}
+		t.Fatalf("no /proc reading after %s", x)
+		return 0
+	}
+	if len(p.at) == 0 || p.at[0].After(start) {
+		t.Fatalf("no /proc reading before %s", start)
+	}
+	return (at(end) - at(start)) / end.Sub(start).Seconds()
+}
+
+// procCPUSeconds is utime+stime of a process (all its threads) in
+// USER_HZ (100) ticks.
+func procCPUSeconds(pid int) (float64, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100, nil
+}
