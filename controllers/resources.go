@@ -44,6 +44,8 @@ type Resources struct {
 	mu      sync.Mutex
 	reports map[string][]*telemetry.Report // by measurement, until status records it
 	sources map[string]telemetry.Source    // Prometheus, by namespace
+	// started and stopped count the samplers, for the log and the tests.
+	started, stopped int
 }
 
 // defaultSettle: a Prometheus scrape interval and a margin.
@@ -122,6 +124,9 @@ func (r *BenchmarkRunReconciler) startSampler(ctx context.Context, st *runState,
 			Warnings: []string{"no kubelet sampler: " + err.Error()}}})
 		return nil
 	}
+	rs.mu.Lock()
+	rs.started++
+	rs.mu.Unlock()
 	log.FromContext(ctx).Info("Started sampling the kubelets", "job", job.Name, "pods", len(subjects.Pods), "nodes", len(subjects.Nodes))
 	return nil
 }
@@ -140,6 +145,10 @@ func (r *BenchmarkRunReconciler) resourceReports(ctx context.Context, st *runSta
 		switch {
 		case rs.samplers.Running(key):
 			reps = append(reps, rs.samplers.StopWithin(ctx, key, w))
+			rs.mu.Lock()
+			rs.stopped++
+			rs.mu.Unlock()
+			log.FromContext(ctx).Info("Stopped sampling the kubelets", "job", job.Name)
 		case !start.IsZero() && start.After(rs.since):
 			reps = append(reps, &telemetry.Report{Source: kubelet.SourceName, Figures: []telemetry.Figure{}, Warnings: []string{
 				"the measurement ended before the operator saw its load generators run: the kubelets were not sampled"}})

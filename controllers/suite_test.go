@@ -138,6 +138,8 @@ type harness struct {
 	// wrap, when set, stands between the run reconciler and the API server
 	// (to force write conflicts).
 	wrap func(client.Client) client.Client
+	// resources, when set, is the reconciler's resource telemetry.
+	resources *Resources
 }
 
 func newHarness(t *testing.T) *harness {
@@ -189,7 +191,7 @@ func (h *harness) startManager(c *rest.Config) {
 	r := &BenchmarkRunReconciler{
 		Client: rc, Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{},
 		Logs: lr, RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:test", KubernetesVersion: "v1.34.3",
-		OperatorVersion: "test", Owned: owned,
+		OperatorVersion: "test", Owned: owned, Resources: h.resources,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		h.t.Fatal(err)

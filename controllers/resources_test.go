@@ -1,0 +1,260 @@
+package controllers
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	stats "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/runner"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+	"github.com/dbperf-io/dbperf-operator/workloads/registry"
+)
+
+// hostKubelet answers every node's statistics with this machine's busy CPU
+// time from /proc/stat (the tool and the server run on it) for the node and
+// for every pod asked about: real counters, read at each poll.
+type hostKubelet struct {
+	pods []stats.PodReference
+}
+
+func (k hostKubelet) Summary(_ context.Context, node string) (*stats.Summary, error) {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return nil, err
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	var ticks uint64
+	for i, f := range strings.Fields(line)[1:] {
+		v, _ := strconv.ParseUint(f, 10, 64)
+		if i != 3 && i != 4 { // all but idle and iowait
+			ticks += v
+		}
+	}
+	nanos := ticks * 1e7 // USER_HZ ticks
+	now := metav1.Now()
+	sum := &stats.Summary{Node: stats.NodeStats{NodeName: node, CPU: &stats.CPUStats{Time: now, UsageCoreNanoSeconds: &nanos}}}
+	for _, p := range k.pods {
+		sum.Pods = append(sum.Pods, stats.PodStats{PodRef: p, CPU: &stats.CPUStats{Time: now, UsageCoreNanoSeconds: &nanos}})
+	}
+	return sum, nil
+}
+
+// refuseFirstRecord refuses, with a conflict, the first status write that
+// records a measurement: the next reconcile computes the outcome again.
+type refuseFirstRecord struct {
+	client.Client
+	mu      sync.Mutex
+	refused int
+}
+
+func (c *refuseFirstRecord) Status() client.SubResourceWriter {
+	return refusingStatus{SubResourceWriter: c.Client.Status(), c: c}
+}
+
+type refusingStatus struct {
+	client.SubResourceWriter
+	c *refuseFirstRecord
+}
+
+func (s refusingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	if run, ok := obj.(*benchv1.BenchmarkRun); ok && len(run.Status.Steps) > 0 && len(run.Status.Steps[0].Repetitions) > 0 {
+		s.c.mu.Lock()
+		first := s.c.refused == 0
+		if first {
+			s.c.refused++
+		}
+		s.c.mu.Unlock()
+		if first {
+			return apierrors.NewConflict(schema.GroupResource{Group: benchv1.GroupVersion.Group, Resource: "benchmarkruns"}, run.Name, fmt.Errorf("refused by the test"))
+		}
+	}
+	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+// TestResourceSamplerOncePerMeasurement: with the kubelet source, the
+// sampler starts once when the load generator runs, however many
+// reconciles follow, and stops once when the Job ends; the first status
+// write recording the measurement is refused, so the outcome is computed
+// twice, and still the stored result carries each kubelet figure once, the
+// status the target's CPU and the efficiency from it.
+func TestResourceSamplerOncePerMeasurement(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	node := loadgenNode(h)
+	rd := testutil.StartRedis(t)
+	refuser := &refuseFirstRecord{}
+	h.wrap = func(c client.Client) client.Client { refuser.Client = c; return refuser }
+	run := &benchv1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "sampled"},
+		Spec: benchv1.BenchmarkRunSpec{
+			Target: benchv1.TargetSpec{Valkey: &benchv1.ValkeyTarget{ServerTarget: benchv1.ServerTarget{
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}},
+			}}},
+			Workload:  benchv1.WorkloadSpec{RedisBenchmark: &benchv1.RedisBenchmarkWorkload{Tests: []string{"set"}, Clients: []int32{10}}},
+			Telemetry: benchv1.TelemetrySpec{ServerStatistics: benchv1.TelemetryDisabled},
+		},
+	}
+	h.create(run)
+	run = h.run("sampled")
+	target := specs.ValkeyName(run) + "-0"
+	job := specs.MeasureJobName(run, 0, 1)
+	h.resources = NewResources(hostKubelet{pods: []stats.PodReference{
+		{Namespace: h.ns, Name: target, UID: "t"}, {Namespace: h.ns, Name: job + "-pod", UID: "l"}}}, 200*time.Millisecond, nil, 0)
+	h.stopManager()
+	h.startManager(cfg)
+	markServerReady(t, h, specs.ValkeyName(run))
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: target, Namespace: h.ns, Labels: specs.ServerPodLabels(run)},
+		Spec: corev1.PodSpec{NodeName: "db-1", Containers: []corev1.Container{{Name: "valkey", Image: "valkey/valkey:8.1",
+			Resources: run.Spec.Target.Valkey.Resources}}},
+	}
+	if err := k8s.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+
+	// The load generator runs: the sampler starts, once, through every
+	// reconcile the pod's and the run's changes bring.
+	lg := h.runningLoadgen(h.waitJob(job), node)
+	testutil.Eventually(t, 10*time.Second, "the sampler started", func() error {
+		if n := h.resources.count(); n[0] != 1 {
+			return fmt.Errorf("%d samplers started", n[0])
+		}
+		return nil
+	})
+	for i := range 3 {
+		h.touch(lg, fmt.Sprint(i))
+		h.touch(h.run("sampled"), fmt.Sprint(i))
+	}
+	time.Sleep(time.Second) // the sampler polls, the reconciles the touches brought run
+	tool := []string{"redis-benchmark", "-h", "127.0.0.1", "-p", strconv.Itoa(rd.Port), "-c", "10", "-n", "20000", "-t", "set", "--csv"}
+	h.finishLoadgen(lg, "redis-benchmark", tool...)
+
+	run = h.waitPhase("sampled", 30*time.Second, benchv1.PhaseSucceeded)
+	if n := h.resources.count(); n != [2]int{1, 1} {
+		t.Errorf("samplers started %d, stopped %d: want once each", n[0], n[1])
+	}
+	refuser.mu.Lock()
+	refused := refuser.refused
+	refuser.mu.Unlock()
+	if refused != 1 {
+		t.Fatalf("the status write recording the measurement was refused %d times: the outcome was not computed twice", refused)
+	}
+	status := map[string]benchv1.MetricValue{}
+	for _, m := range run.Status.Steps[0].Repetitions[0].Metrics {
+		status[m.Name+"["+m.Operation+"]"] = m
+	}
+	cpu, eff := status[telemetry.FigureCPUCores+"[target]"], status[telemetry.FigureEfficiency+"[target]"]
+	if cpu.Source != "kubelet" || cpu.Value <= 0 || eff.Source != "kubelet" || eff.Value <= 0 {
+		t.Errorf("status lacks the target's CPU and the efficiency from the kubelet: %+v", status)
+	}
+	var cm corev1.ConfigMap
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: run.Status.ResultsConfigMap}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := specs.ReadDocument(&cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	res := doc.Steps[0].Repetitions[0].Result
+	for _, m := range res.Metrics {
+		if m.Source == "kubelet" {
+			seen[m.Key().String()]++
+		}
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("%s attached %d times", k, n)
+		}
+	}
+	if seen["cpuCores[target/"+target+"]"] != 1 || seen["cpuCores[loadgen/"+lg.Name+"]"] != 1 {
+		t.Errorf("the stored result lacks the pods' CPU: %v", seen)
+	}
+	t.Logf("kubelet figures %v; cpuCores[target] %.3f, efficiency %.0f %s; warnings %q", seen, cpu.Value, eff.Value, eff.Unit, res.Warnings)
+}
+
+func (rs *Resources) count() [2]int {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return [2]int{rs.started, rs.stopped}
+}
+
+// runningLoadgen creates the Job's pod on a node with its load generator
+// running, as the kubelet would report it.
+func (h *harness) runningLoadgen(j *batchv1.Job, node string) *corev1.Pod {
+	h.t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: j.Name + "-pod", Namespace: h.ns, Labels: j.Spec.Template.Labels, Annotations: j.Spec.Template.Annotations},
+		Spec:       *j.Spec.Template.Spec.DeepCopy(),
+	}
+	pod.Spec.NodeName = node
+	if err := k8s.Create(context.Background(), pod); err != nil {
+		h.t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: specs.LoadgenName, Image: pod.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
+	if err := k8s.Status().Update(context.Background(), pod); err != nil {
+		h.t.Fatal(err)
+	}
+	return pod
+}
+
+// finishLoadgen runs the real tool through the runner and reports the
+// running load generator ended with the runner's summary.
+func (h *harness) finishLoadgen(pod *corev1.Pod, workload string, command ...string) {
+	h.t.Helper()
+	w, err := registry.ByName(workload)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	summary := filepath.Join(h.t.TempDir(), "termination-log")
+	var out bytes.Buffer
+	started := metav1.Now()
+	res := runner.Exec(context.Background(), runner.Options{Parser: w, Command: command, SummaryFile: summary, Stdout: &out})
+	if err := runner.Finish(res, summary, &out); err != nil {
+		h.t.Fatal(err)
+	}
+	msg, err := os.ReadFile(summary)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.logs.put(h.ns, pod.Name, out.Bytes())
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pod), pod); err != nil {
+		h.t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodSucceeded
+	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: int32(runner.ExitCodeFor(res.Verdict)), Message: string(msg), StartedAt: started, FinishedAt: metav1.Now(), Reason: "Completed"}}
+	if err := k8s.Status().Update(context.Background(), pod); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// touch changes an annotation of obj, which brings a reconcile.
+func (h *harness) touch(obj client.Object, v string) {
+	h.t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"test.dbperf.io/touched":%q}}}`, v)
+	if err := k8s.Patch(context.Background(), obj.DeepCopyObject().(client.Object), client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
+		h.t.Fatal(err)
+	}
+}
