@@ -1,0 +1,46 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// The resource source each flag combination makes, and the combinations
+// refused with the flag to fix.
+func TestTelemetryFlags(t *testing.T) {
+	for name, tc := range map[string]struct {
+		o                  telemetryOptions
+		kubelet, prom, err bool
+		errWants           string
+	}{
+		"none by default":        {o: telemetryOptions{resources: "none", interval: 10 * time.Second}},
+		"kubelet":                {o: telemetryOptions{resources: "kubelet", interval: time.Second}, kubelet: true},
+		"prometheus":             {o: telemetryOptions{resources: "prometheus", prometheusURL: "http://prom:9090"}, prom: true},
+		"prometheus without URL": {o: telemetryOptions{resources: "prometheus"}, err: true, errWants: "--prometheus-url"},
+		"URL without prometheus": {o: telemetryOptions{resources: "none", prometheusURL: "http://prom:9090"}, err: true, errWants: "--telemetry-resources=prometheus"},
+		"unknown source":         {o: telemetryOptions{resources: "cadvisor"}, err: true, errWants: "none, kubelet or prometheus"},
+		"too fast sampling":      {o: telemetryOptions{resources: "kubelet", interval: 100 * time.Millisecond}, err: true, errWants: "at least 1s"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rs, err := tc.o.build(fake.NewClientset())
+			if tc.err {
+				if err == nil || !strings.Contains(err.Error(), tc.errWants) {
+					t.Fatalf("error %v, want one naming %s", err, tc.errWants)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rs != nil && rs.Kubelets != nil; got != tc.kubelet {
+				t.Errorf("kubelet source %v, want %v", got, tc.kubelet)
+			}
+			if got := rs != nil && rs.Prometheus != nil; got != tc.prom {
+				t.Errorf("prometheus source %v, want %v", got, tc.prom)
+			}
+		})
+	}
+}
