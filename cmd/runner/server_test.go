@@ -239,3 +239,37 @@ func TestExecWithoutTheServersStatistics(t *testing.T) {
 		}
 	}
 }
+
+// TestExecServerKilledMidMeasurement: the target's server dies in the
+// middle of a measurement and comes back (PostgreSQL stopped at once, as a
+// killed process, and started again on the same data). The tool's clients
+// are cut off; the measurement is never a trusted number: it is Failed or
+// Invalid, and its reasons name the restart the poller saw.
+func TestExecServerKilledMidMeasurement(t *testing.T) {
+	pg := testutil.StartPostgres(t)
+	setEnv(t, pg.Env())
+	t.Setenv("DBPERF_TARGET_USERNAME", pg.User)
+	t.Setenv("DBPERF_TARGET_PASSWORD", pg.Password)
+	if code, out, r := execRunner(t, "--workload", "pgbench", "--prepare", "--", "pgbench", "--initialize", "--quiet", "--scale", "1"); code != runner.ExitValid {
+		t.Fatalf("init: exit %d, %v\n%s", code, r.Reasons, out)
+	}
+	restarted := make(chan error, 1)
+	go func() {
+		time.Sleep(2500 * time.Millisecond)
+		restarted <- pg.Restart()
+	}()
+	code, out, r := execRunner(t, "--workload", "pgbench", "--max-cpu-percent", "0",
+		"--server-statistics", "postgresql", "--server-address", "127.0.0.1:"+strconv.Itoa(pg.Port), "--server-database", pg.Database,
+		"--server-poll-interval", "500ms", "--",
+		"pgbench", "--client", "4", "--jobs", "2", "--time", "6", "--builtin", "select-only")
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("exit %d, verdict %s, reasons %q, warnings %q", code, r.Verdict, r.Reasons, r.Warnings)
+	if r.Verdict == results.Succeeded {
+		t.Fatalf("a measurement across a server restart succeeded\n%s", out)
+	}
+	if !strings.Contains(strings.Join(r.Reasons, "; "), "restarted") {
+		t.Errorf("the reasons do not name the restart: %q", r.Reasons)
+	}
+}

@@ -177,6 +177,13 @@ func (p *Postgres) SQL(statements string) error {
 	return nil
 }
 
+// Restart stops the server at once, as a crash or a killed process would
+// (pg_ctl -m immediate: no checkpoint, every connection cut), and starts
+// it again on the same port with the same data.
+func (p *Postgres) Restart() error {
+	return p.run(filepath.Join(p.BinDir, "pg_ctl"), "-D", filepath.Join(p.dir, "data"), "-l", filepath.Join(p.dir, "log"), "-m", "immediate", "-w", "-t", "60", "restart")
+}
+
 // Stop stops the server and removes its files.
 func (p *Postgres) Stop() {
 	_ = p.run(filepath.Join(p.BinDir, "pg_ctl"), "-D", filepath.Join(p.dir, "data"), "-m", "immediate", "-w", "stop")

@@ -52,8 +52,29 @@ func (r *Recording) loop(ctx context.Context) {
 	}
 }
 
+// lastPoll takes the window's last reading. A server that cannot be read
+// then (it died with the tool's clients, or is coming back) is tried again
+// every half second until ctx ends: a server back within that time shows
+// its restart in the reading, which is what judges the window.
+func (r *Recording) lastPoll(ctx context.Context) {
+	for {
+		if r.poll(ctx) || ctx.Err() != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(lastPollRetry):
+		}
+	}
+}
+
+// lastPollRetry is the pause between tries of the last poll.
+const lastPollRetry = 500 * time.Millisecond
+
 // poll reads once, within an interval, and keeps the reading or a warning.
-func (r *Recording) poll(ctx context.Context) {
+// It says whether it read.
+func (r *Recording) poll(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, r.interval)
 	defer cancel()
 	began := time.Now()
@@ -63,18 +84,20 @@ func (r *Recording) poll(ctx context.Context) {
 	defer r.mu.Unlock()
 	if err != nil {
 		r.warnings = append(r.warnings, fmt.Sprintf("poll at %s failed: %v", began.UTC().Format(time.RFC3339), err))
-		return
+		return false
 	}
 	r.obs = append(r.obs, Observation{Time: began.Add(took / 2), Took: took, Reading: rd})
+	return true
 }
 
-// Stop lets a poll under way finish, polls a last time (the window's end)
-// and summarises the window. ctx bounds the last poll.
+// Stop lets a poll under way finish, polls a last time (the window's end,
+// tried again until ctx ends while the server cannot be read) and
+// summarises the window.
 func (r *Recording) Stop(ctx context.Context) *telemetry.Report {
 	close(r.stop)
 	<-r.done
 	if ctx.Err() == nil {
-		r.poll(ctx)
+		r.lastPoll(ctx)
 	} else {
 		r.warnings = append(r.warnings, "the recording was cancelled before the window's end: no last poll")
 	}
