@@ -59,14 +59,37 @@ func (r *BenchmarkRunReconciler) judgeTarget(ctx context.Context, st *runState, 
 		for _, why := range disturbances(pod, start, end) {
 			res.Invalidate("target pod %s %s during the measurement", pod.Name, why)
 		}
+		var memLimit float64
 		for _, c := range pod.Spec.Containers {
 			if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
 				limit += q.AsApproximateFloat64()
 			}
+			if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+				memLimit += q.AsApproximateFloat64()
+			}
 		}
+		judgeTargetMemory(st.run, res, pod.Name, memLimit)
 	}
 	judgeTargetCPU(st.run, res, limit)
 	return nil
+}
+
+// judgeTargetMemory records a target pod's peak working set as a percent
+// of its memory limit (limitBytes, 0 when it has none) and judges it
+// against validity.maxTargetMemoryPercent.
+func judgeTargetMemory(run *benchv1.BenchmarkRun, res *results.Result, pod string, limitBytes float64) {
+	subject := telemetry.Subject{Role: telemetry.RoleTarget, Name: pod}.Label()
+	ws, ok := res.Get(results.Key{Name: telemetry.FigureMemoryWorkingSetMax, Operation: subject})
+	if !ok || !ws.IsTelemetry() || limitBytes <= 0 {
+		return
+	}
+	pct := 100 * ws.Value / limitBytes
+	setTelemetryMetric(res, results.Metric{Name: telemetry.FigureMemoryLimitPercentMax, Operation: subject, Value: pct, Unit: "%",
+		Direction: results.Neutral, Source: ws.Source})
+	if maxPct := float64(run.Spec.Validity.MaxTargetMemoryPercent); maxPct > 0 && pct > maxPct && res.Verdict != results.Failed {
+		res.Invalidate("target pod %s's working set reached %.1f%% of its memory limit (%s of %.0f bytes), above validity.maxTargetMemoryPercent %g",
+			pod, pct, telemetry.Describe(ws), limitBytes, maxPct)
+	}
 }
 
 // windowOf is the measurement's window: the tool's own start and end when

@@ -229,3 +229,42 @@ func TestDisturbances(t *testing.T) {
 		})
 	}
 }
+
+// TestJudgeTargetMemory: a target pod's peak working set against its memory
+// limit and validity.maxTargetMemoryPercent.
+func TestJudgeTargetMemory(t *testing.T) {
+	withWS := func(v float64) *results.Result {
+		r := results.New("tool")
+		r.Add(results.Metric{Name: "memoryWorkingSetBytesMax", Operation: "target/db-0", Value: v, Unit: "bytes", Source: "kubelet"})
+		return r
+	}
+	cases := map[string]struct {
+		res     *results.Result
+		limit   float64
+		max     benchv1.Percent
+		pct     float64 // recorded memoryLimitPercentMax; 0: none
+		invalid bool
+	}{
+		"near the limit":        {res: withWS(3.8e9), limit: 4e9, max: 90, pct: 95, invalid: true},
+		"well under":            {res: withWS(2e9), limit: 4e9, max: 90, pct: 50},
+		"no limit on the pod":   {res: withWS(3.8e9), max: 90},
+		"not asked":             {res: withWS(3.9e9), limit: 4e9, pct: 97.5},
+		"no resource telemetry": {res: results.New("tool"), limit: 4e9, max: 90},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			run := &benchv1.BenchmarkRun{Spec: benchv1.BenchmarkRunSpec{Validity: benchv1.ValiditySpec{MaxTargetMemoryPercent: tc.max}}}
+			judgeTargetMemory(run, tc.res, "db-0", tc.limit)
+			if got := tc.res.Verdict == results.Invalid; got != tc.invalid {
+				t.Errorf("invalid %v, want %v: %v", got, tc.invalid, tc.res.Reasons)
+			}
+			m, ok := tc.res.Get(results.Key{Name: "memoryLimitPercentMax", Operation: "target/db-0"})
+			if (tc.pct > 0) != ok || (ok && m.Value != tc.pct) {
+				t.Errorf("memoryLimitPercentMax %+v (%v), want %v", m, ok, tc.pct)
+			}
+			if tc.invalid && !strings.Contains(tc.res.Reasons[0], "target pod db-0") {
+				t.Errorf("the reason does not name the pod: %v", tc.res.Reasons)
+			}
+		})
+	}
+}

@@ -129,6 +129,15 @@ type ValiditySpec struct {
 	// +optional
 	MaxTargetCPUPercent Percent `json:"maxTargetCPUPercent,omitempty"`
 
+	// MaxTargetMemoryPercent is the highest working set of a target pod,
+	// in percent of its memory limit, at which a measurement is still
+	// trusted: near its limit a server is reclaiming caches or about to be
+	// OOM-killed. Judged when a resource telemetry source measured the
+	// pods and they have a memory limit. Zero (the default) does not
+	// judge it.
+	// +optional
+	MaxTargetMemoryPercent Percent `json:"maxTargetMemoryPercent,omitempty"`
+
 	// MaxCoefficientOfVariationPercent marks a step unstable when the
 	// run-to-run variation of its primary metric is above it (needs at
 	// least two repetitions). Zero disables the check.

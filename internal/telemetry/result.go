@@ -22,6 +22,11 @@ const (
 	// FigureCPULimitPercent is CPU as a percent of the CPU limit: of a
 	// pod, or of the target (the sum over its pods).
 	FigureCPULimitPercent = "cpuLimitPercent"
+	// FigureMemoryWorkingSetMax is a pod's peak working set (bytes).
+	FigureMemoryWorkingSetMax = "memoryWorkingSetBytesMax"
+	// FigureMemoryLimitPercentMax is a pod's peak working set as a percent
+	// of its memory limit.
+	FigureMemoryLimitPercentMax = "memoryLimitPercentMax"
 	// FigureEfficiency is the primary throughput per target CPU core.
 	FigureEfficiency = "efficiencyPerTargetCore"
 )
