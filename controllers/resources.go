@@ -149,7 +149,9 @@ func (r *BenchmarkRunReconciler) resourceReports(ctx context.Context, st *runSta
 			rs.stopped++
 			rs.mu.Unlock()
 			log.FromContext(ctx).Info("Stopped sampling the kubelets", "job", job.Name)
-		case !start.IsZero() && start.After(rs.since):
+		case start.IsZero() || start.After(rs.since):
+			// Never seen running by this manager: a tool that failed to
+			// start, or one that ended between two reconciles.
 			reps = append(reps, &telemetry.Report{Source: kubelet.SourceName, Figures: []telemetry.Figure{}, Warnings: []string{
 				"the measurement ended before the operator saw its load generators run: the kubelets were not sampled"}})
 		default:
