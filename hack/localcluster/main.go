@@ -3,8 +3,9 @@
 // operator with its Helm chart, runs the manager (as the chart's
 // ServiceAccount) and the test executor, applies a BenchmarkComparison —
 // pgbench on pool standard-v3 against standard-v4a, 5 interleaved runs each —
-// and a redis-benchmark BenchmarkRun on pool loadgen, and prints the
-// comparison table, the HTML report's path and the redis results. hack/quickstart.sh builds what it needs and
+// and one of redis-benchmark on the same pools, 3 runs each, whose server's
+// own statistics give the target's CPU and the efficiency, and prints both
+// comparison tables (target CPU beside throughput) and the HTML reports' paths. hack/quickstart.sh builds what it needs and
 // calls it; `make demo` calls that.
 //
 //	go run ./hack/localcluster -bin-dir DIR -helm HELM -manager M -runner R [-keep]
@@ -23,14 +24,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -137,7 +135,7 @@ func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, up
 	if err := pg.SQL("CREATE DATABASE bench"); err != nil {
 		return err
 	}
-	progress("kubectl apply: a BenchmarkComparison of pgbench on pool standard-v3 against standard-v4a, and redis-benchmark on pool loadgen")
+	progress("kubectl apply: BenchmarkComparisons of pgbench and of redis-benchmark on pool standard-v3 against standard-v4a")
 	manifest := fmt.Sprintf(quickstartRuns, pg.User, pg.Password, pg.Port, redis.Port, seconds)
 	if out, err := stack.Kubectl(ctx, strings.NewReader(manifest), "apply", "-f", "-"); err != nil {
 		return fmt.Errorf("%w\n%s", err, out)
@@ -151,9 +149,9 @@ func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, up
 	if err != nil {
 		return err
 	}
-	progress(fmt.Sprintf("waiting: 5 interleaved runs per pool (pgbench -i, then 2 clients steps × %ds), and redis-benchmark", seconds))
-	cmp := &benchv1.BenchmarkComparison{}
-	redisRun := &benchv1.BenchmarkRun{}
+	progress(fmt.Sprintf("waiting: 5 interleaved pgbench runs per pool (pgbench -i, then 2 clients steps × %ds) and 3 redis-benchmark runs per pool, taking turns on the pools", seconds))
+	names := []string{"pgbench-v3-vs-v4a", "redis-v3-vs-v4a"}
+	cmps := map[string]*benchv1.BenchmarkComparison{}
 	lastLine := ""
 	for {
 		select {
@@ -164,48 +162,60 @@ func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, up
 		if gone, err := stack.Manager.Exited(); gone {
 			return fmt.Errorf("the manager exited: %w (log: %s)", err, logf.Name())
 		}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "pgbench-v3-vs-v4a"}, cmp); err != nil {
-			return err
+		var parts []string
+		done := true
+		for _, n := range names {
+			cmp := &benchv1.BenchmarkComparison{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: n}, cmp); err != nil {
+				return err
+			}
+			cmps[n] = cmp
+			parts = append(parts, fmt.Sprintf("%s %s %s", n, cmp.Status.Phase, cmp.Status.Progress))
+			done = done && cmp.Status.Phase.Terminal()
 		}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "redis-loadgen"}, redisRun); err != nil {
-			return err
-		}
-		line := fmt.Sprintf("comparison %s %s | redis-loadgen %s %s", cmp.Status.Phase, cmp.Status.Progress, redisRun.Status.Phase, redisRun.Status.Progress)
-		if line != lastLine {
+		if line := strings.Join(parts, " | "); line != lastLine {
 			progress(line)
 			lastLine = line
 		}
-		if cmp.Status.Phase.Terminal() && redisRun.Status.Phase.Terminal() {
+		if done {
 			break
 		}
 	}
 	out, _ := stack.Kubectl(ctx, nil, "get", "benchmarkcomparisons,benchmarkruns")
 	fmt.Printf("\n$ kubectl get benchmarkcomparisons,benchmarkruns\n%s\n", out)
-	if cmp.Status.Phase != benchv1.ComparisonSucceeded {
-		return fmt.Errorf("the comparison ended %s: %+v", cmp.Status.Phase, cmp.Status.Conditions)
-	}
-	cm := &corev1.ConfigMap{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: cmp.Status.ReportConfigMap}, cm); err != nil {
-		return err
-	}
-	var reports []*compare.Report
-	if err := json.Unmarshal([]byte(cm.Data["report.json"]), &reports); err != nil {
-		return err
-	}
-	fmt.Println("$ kubectl dbperf compare pgbench-v3-vs-v4a")
-	for _, rep := range reports {
-		if err := compare.Render(os.Stdout, rep, "table"); err != nil {
+	for i, n := range names {
+		cmp := cmps[n]
+		if cmp.Status.Phase != benchv1.ComparisonSucceeded {
+			return fmt.Errorf("the comparison %s ended %s: %+v", n, cmp.Status.Phase, cmp.Status.Conditions)
+		}
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: cmp.Status.ReportConfigMap}, cm); err != nil {
 			return err
 		}
-	}
-	if html != "" {
-		if err := os.WriteFile(html, []byte(cm.Data["report.html"]), 0o644); err != nil {
+		var reports []*compare.Report
+		if err := json.Unmarshal([]byte(cm.Data["report.json"]), &reports); err != nil {
 			return err
 		}
-		fmt.Printf("\nThe HTML report (kubectl dbperf report pgbench-v3-vs-v4a -o html) is in %s\n", html)
+		fmt.Printf("\n$ kubectl dbperf compare %s\n", n)
+		for _, rep := range reports {
+			if err := compare.Render(os.Stdout, rep, "table"); err != nil {
+				return err
+			}
+		}
+		if html != "" {
+			path := html
+			if i > 0 {
+				path = strings.TrimSuffix(html, ".html") + "-" + strings.SplitN(n, "-", 2)[0] + ".html"
+			}
+			if err := os.WriteFile(path, []byte(cm.Data["report.html"]), 0o644); err != nil {
+				return err
+			}
+			fmt.Printf("\nThe HTML report (kubectl dbperf report %s -o html) is in %s\n", n, path)
+		}
 	}
-	fmt.Println("\nredis-benchmark on pool loadgen:")
-	printTable([]string{"redis-loadgen"}, map[string]*benchv1.BenchmarkRun{"redis-loadgen": redisRun})
+	fmt.Println("\nThe target's CPU (TARGET CPU Δ %, cpu rows, efficiencyPerTargetCore) comes from the server's own")
+	fmt.Println("statistics (Redis INFO), polled by the first load generator; PostgreSQL's statistics give commits and")
+	fmt.Println("sessions but no CPU: a resource source (--telemetry-resources, docs/telemetry.md) gives the pods'.")
 	fmt.Println("\nThe pools are simulated nodes of one machine: here the two \"generations\" are the same CPU, so the")
 	fmt.Println("honest verdict is NoChange or Inconclusive; on a real cluster the same objects compare real pools.")
 	if keep {
@@ -214,62 +224,6 @@ func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, up
 		<-ctx.Done()
 	}
 	return nil
-}
-
-// printTable prints, per run and step, the headline metric's summary over
-// the valid repetitions and where the load generators ran.
-func printTable(names []string, runs map[string]*benchv1.BenchmarkRun) {
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "RUN\tSTEP\tMETRIC\tMEDIAN\t95% CI\tCV %\tN\tVERDICTS\tNODES")
-	for _, n := range names {
-		r := runs[n]
-		for _, st := range r.Status.Steps {
-			verdicts, nodes := map[string]int{}, map[string]bool{}
-			for _, rep := range st.Repetitions {
-				verdicts[string(rep.Verdict)]++
-				nodes[rep.Node] = true
-			}
-			vs, ns := []string{}, []string{}
-			for v, c := range verdicts {
-				vs = append(vs, fmt.Sprintf("%d %s", c, v))
-			}
-			for n := range nodes {
-				ns = append(ns, n)
-			}
-			sort.Strings(vs)
-			sort.Strings(ns)
-			if len(st.Summary) == 0 {
-				fmt.Fprintf(w, "%s\t%s\t-\t-\t-\t-\t0\t%s\t%s\n", n, st.Name, strings.Join(vs, ", "), strings.Join(ns, ","))
-			}
-			for i, m := range st.Summary {
-				if i >= 2 { // the headline metrics; the rest is in the results ConfigMap
-					break
-				}
-				name := m.Name
-				if m.Operation != "" {
-					name += " " + m.Operation
-				}
-				ci, cv := "-", "-"
-				if m.CILow != nil && m.CIHigh != nil {
-					ci = num(*m.CILow) + " – " + num(*m.CIHigh)
-				}
-				if m.CoefficientOfVariationPercent != nil {
-					cv = fmt.Sprintf("%.2f", *m.CoefficientOfVariationPercent)
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s %s\t%s\t%s\t%d\t%s\t%s\n", n, st.Name, name, num(m.Median), m.Unit,
-					ci, cv, m.N, strings.Join(vs, ", "), strings.Join(ns, ","))
-			}
-		}
-		for _, c := range r.Status.Conditions {
-			if c.Status == metav1.ConditionFalse && c.Type != "Completed" {
-				fmt.Fprintf(w, "%s\t%s=False (%s): %s\t\t\t\t\t\t\t\n", n, c.Type, c.Reason, c.Message)
-			}
-		}
-	}
-	_ = w.Flush()
-	fmt.Println("\nEvery number above comes from real pgbench/redis-benchmark runs against the local servers;")
-	fmt.Println("the full results (every metric, every repetition, the environment) are in each run's")
-	fmt.Println("<run>-results ConfigMap.")
 }
 
 const quickstartRuns = `
@@ -304,23 +258,23 @@ spec:
     patch: {workload: {placement: {nodeSelector: {pool: standard-v4a}}}}
 ---
 apiVersion: bench.dbperf.io/v1alpha1
-kind: BenchmarkRun
+kind: BenchmarkComparison
 metadata:
-  name: redis-loadgen
+  name: redis-v3-vs-v4a
 spec:
-  repetitions: 3
-  target:
-    external: {host: 127.0.0.1, port: %[4]d}
-  workload:
-    redisBenchmark: {tests: [set, get], requests: 100000, clients: [50], pipeline: [1, 16], keySpace: 100000}
-    placement:
-      nodeSelector: {pool: loadgen}
+  baseline: standard-v3
+  order: Interleaved
+  runsPerVariant: 3
+  criteria: {minEffectPercent: 2}
+  template:
+    target:
+      external: {host: 127.0.0.1, port: %[4]d}
+    workload:
+      redisBenchmark: {tests: [set, get], requests: 100000, clients: [50], pipeline: [1, 16], keySpace: 100000}
+    telemetry: {pollInterval: 1s}
+  variants:
+  - name: standard-v3
+    patch: {workload: {placement: {nodeSelector: {pool: standard-v3}}}}
+  - name: standard-v4a
+    patch: {workload: {placement: {nodeSelector: {pool: standard-v4a}}}}
 `
-
-// num prints large values whole and small ones with four significant digits.
-func num(v float64) string {
-	if v >= 1000 || v <= -1000 {
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.4g", v)
-}
