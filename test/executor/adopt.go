@@ -30,6 +30,9 @@ type adoptedPod struct {
 	node    string
 	started time.Time
 	cgroup  *podCgroup
+	// container and image are the pod's (first) container's, for the
+	// cAdvisor series' labels.
+	container, image string
 	// back are the cgroup.procs files the server came from, one per
 	// hierarchy of the pod's cgroup, in the same order as cgroup.procs.
 	back []string
@@ -104,7 +107,10 @@ func (e *Executor) adopt(p *corev1.Pod, backend string) error {
 		return err
 	}
 	a := &adoptedPod{ref: stats.PodReference{Namespace: p.Namespace, Name: p.Name, UID: string(p.UID)},
-		node: p.Spec.NodeName, started: time.Now(), cgroup: cg}
+		node: p.Spec.NodeName, started: time.Now(), cgroup: cg, container: "server"}
+	if len(p.Spec.Containers) > 0 {
+		a.container, a.image = p.Spec.Containers[0].Name, p.Spec.Containers[0].Image
+	}
 	for _, procs := range cg.procs {
 		// v1: /sys/fs/cgroup/<controller>/dbperf-executor/<uid>/cgroup.procs
 		a.back = append(a.back, originalProcs(pid, strings.Split(procs, "/")[4], cg.v2))

@@ -74,9 +74,10 @@ type podCgroup struct {
 	dirs  []string // the cgroup directories
 	procs []string // their cgroup.procs files
 	v2    bool
-	// cpuDir holds cpuacct.usage (v1) or cpu.stat (v2); memoryDir the
-	// memory counters, "" without the memory controller.
-	cpuDir, memoryDir string
+	// cpuDir holds cpuacct.usage (v1) or cpu.stat (v2); cpuCtlDir the
+	// cpu controller's quota and throttling (v1: the cpu hierarchy);
+	// memoryDir the memory counters, "" without the memory controller.
+	cpuDir, cpuCtlDir, memoryDir string
 }
 
 // create makes the pod's cgroup with a CPU limit of milliCPU and a memory
@@ -97,7 +98,7 @@ func (m cgroupManager) create(name string, milliCPU, memBytes int64) (*podCgroup
 		}
 		pc.dirs = []string{dir}
 		pc.procs = []string{filepath.Join(dir, "cgroup.procs")}
-		pc.root, pc.cpuDir = dir, dir
+		pc.root, pc.cpuDir, pc.cpuCtlDir = dir, dir, dir
 		if err := os.WriteFile(filepath.Join(dir, "cpu.max"), []byte(quota), 0o644); err != nil {
 			pc.remove()
 			return nil, err
@@ -126,6 +127,8 @@ func (m cgroupManager) create(name string, milliCPU, memBytes int64) (*podCgroup
 			return nil, err
 		}
 		switch c {
+		case "cpu":
+			pc.cpuCtlDir = dir
 		case "cpuacct":
 			pc.cpuDir = dir
 		case "memory":

@@ -25,7 +25,8 @@
 //     sees the whole machine and says so in the log;
 //   - users: as root, the process runs as the pod's runAsUser/runAsGroup;
 //   - statistics: /stats/summary on the kubelet endpoint, from the pods'
-//     cgroups and the machine (stats.go); the local server behind a
+//     cgroups and the machine (stats.go), and cAdvisor's
+//     /metrics/cadvisor from the same cgroups (cadvisor.go); the local server behind a
 //     simulated target pod's Service is moved into a cgroup of that pod
 //     (adopt.go).
 package executor

@@ -19,8 +19,11 @@ import (
 // serveLogs answers the API server's container-log requests (kubectl logs,
 // the operator's log reader) on the nodes' kubelet endpoint, over TLS with a
 // throwaway certificate (the API server does not verify kubelets unless told
-// to). /containerLogs/ (every pod here has one container) and the Summary
-// API's /stats/summary (stats.go) are served.
+// to). /containerLogs/ (every pod here has one container), the Summary
+// API's /stats/summary (stats.go) and cAdvisor's /metrics/cadvisor
+// (cadvisor.go) are served. Prometheus scrapes the last over this same
+// HTTPS endpoint without verifying it, as a cluster's kubelet job does
+// (kube-prometheus' insecureSkipVerify): one endpoint, as on a real node.
 func (e *Executor) serveLogs(addr string) (*http.Server, error) {
 	host, _, _ := net.SplitHostPort(addr)
 	cert, err := selfSigned(host)
@@ -29,6 +32,7 @@ func (e *Executor) serveLogs(addr string) (*http.Server, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /stats/summary", e.serveSummary)
+	mux.Handle("GET /metrics/cadvisor", e.cadvisorHandler())
 	mux.HandleFunc("/containerLogs/{ns}/{pod}/{container}", func(w http.ResponseWriter, r *http.Request) {
 		ns, name := r.PathValue("ns"), r.PathValue("pod")
 		var path string

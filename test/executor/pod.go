@@ -33,6 +33,7 @@ type podRun struct {
 	ref       stats.PodReference
 	node      string
 	container string
+	image     string
 	started   time.Time
 	cgroup    *podCgroup
 }
@@ -48,7 +49,7 @@ func (e *Executor) start(ctx context.Context, pod *corev1.Pod) {
 	runCtx, cancel := context.WithCancel(ctx)
 	r := &podRun{dir: dir, logPath: filepath.Join(dir, "container.log"), cancel: cancel, done: make(chan struct{}),
 		ref:  stats.PodReference{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID)},
-		node: pod.Spec.NodeName, container: pod.Spec.Containers[0].Name, started: time.Now()}
+		node: pod.Spec.NodeName, container: pod.Spec.Containers[0].Name, image: pod.Spec.Containers[0].Image, started: time.Now()}
 	e.mu.Lock()
 	e.pods[pod.UID] = r
 	e.mu.Unlock()

@@ -1,13 +1,10 @@
 package executor
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -55,7 +52,7 @@ func (e *Executor) summary() (*stats.Summary, error) {
 		}
 	}
 	for _, a := range e.adopted {
-		s.Pods = append(s.Pods, podStats(a.ref, a.started, "server", a.cgroup))
+		s.Pods = append(s.Pods, podStats(a.ref, a.started, a.container, a.cgroup))
 	}
 	return s, nil
 }
@@ -72,61 +69,6 @@ func podStats(ref stats.PodReference, started time.Time, container string, cg *p
 	}
 	ps.Containers = []stats.ContainerStats{{Name: container, StartTime: ps.StartTime, CPU: ps.CPU, Memory: ps.Memory}}
 	return ps
-}
-
-// cpuNanos is the cgroup's cumulative CPU time.
-func (pc *podCgroup) cpuNanos() (uint64, error) {
-	if !pc.v2 {
-		return readUint(filepath.Join(pc.cpuDir, "cpuacct.usage"))
-	}
-	usec, err := statField(filepath.Join(pc.cpuDir, "cpu.stat"), "usage_usec")
-	return usec * 1000, err
-}
-
-// memory is the cgroup's usage and working set (usage − inactive_file, as
-// the kubelet computes it, never below zero).
-func (pc *podCgroup) memory() (usage, workingSet uint64, err error) {
-	if pc.memoryDir == "" {
-		return 0, 0, fmt.Errorf("no memory cgroup")
-	}
-	usageFile, inactive := "memory.usage_in_bytes", "total_inactive_file"
-	if pc.v2 {
-		usageFile, inactive = "memory.current", "inactive_file"
-	}
-	if usage, err = readUint(filepath.Join(pc.memoryDir, usageFile)); err != nil {
-		return 0, 0, err
-	}
-	in, err := statField(filepath.Join(pc.memoryDir, "memory.stat"), inactive)
-	if err != nil {
-		return 0, 0, err
-	}
-	if in < usage {
-		workingSet = usage - in
-	}
-	return usage, workingSet, nil
-}
-
-func readUint(path string) (uint64, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseUint(strings.TrimSpace(string(raw)), 10, 64)
-}
-
-// statField reads "key value" from a flat-keyed file (cpu.stat, memory.stat).
-func statField(path, key string) (uint64, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), " "); ok && k == key {
-			return strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("%s: no %s", path, key)
 }
 
 // nodeStats reads the machine: CPU busy time (user, nice, system, irq,

@@ -66,44 +66,7 @@ func procCPUSeconds(t *testing.T, pid int) float64 {
 // over HTTPS with the kubelet source's sampler, and compares its cpuCores
 // with the burner's own CPU time from /proc over the same window.
 func TestSummaryAgreesWithProc(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create pod cgroups (the test kubelet reads their counters)")
-	}
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("needs python3 for the burner (a busy loop holding 64 MiB)")
-	}
-	e := &Executor{o: Options{WorkDir: t.TempDir()}, pods: map[types.UID]*podRun{}, cgroups: newCgroupManager()}
-	if e.cgroups.err != nil {
-		t.Skipf("no pod cgroups here: %v", e.cgroups.err)
-	}
-	uid := fmt.Sprintf("stats-test-%d", os.Getpid())
-	cg, err := e.cgroups.create(uid, 500, 256<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	burn := `b = bytearray(64 << 20)
-for i in range(0, len(b), 4096): b[i] = 1
-while True: pass`
-	argv := append(cg.joinCommand(), python, "-c", burn)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-		for i := 0; i < 50; i++ { // the kernel refuses rmdir until the process has left
-			cg.remove()
-			if _, err := os.Stat(cg.cpuDir); os.IsNotExist(err) {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}()
-	e.pods[types.UID(uid)] = &podRun{ref: stats.PodReference{Namespace: "ns", Name: "burner", UID: uid}, node: "n1",
-		container: "tool", started: time.Now(), cgroup: cg}
+	e, cmd := startBurnerPod(t)
 	port, err := localdb.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -160,4 +123,50 @@ while True: pass`
 	if len(rep.Warnings) > 0 {
 		t.Errorf("warnings: %q", rep.Warnings)
 	}
+}
+
+// startBurnerPod runs a real CPU burner (limited to half a core, holding
+// 64 MiB) as pod ns/burner on node n1 of an executor that serves nothing
+// yet; it stops with the test.
+func startBurnerPod(t *testing.T) (*Executor, *exec.Cmd) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create pod cgroups (the test kubelet reads their counters)")
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("needs python3 for the burner (a busy loop holding 64 MiB)")
+	}
+	e := &Executor{o: Options{WorkDir: t.TempDir()}, pods: map[types.UID]*podRun{}, cgroups: newCgroupManager()}
+	if e.cgroups.err != nil {
+		t.Skipf("no pod cgroups here: %v", e.cgroups.err)
+	}
+	uid := fmt.Sprintf("stats-test-%d-%s", os.Getpid(), t.Name())
+	cg, err := e.cgroups.create(uid, 500, 256<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	burn := `b = bytearray(64 << 20)
+for i in range(0, len(b), 4096): b[i] = 1
+while True: pass`
+	argv := append(cg.joinCommand(), python, "-c", burn)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		for i := 0; i < 50; i++ { // the kernel refuses rmdir until the process has left
+			cg.remove()
+			if _, err := os.Stat(cg.cpuDir); os.IsNotExist(err) {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	e.pods[types.UID(uid)] = &podRun{ref: stats.PodReference{Namespace: "ns", Name: "burner", UID: uid}, node: "n1",
+		container: "tool", image: "python:3", started: time.Now(), cgroup: cg}
+	return e, cmd
 }

@@ -53,10 +53,17 @@ func StartNodeExporter(t testing.TB) string {
 
 // ScrapeTarget is one static target of the test Prometheus; Labels replace
 // or add target labels (an "instance" label names the node, as a
-// cluster's relabelling does).
+// cluster's relabelling does). Targets of the same Job share its scrape
+// config: its MetricsPath (default /metrics) and Scheme (default http),
+// HTTPS without verifying the certificate when InsecureSkipVerify is set
+// (a cluster's kubelet job: a kubelet's serving certificate is often
+// self-signed).
 type ScrapeTarget struct {
-	Job, Address string
-	Labels       map[string]string
+	Job, Address       string
+	Labels             map[string]string
+	MetricsPath        string
+	Scheme             string
+	InsecureSkipVerify bool
 }
 
 // StartPrometheus starts a real Prometheus on 127.0.0.1 scraping the
@@ -82,12 +89,34 @@ func StartPrometheus(t testing.TB, interval time.Duration, targets ...ScrapeTarg
 func prometheusConfig(interval time.Duration, targets []ScrapeTarget) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\nscrape_configs:\n", interval, interval)
+	var jobs []string
+	byJob := map[string][]ScrapeTarget{}
 	for _, tg := range targets {
-		fmt.Fprintf(&b, "  - job_name: %q\n    static_configs:\n      - targets: [%q]\n", tg.Job, tg.Address)
-		if len(tg.Labels) > 0 {
-			b.WriteString("        labels:\n")
-			for k, v := range tg.Labels {
-				fmt.Fprintf(&b, "          %s: %q\n", k, v)
+		if _, ok := byJob[tg.Job]; !ok {
+			jobs = append(jobs, tg.Job)
+		}
+		byJob[tg.Job] = append(byJob[tg.Job], tg)
+	}
+	for _, job := range jobs {
+		first := byJob[job][0]
+		fmt.Fprintf(&b, "  - job_name: %q\n", job)
+		if first.MetricsPath != "" {
+			fmt.Fprintf(&b, "    metrics_path: %q\n", first.MetricsPath)
+		}
+		if first.Scheme != "" {
+			fmt.Fprintf(&b, "    scheme: %q\n", first.Scheme)
+		}
+		if first.InsecureSkipVerify {
+			b.WriteString("    tls_config:\n      insecure_skip_verify: true\n")
+		}
+		b.WriteString("    static_configs:\n")
+		for _, tg := range byJob[job] {
+			fmt.Fprintf(&b, "      - targets: [%q]\n", tg.Address)
+			if len(tg.Labels) > 0 {
+				b.WriteString("        labels:\n")
+				for k, v := range tg.Labels {
+					fmt.Fprintf(&b, "          %s: %q\n", k, v)
+				}
 			}
 		}
 	}
