@@ -56,84 +56,17 @@ spec:
 // server's CPU over the measurement's window from /proc/<pid>/stat, and the
 // efficiency per target core.
 func TestRunReportsTargetCPUFromTheKubelets(t *testing.T) {
-	binDir := testutil.NeedEnv(t, "KUBEBUILDER_ASSETS")
-	helm := testutil.NeedEnv(t, "HELM")
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the executor moves the server into the target pod's cgroup, and the nodes' address is added to lo")
-	}
-	server, err := localdb.Tool("redis-server")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	work, err := os.MkdirTemp("", "dbperf-e2e-kubelet-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(work, 0o755); err != nil { // pods run as their runAsUser
-		t.Fatal(err)
-	}
-	defer func() {
-		if t.Failed() {
-			t.Logf("kept the work directory for inspection: %s", work)
-			return
-		}
-		_ = os.RemoveAll(work)
-	}()
-	logf, err := os.Create(filepath.Join(work, "components.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if t.Failed() {
-			raw, _ := os.ReadFile(logf.Name())
-			if len(raw) > 30000 {
-				raw = raw[len(raw)-30000:]
-			}
-			t.Logf("manager and executor log (end):\n%s", raw)
-		}
-	}()
-	bins := t.TempDir()
-	manager := build(t, bins, "./cmd/manager", "manager")
-	runner := build(t, bins, "./cmd/runner", "dbperf-runner")
-
-	port, err := localdb.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	redis := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	if err := redis.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = redis.Process.Kill(); _ = redis.Wait() }()
-	if err := localdb.WaitForPort(port, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	cpu := &procCPU{pid: redis.Process.Pid}
-	go cpu.record(ctx, 100*time.Millisecond)
-
 	cores := strconv.Itoa(runtime.NumCPU())
 	pools := []sim.Pool{
 		{Name: "db", Nodes: 1, InstanceType: "local", CPUModel: "local", Arch: "amd64", CPU: cores, Memory: "8Gi", Zones: []string{"zone-a"}, Kernel: "local", OSImage: "local"},
 		{Name: "loadgen", Nodes: 1, InstanceType: "local", CPUModel: "local", Arch: "amd64", CPU: cores, Memory: "8Gi", Zones: []string{"zone-a"}, Kernel: "local", OSImage: "local"},
 	}
-	stack, err := sim.Up(ctx, sim.StackOptions{
-		Name: fmt.Sprintf("e2e-kubelet-%d", os.Getpid()), Dir: work, BinDir: binDir, Helm: helm,
-		Chart: filepath.Join(testutil.RepoRoot(), "charts", "dbperf-operator"), Manager: manager, Runner: runner,
-		Pools: pools, Log: logf, Progress: func(s string) { t.Log(s) },
-		HelmSets:    []string{"telemetry.resources=kubelet"},
-		ManagerArgs: []string{"--telemetry-resources=kubelet", "--telemetry-sampling-interval=1s"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stack.Stop()
-	c := stack.Cluster
-	t.Logf("nodes' address %s, kubelet endpoint %s", c.NodeAddr, c.KubeletAddr())
-	if c.NodeAddr == "127.0.0.1" {
-		t.Fatal("the nodes kept 127.0.0.1 (see the log): the API server's node proxy refuses it")
-	}
+	e := startTelemetryStack(ctx, t, "kubelet", pools,
+		[]string{"telemetry.resources=kubelet"},
+		[]string{"--telemetry-resources=kubelet", "--telemetry-sampling-interval=1s"})
+	c, redis, port, cpu := e.stack.Cluster, e.redis, e.port, e.cpu
 
 	// The target's Service (made by the operator) leads to the local
 	// server: the executor forwards to it and adopts it into the pod.
@@ -157,7 +90,7 @@ func TestRunReportsTargetCPUFromTheKubelets(t *testing.T) {
 	})
 
 	testutil.Eventually(t, 90*time.Second, "the run finished", func() error {
-		if gone, err := stack.Manager.Exited(); gone {
+		if gone, err := e.stack.Manager.Exited(); gone {
 			t.Fatalf("the manager exited: %v", err)
 		}
 		if run, err = getRun(ctx, dyn, "valkey-kubelet"); err != nil {
@@ -230,6 +163,95 @@ func TestRunReportsTargetCPUFromTheKubelets(t *testing.T) {
 			t.Errorf("no %s… figure in the stored result: %v", k, stored)
 		}
 	}
+}
+
+// telemetryStack is what the telemetry end-to-end tests share: the stack
+// up with the operator's chart values and manager flags, and a real
+// redis-server to play the target's pod, whose CPU is recorded from
+// /proc/<pid>/stat.
+type telemetryStack struct {
+	stack *sim.Stack
+	redis *exec.Cmd
+	port  int
+	cpu   *procCPU
+}
+
+// startTelemetryStack builds the manager and the runner, starts
+// redis-server and the stack; everything stops with the test, and the
+// components' log ends in the test's log when it fails.
+func startTelemetryStack(ctx context.Context, t *testing.T, name string, pools []sim.Pool, helmSets, managerArgs []string) *telemetryStack {
+	t.Helper()
+	binDir := testutil.NeedEnv(t, "KUBEBUILDER_ASSETS")
+	helm := testutil.NeedEnv(t, "HELM")
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the executor moves the server into the target pod's cgroup, and the nodes' address is added to lo")
+	}
+	server, err := localdb.Tool("redis-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, err := os.MkdirTemp("", "dbperf-e2e-"+name+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(work, 0o755); err != nil { // pods run as their runAsUser
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("kept the work directory for inspection: %s", work)
+			return
+		}
+		_ = os.RemoveAll(work)
+	})
+	logf, err := os.Create(filepath.Join(work, "components.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			raw, _ := os.ReadFile(logf.Name())
+			if len(raw) > 30000 {
+				raw = raw[len(raw)-30000:]
+			}
+			t.Logf("manager and executor log (end):\n%s", raw)
+		}
+	})
+	bins := t.TempDir()
+	manager := build(t, bins, "./cmd/manager", "manager")
+	runner := build(t, bins, "./cmd/runner", "dbperf-runner")
+
+	e := &telemetryStack{}
+	if e.port, err = localdb.FreePort(); err != nil {
+		t.Fatal(err)
+	}
+	e.redis = exec.Command(server, "--port", strconv.Itoa(e.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := e.redis.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.redis.Process.Kill(); _ = e.redis.Wait() })
+	if err := localdb.WaitForPort(e.port, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	e.cpu = &procCPU{pid: e.redis.Process.Pid}
+	go e.cpu.record(ctx, 100*time.Millisecond)
+
+	e.stack, err = sim.Up(ctx, sim.StackOptions{
+		Name: fmt.Sprintf("e2e-%s-%d", name, os.Getpid()), Dir: work, BinDir: binDir, Helm: helm,
+		Chart: filepath.Join(testutil.RepoRoot(), "charts", "dbperf-operator"), Manager: manager, Runner: runner,
+		Pools: pools, Log: logf, Progress: func(s string) { t.Log(s) },
+		HelmSets: helmSets, ManagerArgs: managerArgs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.stack.Stop)
+	c := e.stack.Cluster
+	t.Logf("nodes' address %s, kubelet endpoint %s", c.NodeAddr, c.KubeletAddr())
+	if c.NodeAddr == "127.0.0.1" {
+		t.Fatal("the nodes kept 127.0.0.1 (see the log): the API server's node proxy refuses it")
+	}
+	return e
 }
 
 func hasPrefixKey(m map[string]bool, prefix string) bool {

@@ -208,6 +208,13 @@ func (e *Executor) sync(ctx context.Context) error {
 			// Running but not ours: started by an executor that is gone.
 			e.failOrphan(ctx, pod)
 		default:
+			// The target's server runs before the load starts: adopt it
+			// now rather than on the next round, so that its pod's cgroup
+			// counts the whole measurement.
+			e.lastAdopt = time.Time{}
+			if err := e.adoptBackends(ctx); err != nil && ctx.Err() == nil {
+				e.logf("simulated target pods: %v", err)
+			}
 			e.start(ctx, pod)
 		}
 	}

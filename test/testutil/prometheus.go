@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -72,18 +73,64 @@ type ScrapeTarget struct {
 // ready.
 func StartPrometheus(t testing.TB, interval time.Duration, targets ...ScrapeTarget) string {
 	t.Helper()
+	return StartPrometheusAt(t, fmt.Sprintf("127.0.0.1:%d", FreePort(t)), interval, targets...)
+}
+
+// StartPrometheusAt is StartPrometheus listening on addr (host:port), for
+// a test that must give Prometheus' URL out before its targets are known.
+func StartPrometheusAt(t testing.TB, addr string, interval time.Duration, targets ...ScrapeTarget) string {
+	t.Helper()
 	bin, _ := RequirePrometheus(t)
 	dir := t.TempDir()
 	config := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(config, []byte(prometheusConfig(interval, targets)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 	startProcess(t, bin, "--config.file="+config, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn")
 	url := "http://" + addr
 	waitHTTP(t, url+"/-/ready", 30*time.Second)
+	waitScraped(t, url, len(targets), 30*time.Second)
 	return url
+}
+
+// waitScraped waits until Prometheus has scraped every target once:
+// ready, it applies its targets only after a few seconds (the scrape
+// manager's reload tick), and a window measured before then has no
+// samples at its start. A cluster's Prometheus has been scraping long
+// before a benchmark starts.
+func waitScraped(t testing.TB, url string, targets int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var last string
+	for time.Now().Before(deadline) {
+		var body struct {
+			Data struct {
+				ActiveTargets []struct {
+					ScrapeURL, Health, LastError string
+				} `json:"activeTargets"`
+			} `json:"data"`
+		}
+		resp, err := http.Get(url + "/api/v1/targets?state=active")
+		if err == nil {
+			err = json.NewDecoder(resp.Body).Decode(&body)
+			_ = resp.Body.Close()
+		}
+		up := 0
+		last = fmt.Sprint(err)
+		for _, tg := range body.Data.ActiveTargets {
+			if tg.Health == "up" {
+				up++
+			} else {
+				last = fmt.Sprintf("%s: %s %s", tg.ScrapeURL, tg.Health, tg.LastError)
+			}
+		}
+		if err == nil && up == targets {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("Prometheus did not scrape its %d targets within %s (last: %s)", targets, within, last)
 }
 
 func prometheusConfig(interval time.Duration, targets []ScrapeTarget) string {
