@@ -95,9 +95,11 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 		if err := r.judgeTarget(ctx, st, out.result, timeOf(out.started), timeOf(out.finished)); err != nil {
 			return ctrl.Result{}, err
 		}
-		if err := r.storeUnit(ctx, st, u, out.result); err != nil {
+		stored, err := r.storeUnit(ctx, st, u, out.result)
+		if err != nil {
 			return ctrl.Result{}, err
 		}
+		out.result = stored
 		recordUnit(run, u, job.Name, out)
 		if _, reason, msg := verdict(run); reason == benchv1.ReasonSomeFailed || reason == benchv1.ReasonSomeInvalid {
 			setCondition(run, benchv1.ConditionValid, metav1.ConditionFalse, reason, msg)

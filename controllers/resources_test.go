@@ -18,10 +18,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	stats "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
@@ -59,7 +61,10 @@ func (k hostKubelet) Summary(_ context.Context, node string) (*stats.Summary, er
 }
 
 // refuseFirstRecord refuses, with a conflict, the first status write that
-// records a measurement: the next reconcile computes the outcome again.
+// records a measurement, after writing the run's metadata as another client
+// would have: the next reconcile computes the outcome again. (A conflict
+// without a newer version would bring no watch event, and the controller,
+// rightly, waits for one.)
 type refuseFirstRecord struct {
 	client.Client
 	mu      sync.Mutex
@@ -84,6 +89,12 @@ func (s refusingStatus) Patch(ctx context.Context, obj client.Object, patch clie
 		}
 		s.c.mu.Unlock()
 		if first {
+			// As a real conflict: someone else wrote the run in between
+			// (which is also what brings the next reconcile).
+			bump := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"test.dbperf.io/conflict":"1"}}}`))
+			if err := s.c.Patch(ctx, run.DeepCopy(), bump); err != nil {
+				return err
+			}
 			return apierrors.NewConflict(schema.GroupResource{Group: benchv1.GroupVersion.Group, Resource: "benchmarkruns"}, run.Name, fmt.Errorf("refused by the test"))
 		}
 	}
@@ -256,5 +267,46 @@ func (h *harness) touch(obj client.Object, v string) {
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{"test.dbperf.io/touched":%q}}}`, v)
 	if err := k8s.Patch(context.Background(), obj.DeepCopyObject().(client.Object), client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
 		h.t.Fatal(err)
+	}
+}
+
+// TestStoredResultStands: the first result stored for a measurement is the
+// one kept and the one status records: a reconcile that computes the
+// outcome again knowing less of it (after a lost status write or a manager
+// restart, without the kubelet's samples) gets the stored result back and
+// writes nothing.
+func TestStoredResultStands(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "stands", Namespace: h.ns, UID: "0f1e2d3c-0000-4000-8000-000000000002"}}
+	r := &BenchmarkRunReconciler{Client: k8s}
+	st := &runState{run: run}
+	rich := results.New("redis-benchmark")
+	rich.Add(results.Metric{Name: "opsPerSecond", Value: 1000, Unit: "ops/s", Direction: results.HigherIsBetter})
+	rich.Add(results.Metric{Name: "cpuCores", Operation: "target", Value: 0.5, Unit: "cores", Direction: results.Neutral, Source: "kubelet"})
+	got, err := r.storeUnit(ctx, st, unit{step: 0, rep: 1}, rich)
+	if err != nil || got != rich {
+		t.Fatalf("first store: %v, %p", err, got)
+	}
+	var before corev1.ConfigMap
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.ResultsConfigMapName(run)}, &before); err != nil {
+		t.Fatal(err)
+	}
+	poor := results.New("redis-benchmark")
+	poor.Add(results.Metric{Name: "opsPerSecond", Value: 1000, Unit: "ops/s", Direction: results.HigherIsBetter})
+	poor.Warnings = []string{"kubelet statistics lost"}
+	got, err = r.storeUnit(ctx, st, unit{step: 0, rep: 1}, poor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.Get(results.Key{Name: "cpuCores", Operation: "target"}); !ok || len(got.Warnings) != 0 {
+		t.Errorf("the second store returned %+v, not the stored result", got)
+	}
+	var after corev1.ConfigMap
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.ResultsConfigMapName(run)}, &after); err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Error("the second store wrote the ConfigMap")
 	}
 }

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,10 +14,42 @@ import (
 )
 
 // storeUnit keeps a measurement's full result in the results ConfigMap
-// before the status records it, so a restart can never lose it.
-func (r *BenchmarkRunReconciler) storeUnit(ctx context.Context, st *runState, u unit, res *results.Result) error {
-	return r.storeResult(ctx, st, specs.UnitKey(u.step, u.rep), res)
+// before the status records it, so a restart can never lose it. The first
+// stored result stands: a reconcile that computes the outcome again (its
+// status write lost to a conflict, or a new manager after a restart) may
+// know less of it (the kubelet's samples live in the manager's memory), so
+// it never replaces what is stored; it returns what is stored, which the
+// status then records.
+func (r *BenchmarkRunReconciler) storeUnit(ctx context.Context, st *runState, u unit, res *results.Result) (*results.Result, error) {
+	key := specs.UnitKey(u.step, u.rep)
+	stored := res
+	packed, err := results.Pack(res)
+	if err != nil {
+		return nil, err
+	}
+	err = r.updateResults(ctx, st, func(cm *corev1.ConfigMap) error {
+		if have, ok := cm.BinaryData[key]; ok {
+			earlier, err := results.Unpack(have)
+			if err == nil {
+				stored = earlier
+				return errUnchanged
+			}
+			// An unreadable earlier result is replaced.
+		}
+		if cm.BinaryData == nil {
+			cm.BinaryData = map[string][]byte{}
+		}
+		cm.BinaryData[key] = packed
+		return nil
+	})
+	if errors.Is(err, errUnchanged) {
+		err = nil
+	}
+	return stored, err
 }
+
+// errUnchanged stops updateResults without a write.
+var errUnchanged = errors.New("unchanged")
 
 func (r *BenchmarkRunReconciler) storeResult(ctx context.Context, st *runState, key string, res *results.Result) error {
 	packed, err := results.Pack(res)
