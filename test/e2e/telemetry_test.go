@@ -56,7 +56,7 @@ spec:
 // server's CPU over the measurement's window from /proc/<pid>/stat, and the
 // efficiency per target core.
 func TestRunReportsTargetCPUFromTheKubelets(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cores := strconv.Itoa(runtime.NumCPU())
 	pools := []sim.Pool{
@@ -163,6 +163,95 @@ func TestRunReportsTargetCPUFromTheKubelets(t *testing.T) {
 			t.Errorf("no %s… figure in the stored result: %v", k, stored)
 		}
 	}
+
+	killTargetMidMeasurement(ctx, t, e, dyn)
+}
+
+const killedRunYAML = `
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: valkey-killed
+spec:
+  target:
+    valkey: {}
+    placement:
+      nodeSelector: {pool: db}
+  workload:
+    redisBenchmark: {tests: [set], requests: 3000000, clients: [20], pipeline: [1], keySpace: 1000}
+    placement:
+      nodeSelector: {pool: loadgen}
+  telemetry: {pollInterval: 1s}
+`
+
+// killTargetMidMeasurement: the target's server process is killed (SIGKILL)
+// in the middle of a measurement and started again on the same port, as
+// the kubelet restarts a container. The measurement is never a trusted
+// number: the run ends Failed or Invalid, and the repetition's reasons
+// name the restart the statistics poller saw (Redis's run_id changed).
+func killTargetMidMeasurement(ctx context.Context, t *testing.T, e *telemetryStack, dyn dynamic.Interface) {
+	c := e.stack.Cluster
+	if out, err := c.Kubectl(ctx, strings.NewReader(killedRunYAML), "apply", "-n", ns, "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	run, err := getRun(ctx, dyn, "valkey-killed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, time.Minute, "the killed run's Service pointed at the local server", func() error {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"127.0.0.1:%d"}}}`, executor.BackendAnnotation, e.port)
+		_, err := c.Clientset.CoreV1().Services(ns).Patch(ctx, specs.ValkeyName(run), types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		return err
+	})
+	// Well into the measurement: the server has served a good share of it.
+	before := commandsProcessed(t, e.port)
+	testutil.Eventually(t, time.Minute, "the measurement under way", func() error {
+		if n := commandsProcessed(t, e.port); n < before+200000 {
+			return fmt.Errorf("%d commands so far", n-before)
+		}
+		return nil
+	})
+	server := e.redis.Path
+	_ = e.redis.Process.Kill()
+	_ = e.redis.Wait()
+	e.redis = exec.Command(server, "--port", strconv.Itoa(e.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := e.redis.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("killed redis-server mid-measurement and started it again (pid %d)", e.redis.Process.Pid)
+	testutil.Eventually(t, 90*time.Second, "the killed run finished", func() error {
+		if run, err = getRun(ctx, dyn, "valkey-killed"); err != nil {
+			return err
+		}
+		if !run.Status.Phase.Terminal() {
+			return fmt.Errorf("phase %s (%s)", run.Status.Phase, conditionsOf(run))
+		}
+		return nil
+	})
+	rep := run.Status.Steps[0].Repetitions[0]
+	t.Logf("the killed run: phase %s, repetition %s: %q", run.Status.Phase, rep.Verdict, rep.Reasons)
+	if run.Status.Phase == benchv1.PhaseSucceeded || rep.Verdict == benchv1.VerdictSucceeded {
+		t.Errorf("a measurement across a killed server is %s / %s", run.Status.Phase, rep.Verdict)
+	}
+	if why := strings.Join(rep.Reasons, "; "); !strings.Contains(why, "restarted") {
+		t.Errorf("the repetition's reasons do not name the server's restart: %s", why)
+	}
+}
+
+// commandsProcessed is the local redis-server's count of commands.
+func commandsProcessed(t *testing.T, port int) int {
+	t.Helper()
+	out, err := exec.Command("redis-cli", "-p", strconv.Itoa(port), "info", "stats").Output()
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_commands_processed:"); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
 }
 
 // telemetryStack is what the telemetry end-to-end tests share: the stack
