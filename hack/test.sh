@@ -29,6 +29,8 @@ log "YCSB 0.17.0 client from Maven Central (cached)"
 YCSB_LIB="$(cached hack/fetch-ycsb.sh)"
 log "k6 built from the Go module proxy (cached; the first build takes a minute or two)"
 K6="$(cached hack/build-k6.sh)"
+log "FerretDB built from the Go module proxy (cached; the first build takes about a minute)"
+FERRETDB="$(cached hack/build-ferretdb.sh)"
 log "memtier_benchmark 2.1.1 and HammerDB 4.12 built from ../shared/tools (cached; the first build takes about a minute)"
 # build-tools.sh prints MEMTIER=… and HAMMERDB_HOME=… as its last two lines;
 # the lock keeps two test runs from building into the cache at once.
@@ -39,7 +41,7 @@ if [ ! -x "$MEMTIER" ] || [ ! -x "$HAMMERDB_HOME/hammerdbcli" ]; then
   log "ERROR: ../shared/tools/build-tools.sh did not build memtier_benchmark and hammerdbcli: $tools"
   exit 1
 fi
-export KUBEBUILDER_ASSETS CNPG_CRD_DIR HELM KUBECTL CHROMIUM YCSB_LIB K6 MEMTIER HAMMERDB_HOME
+export KUBEBUILDER_ASSETS CNPG_CRD_DIR HELM KUBECTL CHROMIUM YCSB_LIB K6 FERRETDB MEMTIER HAMMERDB_HOME
 for tool in initdb redis-server redis-benchmark pgbench chromium java tclsh mariadb; do
   if ! command -v "$tool" >/dev/null && ! compgen -G "/usr/lib/postgresql/*/bin/$tool" >/dev/null; then
     log "ERROR: $tool is not installed: run 'bash hack/install-deps.sh' (Debian's PostgreSQL, Redis, Chromium, a Java runtime, MariaDB and Tcl)"

@@ -44,6 +44,8 @@ type name struct {
 var allowedFiles = map[string]string{
 	"controllers/targets/registry.go":     "the target registry: one line per target kind",
 	"internal/telemetry/dbstats/mysql.go": "a database wire protocol, not a target kind: the poller of MySQL's and MariaDB's statistics speaks it to any endpoint",
+	"internal/telemetry/dbstats/mongodb.go": "a database wire protocol, not a target kind: the poller of serverStatus speaks it to any endpoint " +
+		"(MongoDB, FerretDB or another server of its protocol)",
 }
 
 // kindFiles are the files of one target kind, which may name that kind (and

@@ -281,3 +281,64 @@ func (m *MariaDB) Stop() {
 		_ = m.cmd.Wait()
 	}
 }
+
+// FerretDB is a FerretDB server (a MongoDB-compatible server) on 127.0.0.1
+// with its SQLite handler, built by hack/build-ferretdb.sh.
+type FerretDB struct {
+	Port int
+	// Username and Password are the user created at start (in admin) when
+	// StartFerretDB was given them; FerretDB then requires them.
+	Username, Password string
+	cmd                *exec.Cmd
+	dir                string
+}
+
+// StartFerretDB starts the FerretDB binary bin with the SQLite handler in a
+// temporary directory, listening on 127.0.0.1 only, with its debug
+// listener and telemetry off. With a username, it enables FerretDB's
+// authentication (SCRAM) and creates that user with password in admin.
+func StartFerretDB(bin, username, password string) (*FerretDB, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "dbperf-ferretdb-")
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"--handler=sqlite", "--sqlite-url=file:" + dir + "/", "--state-dir=" + dir,
+		"--listen-addr=127.0.0.1:" + strconv.Itoa(port), "--debug-addr=-", "--telemetry=disable", "--log-level=warn"}
+	if username != "" {
+		args = append(args, "--test-enable-new-auth", "--setup-database=admin", "--setup-username="+username, "--setup-password="+password)
+	}
+	cmd := exec.Command(bin, args...)
+	log, err := os.Create(filepath.Join(dir, "ferretdb.log"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	log.Close()
+	f := &FerretDB{Port: port, Username: username, Password: password, cmd: cmd, dir: dir}
+	if err := WaitForPort(port, 20*time.Second); err != nil {
+		out, _ := os.ReadFile(filepath.Join(dir, "ferretdb.log"))
+		f.Stop()
+		return nil, fmt.Errorf("%w; its log:\n%s", err, out)
+	}
+	return f, nil
+}
+
+// Pid is the server's process id.
+func (f *FerretDB) Pid() int { return f.cmd.Process.Pid }
+
+// Stop kills the server and removes its directory.
+func (f *FerretDB) Stop() {
+	_ = f.cmd.Process.Kill()
+	_ = f.cmd.Wait()
+	_ = os.RemoveAll(f.dir)
+}

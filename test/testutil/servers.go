@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"os"
 	"testing"
 
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
@@ -60,4 +61,30 @@ func StartMariaDB(t testing.TB, dir string, args ...string) MariaDB {
 	}
 	t.Cleanup(m.Stop)
 	return m
+}
+
+// FerretDB is a FerretDB server (MongoDB's protocol) started for a test on
+// 127.0.0.1 with its SQLite handler.
+type FerretDB = *localdb.FerretDB
+
+// StartFerretDB starts the FerretDB that FERRETDB names (hack/build-ferretdb.sh
+// builds it; hack/test.sh sets it); with a username, FerretDB requires that
+// user and password (created in admin). It stops with the test. Without
+// FERRETDB the test is skipped, unless CI is set: there a missing server
+// fails the test.
+func StartFerretDB(t testing.TB, username, password string) FerretDB {
+	t.Helper()
+	bin := os.Getenv("FERRETDB")
+	if bin == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("FERRETDB is not set in CI: hack/test.sh builds FerretDB with hack/build-ferretdb.sh and sets it")
+		}
+		t.Skip("FERRETDB is not set: run `export FERRETDB=$(bash hack/build-ferretdb.sh | tail -n 1)` (hack/test.sh does)")
+	}
+	f, err := localdb.StartFerretDB(bin, username, password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Stop)
+	return f
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -212,4 +213,17 @@ func (YCSB) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workload
 // Run is YCSB's transaction phase at one thread count.
 func (YCSB) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.Step) workloads.Invocation {
 	return command(spec.YCSB, ep, "-t", step.Params["threads"])
+}
+
+var _ workloads.ServerStatistics = YCSB{}
+
+// ServerStatistics: with the mongodb binding YCSB speaks MongoDB's protocol,
+// and the target's serverStatus is polled (its user authenticates against
+// admin, as the binding's URL says: no database is named). The other
+// bindings' targets keep none that a poller reads here.
+func (YCSB) ServerStatistics(spec *benchv1.WorkloadSpec) (string, string) {
+	if spec.YCSB != nil && spec.YCSB.Binding == "mongodb" {
+		return dbstats.SourceMongoDB, ""
+	}
+	return "", ""
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
@@ -62,6 +63,20 @@ func TestValidate(t *testing.T) {
 	for _, want := range []string{"spec.workload.ycsb.binding", "spec.workload.ycsb.properties[recordcount]"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("errors %q lack %s", got, want)
+		}
+	}
+}
+
+// With the mongodb binding the runner polls the target's serverStatus;
+// with the others nothing.
+func TestServerStatistics(t *testing.T) {
+	if src, db := workloads.ServerStatisticsOf(YCSB{}, seed()); src != dbstats.SourceMongoDB || db != "" {
+		t.Errorf("mongodb binding: %q %q, want %q and no database", src, db, dbstats.SourceMongoDB)
+	}
+	for _, b := range []string{"basic", "jdbc"} {
+		spec := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: b, CoreWorkload: "a"}}
+		if src, _ := workloads.ServerStatisticsOf(YCSB{}, spec); src != "" {
+			t.Errorf("%s binding: statistics %q, want none", b, src)
 		}
 	}
 }

@@ -62,6 +62,18 @@ func BenchmarkPollRedis(b *testing.B) {
 	})
 }
 
+// BenchmarkPollMongoDB: serverStatus of FerretDB (its SQLite handler; a
+// real MongoDB's reply is larger), the server's CPU from /proc.
+func BenchmarkPollMongoDB(b *testing.B) {
+	srv := testutil.StartFerretDB(b, "bench", "bench-pw")
+	p, err := NewMongoDB(context.Background(), Config{Host: "127.0.0.1", Port: srv.Port, Username: "bench", Password: "bench-pw"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	benchPolls(b, p, func() float64 { return processCPUSeconds(b, srv.Pid()) })
+}
+
 // benchPolls polls b.N times and reports the CPU both sides spent per poll.
 func benchPolls(b *testing.B, p Poller, serverCPU func() float64) {
 	ctx := context.Background()

@@ -1,6 +1,6 @@
 // Package dbstats polls a database server's own statistics during a
 // measurement window (pg_stat_database and pg_stat_activity, SHOW GLOBAL
-// STATUS, INFO) and summarises them as telemetry: counters as rates over the
+// STATUS, INFO, serverStatus) and summarises them as telemetry: counters as rates over the
 // window, gauges as mean and max. It is the only view of an external or
 // managed endpoint, where no pod or node of the server can be seen.
 //

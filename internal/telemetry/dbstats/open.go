@@ -12,6 +12,7 @@ var openers = map[string]func(context.Context, Config) (Poller, error){
 	SourcePostgreSQL: func(ctx context.Context, c Config) (Poller, error) { return NewPostgres(ctx, c) },
 	SourceMySQL:      func(ctx context.Context, c Config) (Poller, error) { return NewMySQL(ctx, c) },
 	SourceRedis:      func(ctx context.Context, c Config) (Poller, error) { return NewRedis(ctx, c) },
+	SourceMongoDB:    func(ctx context.Context, c Config) (Poller, error) { return NewMongoDB(ctx, c) },
 }
 
 // Sources lists the statistics a poller can read.

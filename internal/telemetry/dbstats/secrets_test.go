@@ -29,6 +29,12 @@ func TestCredentialsNeverInErrors(t *testing.T) {
 			_, err := NewRedis(context.Background(), Config{Host: "127.0.0.1", Port: srv.Port, Username: "dbperf-user", Password: wrong})
 			return "dbperf-user", err
 		},
+		// FerretDB with its authentication on (SCRAM-SHA-256) refuses it.
+		"mongodb": func(t *testing.T) (string, error) {
+			srv := testutil.StartFerretDB(t, "dbperf-user", "right-password")
+			_, err := NewMongoDB(context.Background(), Config{Host: "127.0.0.1", Port: srv.Port, Username: "dbperf-user", Password: wrong})
+			return "dbperf-user", err
+		},
 	}
 	for name, connect := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,184 @@
+package dbstats
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+)
+
+// mongoLoad runs clients goroutines on one client of the official driver
+// (a pool of clients connections), each inserting perClient documents one
+// by one and then finding each of them by _id: a known number of insert
+// and find commands.
+func mongoLoad(t *testing.T, srv testutil.FerretDB, clients, perClient int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	opts := options.Client().SetHosts([]string{"127.0.0.1:" + strconv.Itoa(srv.Port)}).SetDirect(true).
+		SetMaxPoolSize(uint64(clients)).SetMinPoolSize(uint64(clients)).SetRetryWrites(false).SetRetryReads(false)
+	if srv.Username != "" {
+		opts.SetAuth(options.Credential{Username: srv.Username, Password: srv.Password, AuthSource: "admin"})
+	}
+	client, err := mongo.Connect(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Disconnect(context.Background())
+	coll := client.Database("dbperf").Collection("load")
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for c := range clients {
+		wg.Go(func() {
+			for i := range perClient {
+				if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: fmt.Sprintf("c%d-%d", c, i)}, {Key: "v", Value: i}}); err != nil {
+					errs <- err
+					return
+				}
+			}
+			for i := range perClient {
+				if err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: fmt.Sprintf("c%d-%d", c, i)}}).Err(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// TestMongoDBCommandsMatchLoad: while a known number of inserts and finds
+// run against a real FerretDB (with its authentication on), the commands
+// serverStatus counted agree with them. FerretDB 1.24 reports no
+// opcounters, connections, mem or network: those figures are absent, and
+// no error says so. A real MongoDB's are read by the same code
+// (TestParseServerStatusOfMongoDB).
+func TestMongoDBCommandsMatchLoad(t *testing.T) {
+	srv := testutil.StartFerretDB(t, "bench", "bench-pw")
+	ctx := context.Background()
+	p, err := NewMongoDB(ctx, Config{Host: "127.0.0.1", Port: srv.Port, Username: "bench", Password: "bench-pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	first, err := p.Poll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := " pid " + strconv.Itoa(srv.Pid()) + " #0"; !strings.HasSuffix(first.Epoch, want) {
+		t.Errorf("epoch %q does not end in the server's pid (%q)", first.Epoch, want)
+	}
+
+	const clients, perClient = 4, 500
+	began := time.Now()
+	rec := Start(ctx, p, testInterval)
+	mongoLoad(t, srv, clients, perClient)
+	took := time.Since(began)
+	waitForPolls(t, rec, 3) // at least two intervals, the last after the load
+	time.Sleep(testInterval)
+	rep := rec.Stop(ctx)
+
+	window := mustFigure(t, rep, "windowSeconds")
+	inserts := mustFigure(t, rep, "insertCommandsPerSecond") * window
+	finds := mustFigure(t, rep, "findCommandsPerSecond") * window
+	total := mustFigure(t, rep, "commandsPerSecond") * window
+	n := float64(clients * perClient)
+	t.Logf("%d clients, %v inserts and %v finds in %.1f s: the server counted %.0f insert (%+.2f %%) and %.0f find commands (%+.2f %%), %.0f commands in all; window %.1f s; poll %.2f ms",
+		clients, n, n, took.Seconds(), inserts, 100*(inserts-n)/n, finds, 100*(finds-n)/n, total, window, mustFigure(t, rep, "pollMillisMean"))
+	if !within(inserts, n, 0.02) {
+		t.Errorf("insert commands %.0f, the load sent %v", inserts, n)
+	}
+	if !within(finds, n, 0.02) {
+		t.Errorf("find commands %.0f, the load sent %v", finds, n)
+	}
+	// The load's connection handshakes and the driver's monitors add hellos.
+	if total < 2*n || total > 2*n*1.05 {
+		t.Errorf("commands %.0f in all, the load sent %v", total, 2*n)
+	}
+	for _, name := range []string{"insertsPerSecond", "queriesPerSecond", "otherCommandsPerSecond", "connectionsCurrentMean", "connectionsActiveMax",
+		"residentMemoryBytesMax", "networkInputBytesPerSecond", "requestsPerSecond"} {
+		if v, ok := figureValue(rep, name); ok {
+			t.Errorf("FerretDB 1.24 reports no %s, yet the figure is %v: update the docs (and this test)", name, v)
+		}
+	}
+	if mustFigure(t, rep, "serverRestarts") != 0 || len(rep.Warnings) != 0 {
+		t.Errorf("a quiet window has no restarts or warnings: %q", rep.Warnings)
+	}
+}
+
+// TestParseServerStatusOfMongoDB: the sections a real MongoDB reports and
+// FerretDB does not (opcounters, connections, mem, network, metrics.commands
+// with its "<UNKNOWN>" number) become counters and gauges, the poller's own
+// connections taken off; a restart with the same pid (a container's 1)
+// shows as the uptime going down.
+func TestParseServerStatusOfMongoDB(t *testing.T) {
+	doc := bson.D{
+		{Key: "host", Value: "mongo-0"}, {Key: "pid", Value: int64(1)}, {Key: "uptime", Value: 120.0}, {Key: "uptimeMillis", Value: int64(120000)},
+		{Key: "opcounters", Value: bson.D{{Key: "insert", Value: int64(10)}, {Key: "query", Value: int64(20)}, {Key: "update", Value: int64(30)},
+			{Key: "delete", Value: int64(40)}, {Key: "getmore", Value: int64(50)}, {Key: "command", Value: int64(60)}}},
+		{Key: "connections", Value: bson.D{{Key: "current", Value: int32(12)}, {Key: "available", Value: int32(800)}, {Key: "active", Value: int32(5)}}},
+		{Key: "mem", Value: bson.D{{Key: "bits", Value: int32(64)}, {Key: "resident", Value: int32(100)}}},
+		{Key: "network", Value: bson.D{{Key: "bytesIn", Value: int64(1000)}, {Key: "bytesOut", Value: int64(2000)}, {Key: "numRequests", Value: int64(70)}}},
+		{Key: "metrics", Value: bson.D{{Key: "commands", Value: bson.D{
+			{Key: "<UNKNOWN>", Value: int64(3)},
+			{Key: "find", Value: bson.D{{Key: "failed", Value: int64(0)}, {Key: "total", Value: int64(7)}}},
+			{Key: "serverStatus", Value: bson.D{{Key: "failed", Value: int64(0)}, {Key: "total", Value: int64(2)}}},
+		}}}},
+		{Key: "ok", Value: 1.0},
+	}
+	raw, err := bson.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, uptime, err := parseServerStatus(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"opcounters.insert": 10, "opcounters.query": 20, "opcounters.update": 30, "opcounters.delete": 40,
+		"opcounters.getmore": 50, "opcounters.command": 60, "network.bytesIn": 1000, "network.bytesOut": 2000, "network.numRequests": 70,
+		"commands.find": 7, "commands.insert": 0, "commands.update": 0, "commands.delete": 0, "commands.getMore": 0, "commands.aggregate": 0,
+		"commands.total": 9}
+	for k, v := range want {
+		if r.Counters[k] != v {
+			t.Errorf("counter %s = %v, want %v", k, r.Counters[k], v)
+		}
+	}
+	if len(r.Counters) != len(want) {
+		t.Errorf("counters %v, want %v", r.Counters, want)
+	}
+	if g := r.Gauges; g["connections.current"] != 12-mongoOwnConnections || g["connections.active"] != 4 || g["mem.resident"] != 100<<20 {
+		t.Errorf("gauges %v", g)
+	}
+	if r.Epoch != "mongo-0 pid 1" || uptime != 120000 {
+		t.Errorf("epoch %q, uptime %v ms", r.Epoch, uptime)
+	}
+	var m MongoDB
+	for i, up := range []float64{120000, 125000, 3000, 8000} {
+		if got, want := m.restarts(up), []int{0, 0, 1, 1}[i]; got != want {
+			t.Errorf("uptime %v ms: restarts %d, want %d", up, got, want)
+		}
+	}
+	if _, _, err := parseServerStatus(must(bson.Marshal(bson.D{{Key: "ok", Value: 1.0}}))); err == nil {
+		t.Error("a reply without a pid was taken for a serverStatus")
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
