@@ -28,7 +28,7 @@ type serverFlags struct {
 func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.source, "server-statistics", "", "poll the target's own statistics while the tool runs: "+strings.Join(dbstats.Sources(), ", ")+"; empty: do not")
 	fs.StringVar(&f.address, "server-address", "", "HOST:PORT of the target whose statistics are polled")
-	fs.StringVar(&f.database, "server-database", "", "database the statistics poller connects to (PostgreSQL)")
+	fs.StringVar(&f.database, "server-database", "", "database the statistics poller connects to (PostgreSQL), or logs in to (MongoDB: default admin)")
 	fs.DurationVar(&f.interval, "server-poll-interval", dbstats.DefaultInterval, "time between polls of the server's statistics")
 	fs.BoolVar(&f.tls, "server-tls", false, "connect to the server over TLS")
 	fs.StringVar(&f.caFile, "server-tls-ca", "", "CA bundle that verifies the server's certificate (empty: the system's)")

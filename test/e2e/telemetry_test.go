@@ -89,6 +89,7 @@ func TestRunReportsTargetCPUFromTheKubelets(t *testing.T) {
 		return err
 	})
 
+	proxyBefore := nodeProxyRequests(ctx, t, c)
 	testutil.Eventually(t, 90*time.Second, "the run finished", func() error {
 		if gone, err := e.stack.Manager.Exited(); gone {
 			t.Fatalf("the manager exited: %v", err)
@@ -164,7 +165,38 @@ func TestRunReportsTargetCPUFromTheKubelets(t *testing.T) {
 		}
 	}
 
+	// The API requests the kubelet source added: one node-proxy request
+	// per node per round, from the API server's own request counter.
+	proxied := nodeProxyRequests(ctx, t, c) - proxyBefore
+	window := res.EndTime.Sub(*res.StartTime).Seconds()
+	t.Logf("API requests added by the kubelet source for this measurement: %.0f node-proxy requests (2 nodes, 1 s rounds, %.1f s window: %.2f per node-second)",
+		proxied, window, proxied/2/window)
+	if proxied < 2*window*0.5 || proxied > 2*(window+30)*1.5 {
+		t.Errorf("%.0f node-proxy requests for 2 nodes sampled every second over %.1f s", proxied, window)
+	}
+
 	killTargetMidMeasurement(ctx, t, e, dyn)
+}
+
+// nodeProxyRequests reads the API server's count of node-proxy requests
+// from its own /metrics (apiserver_request_total counts them under the
+// verb CONNECT).
+func nodeProxyRequests(ctx context.Context, t *testing.T, c *sim.Cluster) float64 {
+	t.Helper()
+	raw, err := c.Clientset.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("the API server's metrics: %v", err)
+	}
+	var n float64
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "apiserver_request_total{") && strings.Contains(line, `resource="nodes"`) &&
+			strings.Contains(line, `subresource="proxy"`) {
+			f := strings.Fields(line)
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			n += v
+		}
+	}
+	return n
 }
 
 const killedRunYAML = `
