@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,20 +26,6 @@ func telemetryMetric(t *testing.T, r *results.Result, name, subject string) resu
 	return m
 }
 
-// procCPUSeconds is a process's user+system CPU time from /proc.
-func procCPUSeconds(t *testing.T, pid int) float64 {
-	t.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(raw)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	utime, _ := strconv.ParseFloat(f[11], 64)
-	stime, _ := strconv.ParseFloat(f[12], 64)
-	return (utime + stime) / 100
-}
-
 // TestExecRecordsTheRedisServersSide: the runner polls a real redis-server
 // over a real redis-benchmark run. The server's CPU it reports agrees with
 // the server process's CPU time in /proc over the tool's run, the commands
@@ -50,14 +34,14 @@ func procCPUSeconds(t *testing.T, pid int) float64 {
 // is the throughput per server core.
 func TestExecRecordsTheRedisServersSide(t *testing.T) {
 	rd := testutil.StartRedis(t, "--requirepass", "Sekret-Redis-99")
-	pid := redisProcess(t, rd.Port, "Sekret-Redis-99")
+	pid := testutil.RedisPid(t, rd.Port, "Sekret-Redis-99")
 	t.Setenv("DBPERF_TARGET_PASSWORD", "Sekret-Redis-99")
 	const requests = 100000
-	before := procCPUSeconds(t, pid)
+	before := testutil.MustProcessCPUSeconds(t, pid)
 	code, out, r := execRunner(t, "--workload", "redis-benchmark", "--max-cpu-percent", "100", "--redact-env", "DBPERF_TARGET_PASSWORD",
 		"--server-statistics", "redis", "--server-address", "127.0.0.1:"+strconv.Itoa(rd.Port), "--server-poll-interval", "500ms", "--",
 		"redis-benchmark", "-h", "127.0.0.1", "-p", strconv.Itoa(rd.Port), "-a", "Sekret-Redis-99", "-c", "20", "-n", strconv.Itoa(requests), "-t", "set,get", "--csv")
-	procCores := (procCPUSeconds(t, pid) - before) / r.EndTime.Sub(*r.StartTime).Seconds()
+	procCores := (testutil.MustProcessCPUSeconds(t, pid) - before) / r.EndTime.Sub(*r.StartTime).Seconds()
 	if code != runner.ExitValid {
 		t.Fatalf("exit %d: %v\n%s", code, r.Reasons, out)
 	}
@@ -97,25 +81,6 @@ func TestExecRecordsTheRedisServersSide(t *testing.T) {
 			t.Errorf("sample at %s outside the window %s - %s", s.Time, r.StartTime, r.EndTime)
 		}
 	}
-}
-
-// redisProcess returns the pid of the redis-server listening on a port.
-func redisProcess(t *testing.T, port int, password string) int {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), Password: password, Protocol: 2, DisableIdentity: true})
-	defer c.Close()
-	info, err := c.Info(context.Background(), "server").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
-			pid, _ := strconv.Atoi(v)
-			return pid
-		}
-	}
-	t.Fatal("no process_id in INFO server")
-	return 0
 }
 
 // TestExecRecordsThePostgresServersSide: the commits the runner's poller

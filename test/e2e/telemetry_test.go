@@ -397,7 +397,7 @@ func (p *procCPU) record(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		if s, err := procCPUSeconds(p.pid); err == nil {
+		if s, err := testutil.ProcessCPUSeconds(p.pid); err == nil {
 			p.mu.Lock()
 			p.at, p.seconds = append(p.at, time.Now()), append(p.seconds, s)
 			p.mu.Unlock()
@@ -430,18 +430,4 @@ func (p *procCPU) over(t *testing.T, start, end time.Time) float64 {
 		t.Fatalf("no /proc reading before %s", start)
 	}
 	return (at(end) - at(start)) / end.Sub(start).Seconds()
-}
-
-// procCPUSeconds is utime+stime of a process (all its threads) in
-// USER_HZ (100) ticks.
-func procCPUSeconds(pid int) (float64, error) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(raw)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100, nil
 }

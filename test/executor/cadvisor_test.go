@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // TestCadvisorAgreesWithProc scrapes the test kubelet's /metrics/cadvisor
@@ -35,9 +36,9 @@ func TestCadvisorAgreesWithProc(t *testing.T) {
 	defer srv.Close()
 	time.Sleep(time.Second) // the burner's page touching is over
 
-	first, cpu0, t0 := scrapeCadvisor(t, addr), procCPUSeconds(t, cmd.Process.Pid), time.Now()
+	first, cpu0, t0 := scrapeCadvisor(t, addr), testutil.MustProcessCPUSeconds(t, cmd.Process.Pid), time.Now()
 	time.Sleep(5 * time.Second)
-	last, cpu1, t1 := scrapeCadvisor(t, addr), procCPUSeconds(t, cmd.Process.Pid), time.Now()
+	last, cpu1, t1 := scrapeCadvisor(t, addr), testutil.MustProcessCPUSeconds(t, cmd.Process.Pid), time.Now()
 	want := (cpu1 - cpu0) / t1.Sub(t0).Seconds()
 
 	var id string

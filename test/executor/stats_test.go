@@ -10,8 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +20,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/kubelet"
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // directKubelet reads the test kubelet's HTTPS endpoint without the API
@@ -44,21 +43,6 @@ func (d directKubelet) Summary(ctx context.Context, _ string) (*stats.Summary, e
 	}
 	var s stats.Summary
 	return &s, json.NewDecoder(resp.Body).Decode(&s)
-}
-
-// procCPUSeconds is utime+stime of a process, from /proc/<pid>/stat.
-func procCPUSeconds(t *testing.T, pid int) float64 {
-	t.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Fields after the command's closing parenthesis: state is field 3,
-	// utime 14 and stime 15.
-	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / userHZ
 }
 
 // TestSummaryAgreesWithProc runs a real CPU burner (limited to half a core,
@@ -87,13 +71,13 @@ func TestSummaryAgreesWithProc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cpu0, t0 := procCPUSeconds(t, cmd.Process.Pid), time.Now()
+	cpu0, t0 := testutil.MustProcessCPUSeconds(t, cmd.Process.Pid), time.Now()
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(8 * time.Second)
 	rep := s.Stop(ctx)
-	cpu1, t1 := procCPUSeconds(t, cmd.Process.Pid), time.Now()
+	cpu1, t1 := testutil.MustProcessCPUSeconds(t, cmd.Process.Pid), time.Now()
 	want := (cpu1 - cpu0) / t1.Sub(t0).Seconds()
 
 	got := map[string]float64{}

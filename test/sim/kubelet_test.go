@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/kubelet"
 	"github.com/dbperf-io/dbperf-operator/test/executor"
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // TestKubeletSourceSeesTheTargetServer: a simulated target pod whose
@@ -135,13 +135,13 @@ func TestKubeletSourceSeesTheTargetServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cpu0, t0 := procCPUSeconds(t, redis.Process.Pid), time.Now()
+	cpu0, t0 := testutil.MustProcessCPUSeconds(t, redis.Process.Pid), time.Now()
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(8 * time.Second)
 	rep := s.Stop(ctx)
-	cpu1, t1 := procCPUSeconds(t, redis.Process.Pid), time.Now()
+	cpu1, t1 := testutil.MustProcessCPUSeconds(t, redis.Process.Pid), time.Now()
 	want := (cpu1 - cpu0) / t1.Sub(t0).Seconds()
 	got := map[string]float64{}
 	for _, f := range rep.Figures {
@@ -165,21 +165,6 @@ func TestKubeletSourceSeesTheTargetServer(t *testing.T) {
 	if len(rep.Warnings) > 0 {
 		t.Errorf("warnings: %q", rep.Warnings)
 	}
-}
-
-// procCPUSeconds is utime+stime of a process (all its threads), from
-// /proc/<pid>/stat, in USER_HZ (100) ticks.
-func procCPUSeconds(t *testing.T, pid int) float64 {
-	t.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(raw)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100
 }
 
 // directKubelet reads the test kubelet's HTTPS endpoint (its throwaway

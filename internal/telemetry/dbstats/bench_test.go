@@ -28,7 +28,7 @@ func BenchmarkPollPostgres(b *testing.B) {
 	}
 	defer p.Close()
 	backend := int(p.conn.PgConn().PID())
-	benchPolls(b, p, func() float64 { return processCPUSeconds(b, backend) })
+	benchPolls(b, p, func() float64 { return testutil.MustProcessCPUSeconds(b, backend) })
 }
 
 func BenchmarkPollMySQL(b *testing.B) {
@@ -43,7 +43,7 @@ func BenchmarkPollMySQL(b *testing.B) {
 		b.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
-	benchPolls(b, p, func() float64 { return processCPUSeconds(b, pid) })
+	benchPolls(b, p, func() float64 { return testutil.MustProcessCPUSeconds(b, pid) })
 }
 
 func BenchmarkPollRedis(b *testing.B) {
@@ -71,7 +71,7 @@ func BenchmarkPollMongoDB(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer p.Close()
-	benchPolls(b, p, func() float64 { return processCPUSeconds(b, srv.Pid()) })
+	benchPolls(b, p, func() float64 { return testutil.MustProcessCPUSeconds(b, srv.Pid()) })
 }
 
 // benchPolls polls b.N times and reports the CPU both sides spent per poll.

@@ -2,7 +2,6 @@ package dbstats
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -53,20 +52,6 @@ func pgbench(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return bin
-}
-
-// processCPUSeconds is a process's user+system CPU time from /proc.
-func processCPUSeconds(t testing.TB, pid int) float64 {
-	t.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Fields after the command name (which may hold spaces) in parentheses.
-	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
-	utime, _ := strconv.ParseFloat(f[11], 64)
-	stime, _ := strconv.ParseFloat(f[12], 64)
-	return (utime + stime) / 100 // USER_HZ is 100 on Linux
 }
 
 // TestPostgresCommitsMatchPgbench: while pgbench runs a fixed number of

@@ -6,39 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
-
-// redisPid asks the server for its process id.
-func redisPid(t *testing.T, port int) int {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), Protocol: 2, DisableIdentity: true})
-	defer c.Close()
-	info, err := c.Info(context.Background(), "server").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
-			pid, err := strconv.Atoi(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return pid
-		}
-	}
-	t.Fatalf("no process_id in INFO server:\n%s", info)
-	return 0
-}
 
 // TestRedisCPUMatchesProc: while redis-benchmark runs a fixed number of
 // requests, the server CPU INFO reports agrees with the server process's
 // CPU time in /proc over the window, and the commands with the requests.
 func TestRedisCPUMatchesProc(t *testing.T) {
 	srv := testutil.StartRedis(t)
-	pid := redisPid(t, srv.Port)
+	pid := testutil.RedisPid(t, srv.Port, "")
 	ctx := context.Background()
 	p, err := NewRedis(ctx, Config{Host: "127.0.0.1", Port: srv.Port})
 	if err != nil {
@@ -47,11 +23,11 @@ func TestRedisCPUMatchesProc(t *testing.T) {
 	defer p.Close()
 
 	const requests = 150000 // of each of SET and GET
-	procBefore := processCPUSeconds(t, pid)
+	procBefore := testutil.MustProcessCPUSeconds(t, pid)
 	rec := Start(ctx, p, testInterval)
 	runLoad(t, nil, "redis-benchmark", "-h", "127.0.0.1", "-p", strconv.Itoa(srv.Port), "-c", "20", "-n", strconv.Itoa(requests), "-t", "set,get", "-q")
 	rep := rec.Stop(ctx)
-	procCPU := processCPUSeconds(t, pid) - procBefore
+	procCPU := testutil.MustProcessCPUSeconds(t, pid) - procBefore
 
 	window := mustFigure(t, rep, "windowSeconds")
 	cores := mustFigure(t, rep, "serverCPUCores")

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // burnerPod is a real busy process in a cgroup v1 of its own (cpu,
@@ -88,16 +90,7 @@ func (b *burnerPod) makeCgroup(name string, milliCPU int) ([]string, error) {
 // reference the test holds Prometheus' figures against.
 func (b *burnerPod) procCPUSeconds(t *testing.T) float64 {
 	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", b.cmd.Process.Pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Fields after the command's closing parenthesis: utime and stime are
-	// the 12th and 13th.
-	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
-	utime, _ := strconv.ParseFloat(f[11], 64)
-	stime, _ := strconv.ParseFloat(f[12], 64)
-	return (utime + stime) / clockTicks
+	return testutil.MustProcessCPUSeconds(t, b.cmd.Process.Pid)
 }
 
 // counters are a container's cAdvisor counters read now.
