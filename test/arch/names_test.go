@@ -46,6 +46,8 @@ var allowedFiles = map[string]string{
 	"internal/telemetry/dbstats/mysql.go": "a database wire protocol, not a target kind: the poller of MySQL's and MariaDB's statistics speaks it to any endpoint",
 	"internal/telemetry/dbstats/mongodb.go": "a database wire protocol, not a target kind: the poller of serverStatus speaks it to any endpoint " +
 		"(MongoDB, FerretDB or another server of its protocol)",
+	"internal/telemetry/dbstats/opensearch.go": "a statistics API, not a target kind: the poller of the nodes stats API reads it " +
+		"from any OpenSearch endpoint, the operator's own target or an external or managed cluster",
 }
 
 // kindFiles are the files of one target kind, which may name that kind (and

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -15,6 +16,14 @@ import (
 type OSB struct{ Parser }
 
 var _ workloads.Workload = OSB{}
+
+var _ workloads.ServerStatistics = OSB{}
+
+// ServerStatistics: OpenSearch Benchmark talks to an OpenSearch cluster,
+// whose nodes stats API the runner polls.
+func (OSB) ServerStatistics(*benchv1.WorkloadSpec) (string, string) {
+	return dbstats.SourceOpenSearch, ""
+}
 
 func (OSB) Name() string { return "osb" }
 

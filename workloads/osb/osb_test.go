@@ -11,6 +11,7 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
@@ -105,5 +106,13 @@ func TestCommandAndJob(t *testing.T) {
 	errs := OSB{}.Validate(bad, field.NewPath("spec", "workload")).ToAggregate().Error()
 	if !strings.Contains(errs, "clientOptions[use_ssl]") || !strings.Contains(errs, "workloadParams[a]") {
 		t.Errorf("validation: %s", errs)
+	}
+}
+
+// OSB asks the runner for the nodes stats of its OpenSearch target.
+func TestServerStatisticsAreOpenSearchs(t *testing.T) {
+	source, database := workloads.ServerStatisticsOf(OSB{}, &benchv1.WorkloadSpec{OSB: &benchv1.OSBWorkload{}})
+	if source != dbstats.SourceOpenSearch || database != "" {
+		t.Errorf("ServerStatistics = %q, %q; want %q, \"\"", source, database, dbstats.SourceOpenSearch)
 	}
 }

@@ -13,6 +13,7 @@ var openers = map[string]func(context.Context, Config) (Poller, error){
 	SourceMySQL:      func(ctx context.Context, c Config) (Poller, error) { return NewMySQL(ctx, c) },
 	SourceRedis:      func(ctx context.Context, c Config) (Poller, error) { return NewRedis(ctx, c) },
 	SourceMongoDB:    func(ctx context.Context, c Config) (Poller, error) { return NewMongoDB(ctx, c) },
+	SourceOpenSearch: func(ctx context.Context, c Config) (Poller, error) { return NewOpenSearch(ctx, c) },
 }
 
 // Sources lists the statistics a poller can read.
