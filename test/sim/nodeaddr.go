@@ -47,7 +47,9 @@ func claimNodeAddr(log io.Writer) (addr string, owned bool) {
 		if err == nil {
 			return a, true
 		}
-		if !strings.Contains(stderr.String(), "exists") {
+		// iproute2 says "File exists" or "Address already assigned",
+		// depending on its version and the kernel's.
+		if msg := stderr.String(); !strings.Contains(msg, "exists") && !strings.Contains(msg, "already assigned") {
 			fmt.Fprintf(log, "sim: ip addr add %s/32 dev lo: %v: %s; nodes keep %s\n", a, err, strings.TrimSpace(stderr.String()), loopbackNodeAddr)
 			return loopbackNodeAddr, false
 		}
