@@ -138,6 +138,24 @@ type ValiditySpec struct {
 	// +optional
 	MaxTargetMemoryPercent Percent `json:"maxTargetMemoryPercent,omitempty"`
 
+	// MaxStall is the longest a measurement's throughput may stay below
+	// stallPercent of its median, in the tool's own progress series
+	// (pgbench --progress, YCSB's status lines, memtier's per-second
+	// statistics, HammerDB's transaction counter), before the measurement
+	// is Invalid with when and for how long: its average mixes a stopped
+	// system with a running one. Every stall is reported as a warning;
+	// unset, none invalidates.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="must be between 1s and 24h"
+	// +optional
+	MaxStall *metav1.Duration `json:"maxStall,omitempty"`
+
+	// StallPercent is the share of a measurement's median throughput
+	// below which an interval of its progress series is stalled.
+	// +kubebuilder:validation:XValidation:rule="self > 0.0",message="must be above 0"
+	// +kubebuilder:default=10
+	// +optional
+	StallPercent Percent `json:"stallPercent,omitempty"`
+
 	// MaxCoefficientOfVariationPercent marks a step unstable when the
 	// run-to-run variation of its primary metric is above it (needs at
 	// least two repetitions). Zero disables the check.

@@ -72,6 +72,8 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	summary := fs.String("summary-file", "/dev/termination-log", "where the compact summary goes")
 	maxCPU := fs.Float64("max-cpu-percent", 90, "load-generator CPU use above which the result is invalid; 0 disables")
 	maxErr := fs.Float64("max-error-percent", 0, "failed requests, in percent, above which the result is invalid")
+	stallPct := fs.Float64("stall-percent", results.DefaultStallPercent, "throughput below this percent of the measurement's median (in the tool's progress series) is a stall, reported as a warning")
+	maxStall := fs.Duration("max-stall", 0, "a stall longer than this makes the result invalid (0: stalls are only reported)")
 	timeout := fs.Duration("timeout", 0, "stop the tool after this long (0: no limit)")
 	afterFatal := fs.Duration("no-progress-timeout", runner.DefaultAfterFatal,
 		"stop the tool when, after printing a fatal error its parser recognises, it makes no progress (output, result-file change) for this long; 0 disables")
@@ -134,7 +136,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	}
 	r := runner.Exec(context.Background(), runner.Options{
 		Parser: w, Prepare: *prepare, Command: command, ResultFiles: resultFiles, SecretValues: secrets,
-		Thresholds: results.Thresholds{MaxLoadGeneratorCPUPercent: *maxCPU, MaxErrorPercent: *maxErr},
+		Thresholds: results.Thresholds{MaxLoadGeneratorCPUPercent: *maxCPU, MaxErrorPercent: *maxErr, StallPercent: *stallPct, MaxStall: *maxStall},
 		Timeout:    *timeout, Watchdog: runner.Watchdog{AfterFatal: *afterFatal, Always: *always}, KillGrace: *killGrace,
 		SummaryFile: *summary, CPU: runner.CPUReader{Root: *cgroup},
 		SampleEvery: *sample, Stdout: stdout, ServerStatistics: stats,

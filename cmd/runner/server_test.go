@@ -238,3 +238,46 @@ func TestExecServerKilledMidMeasurement(t *testing.T) {
 		t.Errorf("the reasons do not name the restart: %q", r.Reasons)
 	}
 }
+
+// TestExecStallIsFlagged: a real pgbench run against the local PostgreSQL,
+// whose processes are stopped (SIGSTOP) for 3 s in the middle, is flagged
+// with the moment and the length of the stall, and Invalid past
+// --max-stall; the same run without the stop is not flagged.
+func TestExecStallIsFlagged(t *testing.T) {
+	pg := testutil.StartPostgres(t)
+	setEnv(t, pg.Env())
+	if code, out, r := execRunner(t, "--workload", "pgbench", "--prepare", "--", "pgbench", "--initialize", "--quiet", "--scale", "1"); code != runner.ExitValid {
+		t.Fatalf("init: exit %d, %v\n%s", code, r.Reasons, out)
+	}
+	tool := []string{"pgbench", "--client", "2", "--jobs", "1", "--time", "9", "--progress", "1", "--builtin", "select-only"}
+	args := append([]string{"--workload", "pgbench", "--max-cpu-percent", "0", "--max-stall", "2s", "--"}, tool...)
+
+	code, out, steady := execRunner(t, args...)
+	if code != runner.ExitValid {
+		t.Fatalf("the steady run: exit %d, %q %q\n%s", code, steady.Reasons, steady.Warnings, out)
+	}
+	for _, w := range steady.Warnings {
+		if strings.Contains(w, "stalled") {
+			t.Errorf("the steady run is flagged: %s", w)
+		}
+	}
+
+	paused := make(chan error, 1)
+	go func() {
+		time.Sleep(3 * time.Second)
+		paused <- pg.Pause(3 * time.Second)
+	}()
+	code, out, stalled := execRunner(t, args...)
+	if err := <-paused; err != nil {
+		t.Fatal(err)
+	}
+	why := strings.Join(stalled.Reasons, "; ")
+	t.Logf("exit %d, verdict %s: %s", code, stalled.Verdict, why)
+	if stalled.Verdict != results.Invalid || !strings.Contains(why, "stalled from") || !strings.Contains(why, "validity.maxStall 2s") {
+		t.Fatalf("the paused run is not Invalid for its stall: %s %q %q\n%s", stalled.Verdict, stalled.Reasons, stalled.Warnings, out)
+	}
+	s := results.Stalls(stalled, results.DefaultStallPercent)
+	if len(s) != 1 || s[0].Length() < 2*time.Second || s[0].Length() > 4*time.Second || s[0].From < 2*time.Second || s[0].From > 5*time.Second {
+		t.Errorf("stalls %+v: want one of about 3 s beginning about 3 s in", s)
+	}
+}

@@ -1,6 +1,9 @@
 package results
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Thresholds decide whether a measurement is trusted.
 type Thresholds struct {
@@ -9,6 +12,12 @@ type Thresholds struct {
 	MaxLoadGeneratorCPUPercent float64
 	// MaxErrorPercent: above it too many requests failed.
 	MaxErrorPercent float64
+	// StallPercent: throughput below this percent of the measurement's
+	// median is a stall (DefaultStallPercent when zero); every stall is
+	// reported.
+	StallPercent float64
+	// MaxStall: a longer stall invalidates the measurement; zero never.
+	MaxStall time.Duration
 }
 
 // ApplyThresholds invalidates r where it breaks a threshold.
@@ -26,5 +35,8 @@ func ApplyThresholds(r *Result, t Thresholds) {
 			}
 			r.Invalidate("%s", fmt.Sprintf("%.3g%% of requests%s failed, above the %.3g%% limit", m.Value, op, t.MaxErrorPercent))
 		}
+	}
+	if r.Verdict != Failed {
+		JudgeStalls(r, t.StallPercent, t.MaxStall)
 	}
 }

@@ -279,6 +279,12 @@ func runnerArgs(p JobParams) []string {
 	args = append(args, "--workload", p.Workload,
 		"--max-cpu-percent", formatPercent(maxCPU),
 		"--max-error-percent", formatPercent(v.MaxErrorPercent))
+	if v.StallPercent > 0 {
+		args = append(args, "--stall-percent", formatPercent(v.StallPercent))
+	}
+	if v.MaxStall != nil {
+		args = append(args, "--max-stall", v.MaxStall.Duration.String())
+	}
 	if p.Role == RolePrepare {
 		args = append(args, "--prepare")
 	}

@@ -12,6 +12,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -182,6 +183,45 @@ func (p *Postgres) SQL(statements string) error {
 // it again on the same port with the same data.
 func (p *Postgres) Restart() error {
 	return p.run(filepath.Join(p.BinDir, "pg_ctl"), "-D", filepath.Join(p.dir, "data"), "-l", filepath.Join(p.dir, "log"), "-m", "immediate", "-w", "-t", "60", "restart")
+}
+
+// Pause stops every process of the server (the postmaster and its
+// backends) with SIGSTOP for d, then lets them go on with SIGCONT: a
+// server that hangs, as on a stalled disk, without losing a connection.
+func (p *Postgres) Pause(d time.Duration) error {
+	raw, err := os.ReadFile(filepath.Join(p.dir, "data", "postmaster.pid"))
+	if err != nil {
+		return err
+	}
+	first, _, _ := strings.Cut(string(raw), "\n")
+	postmaster, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil {
+		return fmt.Errorf("postmaster.pid: %w", err)
+	}
+	pids := []int{postmaster}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(postmaster) {
+			pids = append(pids, pid)
+		}
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	time.Sleep(d)
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+	}
+	return nil
 }
 
 // Stop stops the server and removes its files.
