@@ -110,10 +110,18 @@ func decodeV1(raw []byte) (*hdr.Histogram, error) {
 	if 40+payload > len(body) || digits < 1 || digits > 5 || lowest < 1 || highest < 2*lowest {
 		return nil, errors.New("V1 histogram: inconsistent header")
 	}
-	// Java's auto-resizing histograms record from 1 with a growing top;
-	// the same layout at the header's range holds its counts index by index.
-	shape := hdr.New(lowest, max(highest, 2*lowest), digits)
-	counts := make([]int64, len(shape.Export().Counts))
+	// Java's auto-resizing histograms record from 1 with a growing top,
+	// and may carry more counts than the header's range lays out (the
+	// range lags the resized array). An index's value depends on the
+	// lowest value and the digits only, so the same layout with a top
+	// high enough for every count holds them index by index.
+	top := max(highest, 2*lowest)
+	words := payload / word
+	counts := make([]int64, len(hdr.New(lowest, top, digits).Export().Counts))
+	for len(counts) < words && top < math.MaxInt64/2 {
+		top *= 2
+		counts = make([]int64, len(hdr.New(lowest, top, digits).Export().Counts))
+	}
 	p := body[40 : 40+payload]
 	for i := 0; i*word < len(p); i++ {
 		var c int64
@@ -133,7 +141,7 @@ func decodeV1(raw []byte) (*hdr.Histogram, error) {
 		}
 		counts[i] = c
 	}
-	h := hdr.Import(&hdr.Snapshot{LowestTrackableValue: lowest, HighestTrackableValue: max(highest, 2*lowest),
+	h := hdr.Import(&hdr.Snapshot{LowestTrackableValue: lowest, HighestTrackableValue: top,
 		SignificantFigures: int64(digits), Counts: counts})
 	if h == nil || h.TotalCount() < 0 || math.IsNaN(h.Mean()) {
 		return nil, errors.New("V1 histogram: counts do not fit")
