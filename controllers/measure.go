@@ -92,6 +92,7 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 			setCondition(run, benchv1.ConditionCompleted, metav1.ConditionFalse, benchv1.ReasonMeasuring, msg)
 			return ctrl.Result{RequeueAfter: wait}, err
 		}
+		results.AddAPDEX(out.result, apdexTargets(run))
 		if err := r.judgeTarget(ctx, st, out.result, timeOf(out.started), timeOf(out.finished)); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -186,4 +187,16 @@ func timeOf(t *metav1.Time) *time.Time {
 		return nil
 	}
 	return &t.Time
+}
+
+// apdexTargets are the run's APDEX target times by operation.
+func apdexTargets(run *benchv1.BenchmarkRun) map[string]time.Duration {
+	if len(run.Spec.APDEX) == 0 {
+		return nil
+	}
+	out := map[string]time.Duration{}
+	for _, a := range run.Spec.APDEX {
+		out[a.Operation] = a.Target.Duration
+	}
+	return out
 }

@@ -81,6 +81,8 @@ func TestTargetTelemetryAndDisturbances(t *testing.T) {
 			Workload:  benchv1.WorkloadSpec{RedisBenchmark: &benchv1.RedisBenchmarkWorkload{Tests: []string{"set"}, Clients: []int32{10}}},
 			Validity:  benchv1.ValiditySpec{MaxLoadGeneratorCPUPercent: 100, MaxTargetCPUPercent: 90},
 			Telemetry: benchv1.TelemetrySpec{PollInterval: &metav1.Duration{Duration: 2 * time.Second}},
+			// redis-benchmark gives no histogram: APDEX is a warning, not a number.
+			APDEX: []benchv1.APDEXTarget{{Operation: "SET", Target: metav1.Duration{Duration: time.Millisecond}}},
 		},
 	}
 	h.create(run)
@@ -154,6 +156,9 @@ func TestTargetTelemetryAndDisturbances(t *testing.T) {
 	full := doc.Steps[0].Repetitions[0].Result
 	if full == nil || len(full.Series) == 0 {
 		t.Fatalf("the results document has no telemetry series: %+v", full)
+	}
+	if w := strings.Join(full.Warnings, "; "); !strings.Contains(w, "APDEX of SET cannot be computed: redis-benchmark gave no latency histogram") {
+		t.Errorf("no APDEX warning for a tool without histograms: %q", full.Warnings)
 	}
 }
 

@@ -65,6 +65,31 @@ type BenchmarkRunSpec struct {
 	// measurement, beside what the tool measured: see TelemetrySpec.
 	// +optional
 	Telemetry TelemetrySpec `json:"telemetry,omitempty"`
+
+	// APDEX asks for the Application Performance Index of operations:
+	// for a target time T, (requests within T + half of those within 4T)
+	// / all, from each measurement's latency histogram (memtier, YCSB,
+	// and tools whose generators' histograms are merged), as the metric
+	// apdex of the operation, higher is better. An operation the tool gave
+	// no histogram of gets a warning, never an approximation.
+	// +listType=map
+	// +listMapKey=operation
+	// +kubebuilder:validation:MaxItems=100
+	// +optional
+	APDEX []APDEXTarget `json:"apdex,omitempty"`
+}
+
+// APDEXTarget is the target time of one operation's APDEX.
+type APDEXTarget struct {
+	// Operation as the tool names it (GET, READ, UPDATE, Totals); "*" for
+	// every operation with a latency histogram (a named one overrides it).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Operation string `json:"operation"`
+
+	// Target is T: a request within T satisfies, within 4T tolerates.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1us') && duration(self) <= duration('1h')",message="must be between 1us and 1h"
+	Target metav1.Duration `json:"target"`
 }
 
 // TelemetryMode turns one kind of telemetry on or off.
