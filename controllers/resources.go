@@ -254,6 +254,7 @@ func (r *BenchmarkRunReconciler) resourceSubjects(ctx context.Context, st *runSt
 		s.Pods = append(s.Pods, kubelet.Pod{Namespace: p.Namespace, Name: p.Name, Role: telemetry.RoleLoadgen, Node: p.Spec.NodeName})
 	}
 	seen := map[string]bool{}
+	allocatable := map[string]float64{}
 	for _, p := range s.Pods {
 		if seen[p.Node] {
 			continue
@@ -265,8 +266,14 @@ func (r *BenchmarkRunReconciler) resourceSubjects(ctx context.Context, st *runSt
 			if q, ok := node.Status.Capacity[corev1.ResourceCPU]; ok {
 				n.CPUCores = q.AsApproximateFloat64()
 			}
+			if q, ok := node.Status.Allocatable[corev1.ResourceCPU]; ok {
+				allocatable[p.Node] = q.AsApproximateFloat64()
+			}
 		}
 		s.Nodes = append(s.Nodes, n)
+	}
+	for i := range s.Pods {
+		s.Pods[i].NodeAllocatableCores = allocatable[s.Pods[i].Node]
 	}
 	return s, nil
 }

@@ -79,7 +79,7 @@ func fig(name, subject string, v float64, unit string) telemetry.Figure {
 }
 
 func TestSummarize(t *testing.T) {
-	db0 := Pod{Namespace: "ns", Name: "db-0", Role: telemetry.RoleTarget, Node: "n1", CPULimitCores: 2}
+	db0 := Pod{Namespace: "ns", Name: "db-0", Role: telemetry.RoleTarget, Node: "n1", CPULimitCores: 2, NodeAllocatableCores: 3.5}
 	db1 := Pod{Namespace: "ns", Name: "db-1", Role: telemetry.RoleTarget, Node: "n2", CPULimitCores: 2}
 	lg := Pod{Namespace: "ns", Name: "lg", Role: telemetry.RoleLoadgen, Node: "n2"}
 	pod := func(p Pod, uid string, cpu float64, ws uint64) podStat {
@@ -108,6 +108,8 @@ func TestSummarize(t *testing.T) {
 				fig("cpuCores", "target/db-0", 2, "cores"),
 				fig("cpuCoresP95", "target/db-0", 3, "cores"),
 				fig("cpuLimitPercent", "target/db-0", 100, "%"),
+				// 2 cores of the node's 3.5 allocatable.
+				fig("cpuNodeAllocatablePercent", "target/db-0", 100*2/3.5, "%"),
 				fig("memoryWorkingSetBytesMax", "target/db-0", 150*mib, "bytes"),
 				fig("cpuCores", "target/db-1", 1, "cores"),
 				fig("cpuLimitPercent", "target/db-1", 50, "%"),
@@ -127,7 +129,7 @@ func TestSummarize(t *testing.T) {
 				fig("networkReceiveBytesPerSecond.eth0", "node/n1", 150, "bytes/s"),
 				fig("networkTransmitBytesPerSecond.eth0", "node/n2", 125, "bytes/s"),
 			},
-			absent: []string{"cpuLimitPercent[loadgen/lg]", "networkReceiveBytesPerSecond[target/db-0]"},
+			absent: []string{"cpuLimitPercent[loadgen/lg]", "networkReceiveBytesPerSecond[target/db-0]", "cpuNodeAllocatablePercent[loadgen/lg]"},
 			series: map[string][]float64{
 				"cpuCores[target/db-0]":             {1, 3},
 				"cpuCores[target]":                  {2, 4},

@@ -57,6 +57,9 @@ func (r report) pod(pod Pod, polls []Poll) podResult {
 	if res.cpu != nil && pod.CPULimitCores > 0 {
 		r.figure("cpuLimitPercent", s, 100*mean(res.cpu)*nanos/pod.CPULimitCores, "%")
 	}
+	if res.cpu != nil && pod.NodeAllocatableCores > 0 {
+		r.figure("cpuNodeAllocatablePercent", s, 100*mean(res.cpu)*nanos/pod.NodeAllocatableCores, "%")
+	}
 	if len(rd.cpu) == 0 && read > 0 && rd.missing < read {
 		r.warn("no CPU statistics for %s in the summaries of node %s", s.Label(), pod.Node)
 	}

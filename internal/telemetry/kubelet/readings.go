@@ -19,6 +19,9 @@ type Pod struct {
 	// CPULimitCores is the pod's CPU limit (the sum of its containers');
 	// 0 when it has none, and then there is no cpuLimitPercent.
 	CPULimitCores float64
+	// NodeAllocatableCores is the allocatable CPU of the pod's node; 0
+	// when unknown, and then there is no cpuNodeAllocatablePercent.
+	NodeAllocatableCores float64
 }
 
 // Subject of the pod's figures: target/<pod>, loadgen/<pod>.
