@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,8 +163,12 @@ func TestKubeletSourceSeesTheTargetServer(t *testing.T) {
 	if got["cpuBusyPercent[node/"+node+"]"] <= 0 {
 		t.Error("no cpuBusyPercent for the node")
 	}
-	if len(rep.Warnings) > 0 {
-		t.Errorf("warnings: %q", rep.Warnings)
+	// On a loaded machine a read may miss its half-interval deadline (the
+	// sampler says so and measures across it); anything else is an error.
+	for _, w := range rep.Warnings {
+		if !strings.Contains(w, "reads of its kubelet's statistics failed") || !strings.Contains(w, "deadline exceeded") {
+			t.Errorf("warning: %q", w)
+		}
 	}
 }
 
