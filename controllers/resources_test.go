@@ -1,11 +1,9 @@
 package controllers
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,7 +26,6 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads/registry"
 )
 
 // hostKubelet answers every node's statistics with this machine's busy CPU
@@ -234,31 +231,25 @@ func (h *harness) runningLoadgen(j *batchv1.Job, node string) *corev1.Pod {
 // running load generator ended with the runner's summary.
 func (h *harness) finishLoadgen(pod *corev1.Pod, workload string, command ...string) {
 	h.t.Helper()
-	w, err := registry.ByName(workload)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	summary := filepath.Join(h.t.TempDir(), "termination-log")
-	var out bytes.Buffer
+	h.finishLoadgenWith(pod, workload, runner.Options{Command: command})
+}
+
+// finishLoadgenWith runs the tool through the runner with o and reports the
+// running load generator ended with the runner's summary.
+func (h *harness) finishLoadgenWith(pod *corev1.Pod, workload string, o runner.Options) *results.Result {
+	h.t.Helper()
 	started := metav1.Now()
-	res := runner.Exec(context.Background(), runner.Options{Parser: w, Command: command, SummaryFile: summary, Stdout: &out})
-	if err := runner.Finish(res, summary, &out); err != nil {
-		h.t.Fatal(err)
-	}
-	msg, err := os.ReadFile(summary)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.logs.put(h.ns, pod.Name, out.Bytes())
+	res, msg := h.runTool(pod.Name, workload, o)
 	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pod), pod); err != nil {
 		h.t.Fatal(err)
 	}
 	pod.Status.Phase = corev1.PodSucceeded
 	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-		ExitCode: int32(runner.ExitCodeFor(res.Verdict)), Message: string(msg), StartedAt: started, FinishedAt: metav1.Now(), Reason: "Completed"}}
+		ExitCode: int32(runner.ExitCodeFor(res.Verdict)), Message: msg, StartedAt: started, FinishedAt: metav1.Now(), Reason: "Completed"}}
 	if err := k8s.Status().Update(context.Background(), pod); err != nil {
 		h.t.Fatal(err)
 	}
+	return res
 }
 
 // touch changes an annotation of obj, which brings a reconcile.

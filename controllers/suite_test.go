@@ -32,6 +32,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/controllers/targets"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
@@ -289,16 +290,27 @@ func (h *harness) jobs() []batchv1.Job {
 // and keeps the runner's log for the operator to read.
 func (h *harness) kubelet(job *batchv1.Job, node, workload, fixture string) {
 	h.t.Helper()
+	res, msg := h.runTool(job.Name+"-pod", workload, runner.Options{
+		Command: []string{"cat", fixture}, Prepare: job.Labels[specs.LabelRole] == specs.RolePrepare,
+	})
+	h.terminate(job, node, int32(runner.ExitCodeFor(res.Verdict)), msg)
+}
+
+// runTool runs a command through the runner as a workload pod's container
+// would (o's Parser, SummaryFile and Stdout are the harness's) and keeps
+// the runner's log as the pod's, before the caller reports the container
+// ended: as on a node, the log exists first. It returns the result and the
+// termination message.
+func (h *harness) runTool(pod, workload string, o runner.Options) (*results.Result, string) {
+	h.t.Helper()
 	w, err := registry.ByName(workload)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	summary := filepath.Join(h.t.TempDir(), "termination-log")
 	var out bytes.Buffer
-	res := runner.Exec(context.Background(), runner.Options{
-		Parser: w, Command: []string{"cat", fixture}, SummaryFile: summary, Stdout: &out,
-		Prepare: job.Labels[specs.LabelRole] == specs.RolePrepare,
-	})
+	o.Parser, o.SummaryFile, o.Stdout = w, summary, &out
+	res := runner.Exec(context.Background(), o)
 	if err := runner.Finish(res, summary, &out); err != nil {
 		h.t.Fatal(err)
 	}
@@ -306,9 +318,8 @@ func (h *harness) kubelet(job *batchv1.Job, node, workload, fixture string) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	// As on a node, the log exists before the container is reported ended.
-	h.logs.put(h.ns, job.Name+"-pod", out.Bytes())
-	h.terminate(job, node, int32(runner.ExitCodeFor(res.Verdict)), string(msg))
+	h.logs.put(h.ns, pod, out.Bytes())
+	return res, string(msg)
 }
 
 // terminate creates the Job's pod and reports its load generator as ended.

@@ -1,10 +1,7 @@
 package controllers
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +20,6 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads/registry"
 )
 
 // kubeletRealTool plays a node that runs the Job's real tool (redis-benchmark
@@ -37,25 +33,10 @@ func (h *harness) kubeletRealTool(job *batchv1.Job, node, workload string, serve
 	if i < 0 {
 		h.t.Fatalf("the job does not poll the server's statistics: %v", args)
 	}
-	w, err := registry.ByName(workload)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	summary := filepath.Join(h.t.TempDir(), "termination-log")
-	var out bytes.Buffer
-	res := runner.Exec(context.Background(), runner.Options{
-		Parser: w, Command: command, SummaryFile: summary, Stdout: &out,
+	res, msg := h.runTool(job.Name+"-pod", workload, runner.Options{Command: command,
 		ServerStatistics: &runner.ServerStatistics{Source: args[i+1], Config: dbstats.Config{Host: "127.0.0.1", Port: server}, Interval: 300 * time.Millisecond},
 	})
-	if err := runner.Finish(res, summary, &out); err != nil {
-		h.t.Fatal(err)
-	}
-	msg, err := os.ReadFile(summary)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.logs.put(h.ns, job.Name+"-pod", out.Bytes())
-	h.terminate(job, node, int32(runner.ExitCodeFor(res.Verdict)), string(msg))
+	h.terminate(job, node, int32(runner.ExitCodeFor(res.Verdict)), msg)
 	return res
 }
 
