@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,10 +35,45 @@ type interferer struct {
 	endRefused map[string]bool
 	cmUpdates  int
 	docs       map[string][]string
+	// refuseRecords makes the first status patch recording each new
+	// measurement meet a conflict too, so the measure phase runs twice.
+	refuseRecords bool
+	recordRefused map[string]bool // run/measurements recorded
+	// units keeps the first stored bytes of every measurement key;
+	// rewritten lists the keys a later write changed.
+	units     map[string][]byte
+	rewritten []string
 }
 
 func newInterferer(c client.Client) *interferer {
-	return &interferer{Client: c, endRefused: map[string]bool{}, docs: map[string][]string{}}
+	return &interferer{Client: c, endRefused: map[string]bool{}, docs: map[string][]string{},
+		recordRefused: map[string]bool{}, units: map[string][]byte{}}
+}
+
+// keepUnits notes each measurement key's bytes, and any change of them.
+func (i *interferer) keepUnits(cm *corev1.ConfigMap) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	for k, v := range cm.BinaryData {
+		if !specs.IsUnitKey(k) {
+			continue
+		}
+		key := cm.Name + "/" + k
+		if first, ok := i.units[key]; !ok {
+			i.units[key] = v
+		} else if !bytes.Equal(first, v) {
+			i.rewritten = append(i.rewritten, key)
+		}
+	}
+}
+
+// recordedCount counts the measurements a run's status records.
+func recordedCount(run *benchv1.BenchmarkRun) int {
+	n := 0
+	for _, st := range run.Status.Steps {
+		n += len(st.Repetitions)
+	}
+	return n
 }
 
 // touch changes an annotation of obj's stored version, so that a write based
@@ -64,6 +100,7 @@ func (i *interferer) Update(ctx context.Context, obj client.Object, opts ...clie
 	if err := i.Client.Update(ctx, obj, opts...); err != nil {
 		return err
 	}
+	i.keepUnits(cm)
 	if doc, err := specs.ReadDocument(cm); err == nil && doc != nil {
 		raw, _ := json.Marshal(doc)
 		i.mu.Lock()
@@ -83,10 +120,17 @@ type interferingStatus struct {
 }
 
 func (s interferingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	if run, ok := obj.(*benchv1.BenchmarkRun); ok && run.Status.Phase.Terminal() {
+	if run, ok := obj.(*benchv1.BenchmarkRun); ok {
 		s.i.mu.Lock()
-		first := !s.i.endRefused[run.Name]
-		s.i.endRefused[run.Name] = true
+		first := false
+		if run.Status.Phase.Terminal() {
+			first = !s.i.endRefused[run.Name]
+			s.i.endRefused[run.Name] = true
+		} else if n := recordedCount(run); s.i.refuseRecords && n > 0 {
+			key := fmt.Sprintf("%s/%d", run.Name, n)
+			first = !s.i.recordRefused[key]
+			s.i.recordRefused[key] = true
+		}
 		s.i.mu.Unlock()
 		if first {
 			if err := s.i.touch(ctx, run); err != nil {
@@ -95,6 +139,17 @@ func (s interferingStatus) Patch(ctx context.Context, obj client.Object, patch c
 		}
 	}
 	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+// Create keeps the measurement keys of a results ConfigMap created with one.
+func (i *interferer) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if err := i.Client.Create(ctx, obj, opts...); err != nil {
+		return err
+	}
+	if cm, ok := obj.(*corev1.ConfigMap); ok && cm.Labels[specs.LabelRole] == specs.RoleResults {
+		i.keepUnits(cm)
+	}
+	return nil
 }
 
 // Many runs at once, each of whose first ending status patch meets a

@@ -15,11 +15,11 @@ import (
 
 // storeUnit keeps a measurement's full result in the results ConfigMap
 // before the status records it, so a restart can never lose it. The first
-// stored result stands: a reconcile that computes the outcome again (its
-// status write lost to a conflict, or a new manager after a restart) may
-// know less of it (the kubelet's samples live in the manager's memory), so
-// it never replaces what is stored; it returns what is stored, which the
-// status then records.
+// stored result stands, whether under its key or already in the document:
+// a reconcile that computes the outcome again (its status write lost to a
+// conflict, or a new manager after a restart) may know less of it (the
+// kubelet's samples live in the manager's memory), so it never replaces
+// what is stored; it returns what is stored, which the status then records.
 func (r *BenchmarkRunReconciler) storeUnit(ctx context.Context, st *runState, u unit, res *results.Result) (*results.Result, error) {
 	key := specs.UnitKey(u.step, u.rep)
 	stored := res
@@ -28,13 +28,9 @@ func (r *BenchmarkRunReconciler) storeUnit(ctx context.Context, st *runState, u 
 		return nil, err
 	}
 	err = r.updateResults(ctx, st, func(cm *corev1.ConfigMap) error {
-		if have, ok := cm.BinaryData[key]; ok {
-			earlier, err := results.Unpack(have)
-			if err == nil {
-				stored = earlier
-				return errUnchanged
-			}
-			// An unreadable earlier result is replaced.
+		if earlier := storedResult(cm, key, st.run.Status.Steps[u.step].Name, u.rep); earlier != nil {
+			stored = earlier
+			return errUnchanged
 		}
 		if cm.BinaryData == nil {
 			cm.BinaryData = map[string][]byte{}
@@ -46,6 +42,23 @@ func (r *BenchmarkRunReconciler) storeUnit(ctx context.Context, st *runState, u 
 		err = nil
 	}
 	return stored, err
+}
+
+// storedResult is a measurement's result as the ConfigMap already holds
+// it: under its own key, or in the document a finish wrote (which took the
+// key's result and removed the key; the finish's status write may have been
+// refused, so the measurement is recorded again). nil when it holds none,
+// or none it can read (an unreadable one is replaced).
+func storedResult(cm *corev1.ConfigMap, key, step string, rep int32) *results.Result {
+	if have, ok := cm.BinaryData[key]; ok {
+		if earlier, err := results.Unpack(have); err == nil {
+			return earlier
+		}
+	}
+	if doc, err := specs.ReadDocument(cm); err == nil {
+		return doc.Result(step, rep)
+	}
+	return nil
 }
 
 // errUnchanged stops updateResults without a write.
