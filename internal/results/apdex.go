@@ -49,6 +49,9 @@ func AddAPDEX(r *Result, targets map[string]time.Duration) {
 	}
 	ops := map[string]time.Duration{}
 	if t, ok := targets[AllOperations]; ok {
+		if len(r.Histograms) == 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("APDEX cannot be computed: %s gave no latency histogram", r.Tool))
+		}
 		for _, op := range r.HistogramOperations() {
 			ops[op] = t
 		}

@@ -60,4 +60,11 @@ func TestAddAPDEX(t *testing.T) {
 	if _, ok := r.Get(Key{Name: "apdex", Operation: "READ"}); ok || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "APDEX of READ cannot be computed") {
 		t.Errorf("READ without a histogram: metrics %+v, warnings %q", r.Metrics, r.Warnings)
 	}
+	// Every operation asked of a tool that gave no histogram at all: said,
+	// not silently nothing.
+	none := New("redis-benchmark")
+	AddAPDEX(none, map[string]time.Duration{AllOperations: time.Millisecond})
+	if len(none.Warnings) != 1 || !strings.Contains(none.Warnings[0], "APDEX cannot be computed: redis-benchmark gave no latency histogram") {
+		t.Errorf("no histogram at all: warnings %q", none.Warnings)
+	}
 }
