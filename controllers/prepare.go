@@ -40,9 +40,11 @@ func (r *BenchmarkRunReconciler) prepare(ctx context.Context, st *runState) (ctr
 		setCondition(run, benchv1.ConditionPrepared, metav1.ConditionFalse, benchv1.ReasonPreparing, "running job "+job.Name)
 		return ctrl.Result{}, err
 	}
-	if err := r.storeResult(ctx, st, specs.PrepareKey, out.result); err != nil {
+	stored, err := r.storePrepare(ctx, st, out.result)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
+	out.result = stored
 	if out.result.Verdict != results.Succeeded {
 		msg := "the prepare step failed: " + strings.Join(out.result.Reasons, "; ")
 		setCondition(run, benchv1.ConditionPrepared, metav1.ConditionFalse, benchv1.ReasonPrepareFailed, msg)

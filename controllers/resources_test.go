@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -265,12 +266,14 @@ func (h *harness) touch(obj client.Object, v string) {
 // one kept and the one status records: a reconcile that computes the
 // outcome again knowing less of it (after a lost status write or a manager
 // restart, without the kubelet's samples) gets the stored result back and
-// writes nothing.
+// writes nothing, whether the result is under its key or already in the
+// document a finish wrote.
 func TestStoredResultStands(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "stands", Namespace: h.ns, UID: "0f1e2d3c-0000-4000-8000-000000000002"}}
 	r := &BenchmarkRunReconciler{Client: k8s}
+	run.Status.Steps = []benchv1.StepStatus{{Name: "clients=50"}} // as measure lays them out
 	st := &runState{run: run}
 	rich := results.New("redis-benchmark")
 	rich.Add(results.Metric{Name: "opsPerSecond", Value: 1000, Unit: "ops/s", Direction: results.HigherIsBetter})
@@ -299,5 +302,33 @@ func TestStoredResultStands(t *testing.T) {
 	}
 	if after.ResourceVersion != before.ResourceVersion {
 		t.Error("the second store wrote the ConfigMap")
+	}
+
+	// A finish took the result into the document and removed its key; its
+	// status write was refused, so the measurement is stored again: the
+	// document's result stands, no key comes back.
+	doc, err := json.Marshal(specs.Document{Steps: []specs.DocumentStep{{Name: "clients=50",
+		Repetitions: []specs.DocumentRepetition{{Index: 1, Result: rich}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(after.BinaryData, specs.UnitKey(0, 1))
+	after.Data = map[string]string{specs.ResultsKey: string(doc)}
+	if err := k8s.Update(ctx, &after); err != nil {
+		t.Fatal(err)
+	}
+	got, err = r.storeUnit(ctx, st, unit{step: 0, rep: 1}, poor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.Get(results.Key{Name: "cpuCores", Operation: "target"}); !ok || len(got.Warnings) != 0 {
+		t.Errorf("a store after the finish returned %+v, not the document's result", got)
+	}
+	var last corev1.ConfigMap
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.ResultsConfigMapName(run)}, &last); err != nil {
+		t.Fatal(err)
+	}
+	if _, back := last.BinaryData[specs.UnitKey(0, 1)]; back || last.ResourceVersion != after.ResourceVersion {
+		t.Error("a store after the finish wrote the measurement's key again")
 	}
 }

@@ -14,23 +14,45 @@ import (
 )
 
 // storeUnit keeps a measurement's full result in the results ConfigMap
-// before the status records it, so a restart can never lose it. The first
-// stored result stands, whether under its key or already in the document:
-// a reconcile that computes the outcome again (its status write lost to a
-// conflict, or a new manager after a restart) may know less of it (the
-// kubelet's samples live in the manager's memory), so it never replaces
-// what is stored; it returns what is stored, which the status then records.
+// before the status records it, so a restart can never lose it (storeOnce:
+// the first stored result stands, which status then records).
 func (r *BenchmarkRunReconciler) storeUnit(ctx context.Context, st *runState, u unit, res *results.Result) (*results.Result, error) {
-	key := specs.UnitKey(u.step, u.rep)
+	step := st.run.Status.Steps[u.step].Name
+	return r.storeOnce(ctx, st, specs.UnitKey(u.step, u.rep), res, func(d *specs.Document) *results.Result { return d.Result(step, u.rep) })
+}
+
+// storePrepare keeps the prepare step's result, as storeUnit a measurement's.
+func (r *BenchmarkRunReconciler) storePrepare(ctx context.Context, st *runState, res *results.Result) (*results.Result, error) {
+	return r.storeOnce(ctx, st, specs.PrepareKey, res, func(d *specs.Document) *results.Result { return d.Prepare })
+}
+
+// storeOnce stores res under key unless the ConfigMap already holds that
+// result, under the key or in the document a finish wrote (which took the
+// key's result and removed the key; that finish's status write may have
+// been refused, so the result is recorded again). The first stored result
+// stands: a reconcile that computes it again (its status write lost to a
+// conflict, or a new manager after a restart) may know less of it (the
+// kubelet's samples live in the manager's memory). It returns what is
+// stored. An unreadable earlier result is replaced.
+func (r *BenchmarkRunReconciler) storeOnce(ctx context.Context, st *runState, key string, res *results.Result,
+	inDocument func(*specs.Document) *results.Result) (*results.Result, error) {
 	stored := res
 	packed, err := results.Pack(res)
 	if err != nil {
 		return nil, err
 	}
 	err = r.updateResults(ctx, st, func(cm *corev1.ConfigMap) error {
-		if earlier := storedResult(cm, key, st.run.Status.Steps[u.step].Name, u.rep); earlier != nil {
-			stored = earlier
-			return errUnchanged
+		if have, ok := cm.BinaryData[key]; ok {
+			if earlier, err := results.Unpack(have); err == nil {
+				stored = earlier
+				return errUnchanged
+			}
+		}
+		if doc, err := specs.ReadDocument(cm); err == nil && doc != nil {
+			if earlier := inDocument(doc); earlier != nil {
+				stored = earlier
+				return errUnchanged
+			}
 		}
 		if cm.BinaryData == nil {
 			cm.BinaryData = map[string][]byte{}
@@ -44,39 +66,8 @@ func (r *BenchmarkRunReconciler) storeUnit(ctx context.Context, st *runState, u 
 	return stored, err
 }
 
-// storedResult is a measurement's result as the ConfigMap already holds
-// it: under its own key, or in the document a finish wrote (which took the
-// key's result and removed the key; the finish's status write may have been
-// refused, so the measurement is recorded again). nil when it holds none,
-// or none it can read (an unreadable one is replaced).
-func storedResult(cm *corev1.ConfigMap, key, step string, rep int32) *results.Result {
-	if have, ok := cm.BinaryData[key]; ok {
-		if earlier, err := results.Unpack(have); err == nil {
-			return earlier
-		}
-	}
-	if doc, err := specs.ReadDocument(cm); err == nil {
-		return doc.Result(step, rep)
-	}
-	return nil
-}
-
 // errUnchanged stops updateResults without a write.
 var errUnchanged = errors.New("unchanged")
-
-func (r *BenchmarkRunReconciler) storeResult(ctx context.Context, st *runState, key string, res *results.Result) error {
-	packed, err := results.Pack(res)
-	if err != nil {
-		return err
-	}
-	return r.updateResults(ctx, st, func(cm *corev1.ConfigMap) error {
-		if cm.BinaryData == nil {
-			cm.BinaryData = map[string][]byte{}
-		}
-		cm.BinaryData[key] = packed
-		return nil
-	})
-}
 
 // updateResults creates or changes the results ConfigMap. change works on
 // the very version that is written back (the update is refused if another
