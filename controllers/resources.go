@@ -241,13 +241,8 @@ func (r *BenchmarkRunReconciler) resourceSubjects(ctx context.Context, st *runSt
 			if p.Spec.NodeName == "" || p.DeletionTimestamp != nil {
 				continue
 			}
-			var limit float64
-			for _, c := range p.Spec.Containers {
-				if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
-					limit += q.AsApproximateFloat64()
-				}
-			}
-			s.Pods = append(s.Pods, kubelet.Pod{Namespace: p.Namespace, Name: p.Name, Role: telemetry.RoleTarget, Node: p.Spec.NodeName, CPULimitCores: limit})
+			s.Pods = append(s.Pods, kubelet.Pod{Namespace: p.Namespace, Name: p.Name, Role: telemetry.RoleTarget, Node: p.Spec.NodeName,
+				CPULimitCores: podLimit(&p, corev1.ResourceCPU)})
 		}
 	}
 	for _, p := range loadgens {

@@ -110,18 +110,19 @@ func roundTo(v float64, decimals int) float64 {
 // targetFigures are a step's target CPU (the pods' sum, else the server's
 // own count) and efficiency, when telemetry measured them.
 func targetFigures(summary []benchv1.MetricSummary) (cpu, efficiency *float64) {
-	find := func(name, op string) *float64 {
+	find := func(k results.Key) *float64 {
 		for _, s := range summary {
-			if s.Source != "" && s.Name == name && s.Operation == op {
+			if s.Source != "" && s.Name == k.Name && s.Operation == k.Operation {
 				v := roundTo(s.Median, 3)
 				return &v
 			}
 		}
 		return nil
 	}
-	cpu = find(telemetry.FigureCPUCores, string(telemetry.RoleTarget))
-	if cpu == nil {
-		cpu = find(telemetry.FigureServerCPUCores, string(telemetry.RoleServer))
+	for _, k := range telemetry.TargetCPUKeys {
+		if cpu = find(k); cpu != nil {
+			break
+		}
 	}
-	return cpu, find(telemetry.FigureEfficiency, string(telemetry.RoleTarget))
+	return cpu, find(results.Key{Name: telemetry.FigureEfficiency, Operation: string(telemetry.RoleTarget)})
 }

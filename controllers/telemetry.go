@@ -59,16 +59,8 @@ func (r *BenchmarkRunReconciler) judgeTarget(ctx context.Context, st *runState, 
 		for _, why := range disturbances(pod, start, end) {
 			res.Invalidate("target pod %s %s during the measurement", pod.Name, why)
 		}
-		var memLimit float64
-		for _, c := range pod.Spec.Containers {
-			if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
-				limit += q.AsApproximateFloat64()
-			}
-			if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
-				memLimit += q.AsApproximateFloat64()
-			}
-		}
-		judgeTargetMemory(st.run, res, pod.Name, memLimit)
+		limit += podLimit(pod, corev1.ResourceCPU)
+		judgeTargetMemory(st.run, res, pod.Name, podLimit(pod, corev1.ResourceMemory))
 	}
 	judgeTargetCPU(st.run, res, limit)
 	return nil
@@ -90,6 +82,18 @@ func judgeTargetMemory(run *benchv1.BenchmarkRun, res *results.Result, pod strin
 		res.Invalidate("target pod %s's working set reached %.1f%% of its memory limit (%s of %.0f bytes), above validity.maxTargetMemoryPercent %g",
 			pod, pct, telemetry.Describe(ws), limitBytes, maxPct)
 	}
+}
+
+// podLimit is the sum of a pod's containers' limits of a resource (cores,
+// bytes); 0 when none has one.
+func podLimit(p *corev1.Pod, name corev1.ResourceName) float64 {
+	var sum float64
+	for _, c := range p.Spec.Containers {
+		if q, ok := c.Resources.Limits[name]; ok {
+			sum += q.AsApproximateFloat64()
+		}
+	}
+	return sum
 }
 
 // windowOf is the measurement's window: the tool's own start and end when

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,11 +54,7 @@ func (f *serverFlags) statistics() (*runner.ServerStatistics, error) {
 	if f.interval < 100*time.Millisecond {
 		return nil, fmt.Errorf("--server-poll-interval %s: must be at least 100ms", f.interval)
 	}
-	known := false
-	for _, s := range dbstats.Sources() {
-		known = known || s == f.source
-	}
-	if !known {
+	if !slices.Contains(dbstats.Sources(), f.source) {
 		return nil, fmt.Errorf("--server-statistics %q: must be one of %s", f.source, strings.Join(dbstats.Sources(), ", "))
 	}
 	cfg := dbstats.Config{Host: host, Port: port, Database: f.database}.WithEnvCredentials()

@@ -286,43 +286,31 @@ func testedDirection(metric, source string, d benchv1.Direction) stats.Direction
 }
 
 // linkTargetCPU puts, on every row of the primary metric, the change of
-// the target's CPU at its step (the pods' sum, else the server's own).
+// the target's CPU at its step (TargetCPURow).
 func linkTargetCPU(rep *Report) {
-	cpu := map[string]Num{}
-	for _, want := range []struct{ name, op string }{
-		{telemetry.FigureServerCPUCores, string(telemetry.RoleServer)},
-		{telemetry.FigureCPUCores, string(telemetry.RoleTarget)}, // preferred: written last
-	} {
-		for _, r := range rep.Rows {
-			if r.IsTelemetry() && r.Metric == want.name && r.Operation == want.op {
-				cpu[r.Step] = r.DeltaPercent
-			}
-		}
-	}
 	for i := range rep.Rows {
 		r := &rep.Rows[i]
-		if d, ok := cpu[r.Step]; ok && r.Metric == rep.Primary && !r.IsTelemetry() {
+		if r.Metric != rep.Primary || r.IsTelemetry() {
+			continue
+		}
+		if cpu, ok := rep.TargetCPURow(r.Step); ok {
+			d := cpu.DeltaPercent
 			r.TargetCPUDeltaPercent = &d
 		}
 	}
 }
 
-// TargetCPURow is a step's row of the target's CPU, if measured.
+// TargetCPURow is a step's row of the target's CPU, if measured, picked
+// in telemetry.TargetCPUKeys' order.
 func (r *Report) TargetCPURow(step string) (Row, bool) {
-	var found Row
-	ok := false
-	for _, row := range r.Rows {
-		if row.Step != step || !row.IsTelemetry() {
-			continue
-		}
-		switch {
-		case row.Metric == telemetry.FigureCPUCores && row.Operation == string(telemetry.RoleTarget):
-			return row, true
-		case row.Metric == telemetry.FigureServerCPUCores && row.Operation == string(telemetry.RoleServer):
-			found, ok = row, true
+	for _, k := range telemetry.TargetCPUKeys {
+		for _, row := range r.Rows {
+			if row.Step == step && row.IsTelemetry() && row.Metric == k.Name && row.Operation == k.Operation {
+				return row, true
+			}
 		}
 	}
-	return found, ok
+	return Row{}, false
 }
 
 func primaryMetric(r Run) string {

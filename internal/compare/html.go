@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -193,7 +194,7 @@ func charts(reports []*Report) []chart {
 func serverCharts(reports []*Report, variants []string, primary string) []chart {
 	var steps []string
 	for _, row := range reports[0].Rows {
-		if row.Metric == primary && !row.IsTelemetry() && !contains(steps, row.Step) {
+		if row.Metric == primary && !row.IsTelemetry() && !slices.Contains(steps, row.Step) {
 			steps = append(steps, row.Step)
 		}
 	}
@@ -218,15 +219,6 @@ func serverCharts(reports []*Report, variants []string, primary string) []chart 
 		}
 	}
 	return out
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{

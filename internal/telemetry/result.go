@@ -72,14 +72,20 @@ func restartDetail(warnings []string) string {
 	return ""
 }
 
+// TargetCPUKeys are the figures that give the target's CPU, the one to
+// prefer first: the sum over its pods from a resource source, then the
+// server's own count of its CPU. Status, comparisons and the report pick
+// the target's CPU by this one order.
+var TargetCPUKeys = []results.Key{
+	{Name: FigureCPUCores, Operation: string(RoleTarget)},
+	{Name: FigureServerCPUCores, Operation: string(RoleServer)},
+}
+
 // TargetCPUCores returns the target's CPU over the window and where it
 // came from: the sum over its pods from a resource source when there is
 // one, else the server's own count of its CPU.
 func TargetCPUCores(r *results.Result) (results.Metric, bool) {
-	for _, want := range []results.Key{
-		{Name: FigureCPUCores, Operation: string(RoleTarget)},
-		{Name: FigureServerCPUCores, Operation: string(RoleServer)},
-	} {
+	for _, want := range TargetCPUKeys {
 		for _, m := range r.Metrics {
 			if m.IsTelemetry() && m.Key() == want && m.Value > 0 {
 				return m, true

@@ -7,6 +7,8 @@ package telemetry
 
 import (
 	"context"
+	"math"
+	"sort"
 	"time"
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
@@ -88,4 +90,26 @@ type Report struct {
 type Source interface {
 	Name() string
 	Collect(ctx context.Context, w Window, subjects []Subject) (*Report, error)
+}
+
+// SampleValues are the values of samples, in their order.
+func SampleValues(samples []Sample) []float64 {
+	out := make([]float64, len(samples))
+	for i, s := range samples {
+		out[i] = s.Value
+	}
+	return out
+}
+
+// NearestRank is the p-th percentile of values by nearest rank: a value
+// that was measured, never one interpolated between two samples (p 100 is
+// the maximum). NaN when there are none.
+func NearestRank(values []float64, p float64) float64 {
+	if len(values) == 0 {
+		return math.NaN()
+	}
+	sorted := append([]float64(nil), values...)
+	sort.Float64s(sorted)
+	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	return sorted[max(rank, 1)-1]
 }

@@ -2,8 +2,6 @@ package kubelet
 
 import (
 	"fmt"
-	"math"
-	"sort"
 	"time"
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
@@ -71,22 +69,6 @@ func gaugeSamples(rs []reading) []telemetry.Sample {
 	return out
 }
 
-func values(samples []telemetry.Sample) []float64 {
-	out := make([]float64, len(samples))
-	for i, s := range samples {
-		out[i] = s.Value
-	}
-	return out
-}
-
-// percentile by nearest rank: a value that was measured.
-func percentile(vs []float64, p float64) float64 {
-	sorted := append([]float64(nil), vs...)
-	sort.Float64s(sorted)
-	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
-	return sorted[max(rank, 1)-1]
-}
-
 // report accumulates figures, series and warnings.
 type report struct{ *telemetry.Report }
 
@@ -123,7 +105,7 @@ func (r report) counter(name string, s telemetry.Subject, unit string, rs []read
 	samples := rateSamples(ivs, scale)
 	r.figure(name, s, mean(ivs)*scale, unit)
 	if p95 {
-		r.figure(name+"P95", s, percentile(values(samples), 95), unit)
+		r.figure(name+"P95", s, telemetry.NearestRank(telemetry.SampleValues(samples), 95), unit)
 	}
 	r.series(name, s, unit, samples)
 	return ivs

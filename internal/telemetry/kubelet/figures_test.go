@@ -236,7 +236,7 @@ func TestSummarize(t *testing.T) {
 			checkWarnings(t, rep.Warnings, tc.warnings)
 			series := map[string][]float64{}
 			for _, s := range rep.Series {
-				series[s.Name+"["+s.Subject+"]"] = values(s.Samples)
+				series[s.Name+"["+s.Subject+"]"] = telemetry.SampleValues(s.Samples)
 			}
 			for key, want := range tc.series {
 				if diff := cmp.Diff(want, series[key], cmpopts.EquateApprox(1e-9, 0)); diff != "" {

@@ -28,13 +28,13 @@ func (r report) node(n Node, polls []Poll) {
 		r.warn("node %s: CPU capacity unknown: no cpuBusyPercent", n.Name)
 	}
 	if samples := gaugeSamples(rd.workingSet); len(samples) > 0 {
-		vs := values(samples)
+		vs := telemetry.SampleValues(samples)
 		var sum float64
 		for _, v := range vs {
 			sum += v
 		}
 		r.figure("memoryUsedBytes", s, sum/float64(len(vs)), bytesUnit)
-		r.figure("memoryUsedBytesMax", s, percentile(vs, 100), bytesUnit)
+		r.figure("memoryUsedBytesMax", s, telemetry.NearestRank(vs, 100), bytesUnit)
 		r.series("memoryUsedBytes", s, bytesUnit, samples)
 	}
 	names := make([]string, 0, len(rd.rx))

@@ -65,7 +65,7 @@ func (r report) pod(pod Pod, polls []Poll) podResult {
 	}
 	if samples := gaugeSamples(rd.workingSet); len(samples) > 0 {
 		res.workingSet, res.haveWorkingSet = rd.workingSet, true
-		res.workingSetMax = percentile(values(samples), 100)
+		res.workingSetMax = telemetry.NearestRank(telemetry.SampleValues(samples), 100)
 		r.figure(wsBytes+"Max", s, res.workingSetMax, bytesUnit)
 		r.series(wsBytes, s, bytesUnit, samples)
 	}
@@ -103,7 +103,7 @@ func (r report) targetSum(pods []podResult) {
 		total := sumMeans(cpu) * nanos
 		r.figure(cpuCores, targetSum, total, "cores")
 		samples := sumRounds(cpu, nanos)
-		r.figure(cpuCores+"P95", targetSum, percentile(values(samples), 95), "cores")
+		r.figure(cpuCores+"P95", targetSum, telemetry.NearestRank(telemetry.SampleValues(samples), 95), "cores")
 		r.series(cpuCores, targetSum, "cores", samples)
 		if limited && len(cpu) == len(pods) {
 			r.figure("cpuLimitPercent", targetSum, 100*total/limit, "%")

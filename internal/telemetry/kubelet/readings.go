@@ -128,35 +128,37 @@ func (r *podReadings) record(p Poll, ps *stats.PodStats) {
 }
 
 func podCPU(ps *stats.PodStats) (time.Time, *uint64) {
-	if ps.CPU != nil && ps.CPU.UsageCoreNanoSeconds != nil {
-		return ps.CPU.Time.Time, ps.CPU.UsageCoreNanoSeconds
-	}
-	var sum uint64
-	var t time.Time
-	found := false
-	for _, c := range ps.Containers {
-		if c.CPU != nil && c.CPU.UsageCoreNanoSeconds != nil {
-			sum += *c.CPU.UsageCoreNanoSeconds
-			t, found = c.CPU.Time.Time, true
+	return podOrContainers(ps, func(c *stats.CPUStats, _ *stats.MemoryStats) (time.Time, *uint64) {
+		if c == nil {
+			return time.Time{}, nil
 		}
-	}
-	if !found {
-		return t, nil
-	}
-	return t, &sum
+		return c.Time.Time, c.UsageCoreNanoSeconds
+	})
 }
 
 func podWorkingSet(ps *stats.PodStats) (time.Time, *uint64) {
-	if ps.Memory != nil && ps.Memory.WorkingSetBytes != nil {
-		return ps.Memory.Time.Time, ps.Memory.WorkingSetBytes
+	return podOrContainers(ps, func(_ *stats.CPUStats, m *stats.MemoryStats) (time.Time, *uint64) {
+		if m == nil {
+			return time.Time{}, nil
+		}
+		return m.Time.Time, m.WorkingSetBytes
+	})
+}
+
+// podOrContainers reads a statistic of the pod as a whole, else sums it
+// over its containers (at the last container's instant); nil when neither
+// has it.
+func podOrContainers(ps *stats.PodStats, read func(*stats.CPUStats, *stats.MemoryStats) (time.Time, *uint64)) (time.Time, *uint64) {
+	if t, v := read(ps.CPU, ps.Memory); v != nil {
+		return t, v
 	}
 	var sum uint64
 	var t time.Time
 	found := false
 	for _, c := range ps.Containers {
-		if c.Memory != nil && c.Memory.WorkingSetBytes != nil {
-			sum += *c.Memory.WorkingSetBytes
-			t, found = c.Memory.Time.Time, true
+		if ct, v := read(c.CPU, c.Memory); v != nil {
+			sum += *v
+			t, found = ct, true
 		}
 	}
 	if !found {

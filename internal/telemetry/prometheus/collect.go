@@ -165,14 +165,14 @@ func (c *collection) seriesFigures(ctx context.Context, s spec, sc scope) error 
 func (c *collection) fromSeries(s spec, all []telemetry.Series) []telemetry.Figure {
 	var figures []telemetry.Figure
 	for _, series := range all {
-		values := sampleValues(series.Samples)
+		values := telemetry.SampleValues(series.Samples)
 		if s.p95 {
 			figures = append(figures, telemetry.Figure{Name: s.base + "P95", Subject: series.Subject,
-				Value: percentile(values, 95), Unit: s.unit, Direction: s.dir})
+				Value: telemetry.NearestRank(values, 95), Unit: s.unit, Direction: s.dir})
 		}
 		if s.max {
 			figures = append(figures, telemetry.Figure{Name: s.base + "Max", Subject: series.Subject,
-				Value: percentile(values, 100), Unit: s.unit, Direction: s.dir})
+				Value: telemetry.NearestRank(values, 100), Unit: s.unit, Direction: s.dir})
 		}
 	}
 	return figures
@@ -205,29 +205,6 @@ func sumSamples(series [][]telemetry.Sample) []telemetry.Sample {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
 	return out
-}
-
-func sampleValues(samples []telemetry.Sample) []float64 {
-	out := make([]float64, len(samples))
-	for i, s := range samples {
-		out[i] = s.Value
-	}
-	return out
-}
-
-// percentile by nearest rank: a value that was measured, never one
-// interpolated between two samples.
-func percentile(values []float64, p float64) float64 {
-	if len(values) == 0 {
-		return math.NaN()
-	}
-	sorted := append([]float64(nil), values...)
-	sort.Float64s(sorted)
-	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
-	if rank < 1 {
-		rank = 1
-	}
-	return sorted[rank-1]
 }
 
 // Part joins a quantity and the part of the subject it is about: a core,

@@ -54,9 +54,9 @@ func (c *collection) userRange(ctx context.Context, q Query) error {
 	}
 	samples := sumSamples(streams)
 	c.report.Series = append(c.report.Series, telemetry.Series{Name: q.Name, Subject: q.Subject, Unit: q.Unit, Samples: samples})
-	values := sampleValues(samples)
+	values := telemetry.SampleValues(samples)
 	if q.Summary == "max" {
-		c.addUserFigure(q, percentile(values, 100))
+		c.addUserFigure(q, telemetry.NearestRank(values, 100))
 	} else {
 		c.addUserFigure(q, mean(values))
 	}
