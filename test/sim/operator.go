@@ -110,6 +110,17 @@ func (m *ManagerProcess) Exited() (bool, error) {
 	}
 }
 
+// Kill ends the manager with SIGKILL, as a crash or an evicted pod would,
+// and waits for it.
+func (m *ManagerProcess) Kill() {
+	if gone, _ := m.Exited(); gone {
+		return
+	}
+	_ = m.cmd.Process.Kill()
+	err := <-m.done
+	m.done <- err
+}
+
 // Stop interrupts the manager and waits for it.
 func (m *ManagerProcess) Stop() {
 	if gone, _ := m.Exited(); gone {

@@ -39,6 +39,19 @@ type Stack struct {
 	Manager  *ManagerProcess
 	stopExec context.CancelFunc
 	execDone chan struct{}
+	opts     StackOptions
+}
+
+// RestartManager kills the manager (SIGKILL) and starts another with the
+// same flags, which takes over once the dead one's leader lease expires.
+func (s *Stack) RestartManager(ctx context.Context) error {
+	s.Manager.Kill()
+	m, err := s.StartManager(ctx, s.opts.Manager, s.Operator, s.opts.ManagerLog, s.opts.ManagerArgs...)
+	if err != nil {
+		return err
+	}
+	s.Manager = m
+	return nil
 }
 
 // Up starts everything; Stop undoes it.
@@ -59,7 +72,7 @@ func Up(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{Cluster: c}
+	s := &Stack{Cluster: c, opts: o}
 	defer func() {
 		if err != nil {
 			s.Stop()
