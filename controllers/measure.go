@@ -66,7 +66,7 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 	done := 0
 	for _, u := range all {
 		if recorded(run, u) {
-			r.forgetResources(ctx, measurementKey(st, specs.MeasureJobName(run, u.step, u.rep)))
+			r.forgetMeasurement(ctx, measurementKey(st, specs.MeasureJobName(run, u.step, u.rep)))
 			done++
 			continue
 		}

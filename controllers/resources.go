@@ -291,9 +291,25 @@ func (rs *Resources) keep(key string, reps []*telemetry.Report) {
 	rs.reports[key] = reps
 }
 
-// forget drops what is kept of measurements whose key starts with prefix
-// (one measurement once status records it; a whole run once it ended or
-// is gone), stopping their samplers.
+// forgetMeasurement drops what is kept of one measurement once status
+// records it, stopping a sampler still running for it. Map lookups only:
+// it runs for every recorded measurement of every measure reconcile.
+func (r *BenchmarkRunReconciler) forgetMeasurement(ctx context.Context, key string) {
+	rs := r.Resources
+	if rs == nil {
+		return
+	}
+	rs.mu.Lock()
+	delete(rs.reports, key)
+	rs.mu.Unlock()
+	if rs.samplers.Running(key) {
+		rs.samplers.Stop(ctx, key)
+	}
+}
+
+// forgetResources drops what is kept of every measurement whose key starts
+// with prefix (a whole run once it ended or is gone), stopping their
+// samplers.
 func (r *BenchmarkRunReconciler) forgetResources(ctx context.Context, prefix string) {
 	rs := r.Resources
 	if rs == nil {

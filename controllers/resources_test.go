@@ -332,3 +332,37 @@ func TestStoredResultStands(t *testing.T) {
 		t.Error("a store after the finish wrote the measurement's key again")
 	}
 }
+
+// BenchmarkForgetRecordedMeasurements: what a measure reconcile spends
+// dropping the kept reports of the measurements status records, with 400
+// measurements' reports kept (200 runs × 2): by exact key (forgetMeasurement)
+// and by prefix scan (forgetResources, as the measure phase did before).
+func BenchmarkForgetRecordedMeasurements(b *testing.B) {
+	fill := func() (*BenchmarkRunReconciler, []string) {
+		rs := NewResources(nil, 0, nil, 0)
+		var keys []string
+		for i := range 400 {
+			k := runKey("ns", fmt.Sprintf("run-%03d", i/2)) + fmt.Sprintf("job-%d/", i%2)
+			rs.keep(k, nil)
+			keys = append(keys, k)
+		}
+		return &BenchmarkRunReconciler{Resources: rs}, keys
+	}
+	ctx := context.Background()
+	b.Run("exact", func(b *testing.B) {
+		for b.Loop() {
+			r, keys := fill()
+			for _, k := range keys {
+				r.forgetMeasurement(ctx, k)
+			}
+		}
+	})
+	b.Run("prefix", func(b *testing.B) {
+		for b.Loop() {
+			r, keys := fill()
+			for _, k := range keys {
+				r.forgetResources(ctx, k)
+			}
+		}
+	})
+}
