@@ -16,7 +16,6 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
-	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/sim"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
@@ -126,13 +125,8 @@ func TestManyShortRunsKeepEveryMeasurement(t *testing.T) {
 			t.Errorf("%s: Failed: %s", run.Name, conditionsOf(run))
 			continue
 		}
-		cm, err := c.Clientset.CoreV1().ConfigMaps(ns).Get(ctx, run.Status.ResultsConfigMap, metav1.GetOptions{})
+		doc, err := runDocument(ctx, c, run)
 		if err != nil {
-			t.Errorf("%s: %v", run.Name, err)
-			continue
-		}
-		doc, err := specs.ReadDocument(cm)
-		if err != nil || doc == nil {
 			t.Errorf("%s: no results document: %v", run.Name, err)
 			continue
 		}

@@ -172,11 +172,7 @@ func checkPrometheusRun(ctx context.Context, t *testing.T, c *sim.Cluster, dyn d
 	if run.Status.Phase != benchv1.PhaseSucceeded {
 		t.Fatalf("run %s ended %s: %s", r.Name, run.Status.Phase, conditionsOf(run))
 	}
-	cm, err := c.Clientset.CoreV1().ConfigMaps(ns).Get(ctx, run.Status.ResultsConfigMap, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := specs.ReadDocument(cm)
+	doc, err := runDocument(ctx, c, run)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,11 +105,7 @@ func TestRunReportsTargetCPUFromTheKubelets(t *testing.T) {
 	if run.Status.Phase != benchv1.PhaseSucceeded {
 		t.Fatalf("the run ended %s: %s; steps %s", run.Status.Phase, conditionsOf(run), mustJSON(run.Status.Steps))
 	}
-	cm, err := c.Clientset.CoreV1().ConfigMaps(ns).Get(ctx, run.Status.ResultsConfigMap, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := specs.ReadDocument(cm)
+	doc, err := runDocument(ctx, c, run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,15 +247,7 @@ func killTargetMidMeasurement(ctx context.Context, t *testing.T, e *telemetrySta
 		t.Fatal(err)
 	}
 	t.Logf("killed redis-server mid-measurement and started it again (pid %d)", e.redis.Process.Pid)
-	testutil.Eventually(t, 90*time.Second, "the killed run finished", func() error {
-		if run, err = getRun(ctx, dyn, "valkey-killed"); err != nil {
-			return err
-		}
-		if !run.Status.Phase.Terminal() {
-			return fmt.Errorf("phase %s (%s)", run.Status.Phase, conditionsOf(run))
-		}
-		return nil
-	})
+	run = waitEnded(ctx, t, dyn, "valkey-killed", 90*time.Second)
 	rep := run.Status.Steps[0].Repetitions[0]
 	t.Logf("the killed run: phase %s, repetition %s: %q", run.Status.Phase, rep.Verdict, rep.Reasons)
 	if run.Status.Phase == benchv1.PhaseSucceeded || rep.Verdict == benchv1.VerdictSucceeded {
@@ -430,4 +418,35 @@ func (p *procCPU) over(t *testing.T, start, end time.Time) float64 {
 		t.Fatalf("no /proc reading before %s", start)
 	}
 	return (at(end) - at(start)) / end.Sub(start).Seconds()
+}
+
+// runDocument reads a run's results document (nil and an error when it
+// has none yet).
+func runDocument(ctx context.Context, c *sim.Cluster, run *benchv1.BenchmarkRun) (*specs.Document, error) {
+	cm, err := c.Clientset.CoreV1().ConfigMaps(ns).Get(ctx, run.Status.ResultsConfigMap, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	doc, err := specs.ReadDocument(cm)
+	if err == nil && doc == nil {
+		err = fmt.Errorf("%s holds no results document", cm.Name)
+	}
+	return doc, err
+}
+
+// waitEnded waits for a run to reach a terminal phase and returns it.
+func waitEnded(ctx context.Context, t *testing.T, dyn dynamic.Interface, name string, within time.Duration) *benchv1.BenchmarkRun {
+	t.Helper()
+	var run *benchv1.BenchmarkRun
+	testutil.Eventually(t, within, "run "+name+" ending", func() error {
+		var err error
+		if run, err = getRun(ctx, dyn, name); err != nil {
+			return err
+		}
+		if !run.Status.Phase.Terminal() {
+			return fmt.Errorf("phase %s (%s)", run.Status.Phase, conditionsOf(run))
+		}
+		return nil
+	})
+	return run
 }
