@@ -123,12 +123,7 @@ func (s *Sampler) Stop(ctx context.Context) *telemetry.Report {
 }
 
 // Report summarises the readings so far.
-func (s *Sampler) Report() *telemetry.Report {
-	s.mu.Lock()
-	polls := append([]Poll(nil), s.polls...)
-	s.mu.Unlock()
-	return Summarize(s.subjects, polls)
-}
+func (s *Sampler) Report() *telemetry.Report { return s.ReportWithin(telemetry.Window{}) }
 
 // round reads every node at once.
 func (s *Sampler) round(ctx context.Context) {
@@ -239,14 +234,20 @@ func (m *Samplers) Running(key string) bool {
 // Stop stops the sampler under key and returns its report; for a key
 // without a sampler (the manager restarted since Start) it returns Lost().
 func (m *Samplers) Stop(ctx context.Context, key string) *telemetry.Report {
-	m.mu.Lock()
-	s, ok := m.byKey[key]
-	delete(m.byKey, key)
-	m.mu.Unlock()
+	s, ok := m.take(key)
 	if !ok {
 		return Lost()
 	}
 	return s.Stop(ctx)
+}
+
+// take removes the sampler under key from the running ones.
+func (m *Samplers) take(key string) (*Sampler, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.byKey[key]
+	delete(m.byKey, key)
+	return s, ok
 }
 
 // Within keeps the rounds of polls that cover a window: the rounds made
@@ -292,7 +293,8 @@ func Within(polls []Poll, w telemetry.Window) []Poll {
 	return out
 }
 
-// ReportWithin summarises the readings that cover the window (Within).
+// ReportWithin summarises the readings that cover the window (Within;
+// every reading for a zero window).
 func (s *Sampler) ReportWithin(w telemetry.Window) *telemetry.Report {
 	s.mu.Lock()
 	polls := append([]Poll(nil), s.polls...)
@@ -303,10 +305,7 @@ func (s *Sampler) ReportWithin(w telemetry.Window) *telemetry.Report {
 // StopWithin stops the sampler under key and summarises the readings that
 // cover the window; for a key without a sampler it returns Lost().
 func (m *Samplers) StopWithin(ctx context.Context, key string, w telemetry.Window) *telemetry.Report {
-	m.mu.Lock()
-	s, ok := m.byKey[key]
-	delete(m.byKey, key)
-	m.mu.Unlock()
+	s, ok := m.take(key)
 	if !ok {
 		return Lost()
 	}
