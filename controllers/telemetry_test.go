@@ -254,3 +254,46 @@ func TestJudgeTargetMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestCrossingMaxTargetCPUPercentInvalidates: a Valkey target limited to a
+// tenth of a core, played by a real redis-server under a real
+// redis-benchmark, uses several times its limit by the server's own count:
+// the measurement is Invalid, and the reason gives the percent of the
+// limit, the cores and the threshold.
+func TestCrossingMaxTargetCPUPercentInvalidates(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	node := loadgenNode(h)
+	rd := testutil.StartRedis(t)
+	run := &benchv1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "hot"},
+		Spec: benchv1.BenchmarkRunSpec{
+			Target: benchv1.TargetSpec{Valkey: &benchv1.ValkeyTarget{ServerTarget: benchv1.ServerTarget{
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
+			}}},
+			Workload: benchv1.WorkloadSpec{RedisBenchmark: &benchv1.RedisBenchmarkWorkload{Tests: []string{"set"}, Clients: []int32{10}}},
+			Validity: benchv1.ValiditySpec{MaxLoadGeneratorCPUPercent: 100, MaxTargetCPUPercent: 75},
+		},
+	}
+	h.create(run)
+	markServerReady(t, h, specs.ValkeyName(run))
+	run = h.run("hot")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: specs.ValkeyName(run) + "-0", Namespace: h.ns, Labels: specs.ServerPodLabels(run)},
+		Spec: corev1.PodSpec{NodeName: "db-1", Containers: []corev1.Container{{Name: "valkey", Image: "valkey/valkey:8.1",
+			Resources: run.Spec.Target.Valkey.Resources}}},
+	}
+	if err := k8s.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	h.kubeletRealTool(h.waitJob(specs.MeasureJobName(run, 0, 1)), node, "redis-benchmark", rd.Port,
+		"redis-benchmark", "-h", "127.0.0.1", "-p", strconv.Itoa(rd.Port), "-c", "10", "-n", "60000", "-t", "set", "--csv")
+	run = h.waitPhase("hot", 30*time.Second, benchv1.PhaseInvalid)
+	rep := run.Status.Steps[0].Repetitions[0]
+	why := strings.Join(rep.Reasons, "; ")
+	t.Logf("%s: %s", rep.Verdict, why)
+	if rep.Verdict != benchv1.VerdictInvalid || !strings.Contains(why, "the target was saturated") ||
+		!strings.Contains(why, "serverCPUCores[server]=") || !strings.Contains(why, "above validity.maxTargetCPUPercent 75") {
+		t.Errorf("the measurement is not Invalid with the figures: %s %q", rep.Verdict, rep.Reasons)
+	}
+}
