@@ -8,7 +8,8 @@
 #    and the CPU of one poll of each database's statistics,
 #  - merging 64 load generators' results with histograms (time and size),
 #  - the comparison statistics: power to detect 3 % and 5 % drops and the
-#    false-verdict rate, per CV and repetition count, by simulation.
+#    false-verdict rate, per CV and repetition count, by simulation; and the
+#    family design of per-operation tables (20 and 100 operations, 5 vs 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "[bench] parse throughput" >&2
@@ -21,5 +22,7 @@ echo "[bench] telemetry: CPU and round trip of one poll of PostgreSQL, MariaDB, 
 FERRETDB="${FERRETDB:-$(bash hack/build-ferretdb.sh | tail -n 1)}" go test ./internal/telemetry/dbstats/ -run '^$' -bench BenchmarkPoll -benchtime 2000x -count 1
 echo "[bench] statistics: power and false verdicts per CV and repetition count (docs/statistics.md)" >&2
 go test ./internal/stats/ -run '^$' -bench BenchmarkPowerSimulation -benchtime 1x -timeout 10m
+echo "[bench] statistics: the family design of per-operation tables, 20 and 100 operations at 5 vs 5 (power, false verdicts, FDR per design; docs/statistics.md)" >&2
+go test ./internal/stats/ -run '^$' -bench BenchmarkOperationFamilies -benchtime 1x -timeout 10m
 echo "[bench] merging 64 load generators (5 operations, histograms of 50k latencies each)" >&2
 go test ./internal/results/ -run '^$' -bench BenchmarkMerge -benchtime 20x -count 3

@@ -46,6 +46,8 @@ type Criteria struct {
 	MaxCVPercent float64
 	// Correction across the metrics compared together. Default Holm.
 	Correction Correction
+	// Test is the significance test and interval. Default RankTest.
+	Test Test
 }
 
 func (c Criteria) withDefaults() Criteria {
@@ -57,6 +59,9 @@ func (c Criteria) withDefaults() Criteria {
 	}
 	if c.Correction == "" {
 		c.Correction = Holm
+	}
+	if c.Test == "" {
+		c.Test = RankTest
 	}
 	return c
 }
@@ -91,13 +96,17 @@ func Compare(samples []Sample, crit Criteria) []Comparison {
 	var family []int
 	var ps []float64
 	for i, s := range samples {
-		mw := MannWhitney(s.Candidate, s.Baseline)
-		out[i] = Comparison{Key: s.Key, Direction: s.Direction,
-			Baseline: Summarize(s.Baseline), Candidate: Summarize(s.Candidate),
-			Difference: Diff(s.Baseline, s.Candidate, crit.Alpha), P: mw.P, PAdjusted: mw.P, Exact: mw.Exact}
+		out[i] = Comparison{Key: s.Key, Direction: s.Direction, Baseline: Summarize(s.Baseline), Candidate: Summarize(s.Candidate)}
+		if crit.Test == WelchLogTest {
+			out[i].Difference, out[i].P = WelchLogDiff(s.Baseline, s.Candidate, crit.Alpha)
+		} else {
+			mw := MannWhitney(s.Candidate, s.Baseline)
+			out[i].Difference, out[i].P, out[i].Exact = Diff(s.Baseline, s.Candidate, crit.Alpha), mw.P, mw.Exact
+		}
+		out[i].PAdjusted = out[i].P
 		if s.Direction != Neutral {
 			family = append(family, i)
-			ps = append(ps, mw.P)
+			ps = append(ps, out[i].P)
 		}
 	}
 	adj := Adjust(ps, crit.Correction)
