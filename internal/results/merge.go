@@ -55,6 +55,19 @@ func (r *Result) SetHistogram(operation string, h *hdr.Histogram) error {
 	return nil
 }
 
+// PercentileOfName is the percentile a metric name's digits stand for, the
+// decimal point dropped after the first two digits as every tool's
+// parser names them: "50" 50, "99" 99, "999" 99.9, "9999" 99.99, "995"
+// 99.5, "100" 100.
+func PercentileOfName(digits string) float64 {
+	if strings.Contains(digits, ".") || len(digits) <= 2 || digits == "100" {
+		q, _ := strconv.ParseFloat(digits, 64)
+		return q
+	}
+	q, _ := strconv.ParseFloat(digits[:2]+"."+digits[2:], 64)
+	return q
+}
+
 // percentileName matches latency percentile metrics: latencyP99Millis,
 // latencyP99.9Millis; their value is recomputed from merged histograms.
 var percentileName = regexp.MustCompile(`^latencyP([0-9]+(?:\.[0-9]+)?)(UpperBound)?Millis$`)
@@ -139,8 +152,7 @@ func Merge(parts []*Result) *Result {
 		}
 		if pm := percentileName.FindStringSubmatch(m.Name); pm != nil {
 			if h, ok := merged[m.Operation]; ok && pm[2] == "" {
-				q, _ := strconv.ParseFloat(pm[1], 64)
-				m.Value = float64(h.ValueAtPercentile(q)) / 1000
+				m.Value = float64(h.ValueAtPercentile(PercentileOfName(pm[1]))) / 1000
 				out.Add(m)
 				continue
 			}

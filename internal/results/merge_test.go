@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // generator simulates one load generator: its own latency distribution
@@ -213,5 +215,36 @@ func BenchmarkMerge(b *testing.B) {
 	b.ReportMetric(float64(len(merged.Histograms["READ"])), "histogram-bytes")
 	if len(raw) > 256<<10 {
 		b.Errorf("merged result is %d bytes: too large for the results ConfigMap", len(raw))
+	}
+}
+
+func TestPercentileOfName(t *testing.T) {
+	for in, want := range map[string]float64{"50": 50, "99": 99, "999": 99.9, "9999": 99.99, "995": 99.5, "100": 100, "5": 5, "99.9": 99.9} {
+		if got := PercentileOfName(in); got != want {
+			t.Errorf("%s: %g, want %g", in, got, want)
+		}
+	}
+}
+
+// The p99.9 of merged histograms is their 99.9th percentile, not the
+// maximum (ValueAtPercentile(999) is clamped to 100).
+func TestMergedP999IsTheQuantile(t *testing.T) {
+	var parts []*Result
+	for g := 0; g < 2; g++ {
+		r := New("k6")
+		h := hdr.New(1, 60_000_000, 3)
+		for i := 1; i <= 10000; i++ {
+			_ = h.RecordValue(int64(i)) // 1 µs … 10 ms
+		}
+		_ = h.RecordValue(1_000_000) // one outlier of 1 s
+		if err := r.SetHistogram("GET", h); err != nil {
+			t.Fatal(err)
+		}
+		r.Add(Metric{Name: "latencyP999Millis", Operation: "GET", Value: 9.99, Unit: "ms", Direction: LowerIsBetter})
+		parts = append(parts, r)
+	}
+	m, ok := Merge(parts).Get(Key{Name: "latencyP999Millis", Operation: "GET"})
+	if !ok || m.Value < 9.9 || m.Value > 10.1 {
+		t.Errorf("merged p99.9 %v ms, want about 10 (the 99.9th of 20002 values, not the 1 s maximum)", m.Value)
 	}
 }
