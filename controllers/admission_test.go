@@ -103,6 +103,20 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 			[]string{"spec.validity.maxLoadGeneratorCPUPercent"}},
 		"bad cleanup": {func(r *benchv1.BenchmarkRun) { r.Spec.Cleanup = "Sometimes" },
 			[]string{"spec.cleanup", "Always"}},
+		// The steady-state fields (workload.warmup, validity.dipPercent,
+		// maxDip, maxDriftPercent) are bounded in the schema.
+		"a negative warm-up": {func(r *benchv1.BenchmarkRun) { r.Spec.Workload.Warmup = &metav1.Duration{Duration: -time.Second} },
+			[]string{"spec.workload.warmup", "between 0s and 24h"}},
+		"a warm-up over a day": {func(r *benchv1.BenchmarkRun) { r.Spec.Workload.Warmup = &metav1.Duration{Duration: 25 * time.Hour} },
+			[]string{"spec.workload.warmup", "between 0s and 24h"}},
+		"a dip under a second": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Validity.MaxDip = &metav1.Duration{Duration: 500 * time.Millisecond}
+		},
+			[]string{"spec.validity.maxDip", "between 1s and 24h"}},
+		"a negative dip percent": {func(r *benchv1.BenchmarkRun) { r.Spec.Validity.DipPercent = -5 },
+			[]string{"spec.validity.dipPercent"}},
+		"a drift above 100 %": {func(r *benchv1.BenchmarkRun) { r.Spec.Validity.MaxDriftPercent = 150 },
+			[]string{"spec.validity.maxDriftPercent"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -122,13 +136,30 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 	t.Run("a fractional percent is a number like any other", func(t *testing.T) {
 		r := good()
 		r.Name = "fractional"
-		r.Spec.Validity = benchv1.ValiditySpec{MaxErrorPercent: 0.5, MaxLoadGeneratorCPUPercent: 87.5, MaxCoefficientOfVariationPercent: 2.5}
+		r.Spec.Validity = benchv1.ValiditySpec{MaxErrorPercent: 0.5, MaxLoadGeneratorCPUPercent: 87.5, MaxCoefficientOfVariationPercent: 2.5, DipPercent: 50}
 		if err := k8s.Create(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}
 		got := &benchv1.BenchmarkRun{}
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(r), got); err != nil || got.Spec.Validity != r.Spec.Validity {
 			t.Fatalf("validity stored as %+v (%v), want %+v", got.Spec.Validity, err, r.Spec.Validity)
+		}
+	})
+	t.Run("accepted, with the dip percent defaulted", func(t *testing.T) {
+		r := good()
+		r.Name = "steady"
+		r.Spec.Workload.Warmup = &metav1.Duration{Duration: 30 * time.Second}
+		r.Spec.Validity = benchv1.ValiditySpec{MaxDip: &metav1.Duration{Duration: 5 * time.Second}, MaxDriftPercent: 12.5}
+		if err := k8s.Create(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+		got := &benchv1.BenchmarkRun{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(r), got); err != nil {
+			t.Fatal(err)
+		}
+		v := got.Spec.Validity
+		if v.DipPercent != benchv1.Percent(50) || v.MaxDriftPercent != 12.5 || v.MaxDip.Duration != 5*time.Second || got.Spec.Workload.Warmup.Duration != 30*time.Second {
+			t.Errorf("stored %+v, warm-up %v", v, got.Spec.Workload.Warmup)
 		}
 	})
 	t.Run("spec is immutable", func(t *testing.T) {

@@ -3,6 +3,7 @@ package workloads
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -112,7 +113,57 @@ type Invocation struct {
 	ConfigMapFiles []ConfigMapFile
 	// ClaimMounts are the user's PersistentVolumeClaims (a data corpus).
 	ClaimMounts []ClaimMount
+	// SampleStream is where the tool writes its raw samples, one per line,
+	// while it runs: the runner makes it a named pipe and hands every line
+	// to the workload's SampleParser, so that per-operation histograms and
+	// time series are built without keeping a sample. Empty: none.
+	SampleStream string
+	// Metrics are the user's declarations of metrics the tool cannot
+	// describe itself (custom metrics of a script): their unit and
+	// direction, handed to the SampleParser.
+	Metrics []MetricDeclaration
 }
+
+// MetricDeclaration is the unit and direction the user declared for a
+// metric a tool reports under its own name.
+type MetricDeclaration struct {
+	Name      string
+	Unit      string
+	Direction results.Direction
+}
+
+// SampleParser is implemented by tools that write a raw sample stream
+// (Invocation.SampleStream): its sink consumes the stream while the tool
+// runs, with memory that does not grow with the samples.
+type SampleParser interface {
+	NewSampleSink(o SampleOptions) SampleSink
+}
+
+// SampleSink consumes one sample stream. Line is called for each line, in
+// order, from one goroutine; Finish once, after the stream ended and after
+// Parse, to add what the samples say to the result.
+type SampleSink interface {
+	// Line must not keep line: its bytes are reused.
+	Line(line []byte)
+	Finish(r *results.Result)
+}
+
+// SampleOptions configure a sample sink.
+type SampleOptions struct {
+	// Resolution of the time series; zero means DefaultSeriesResolution.
+	Resolution time.Duration
+	// APDEX target times by operation (results.AllOperations for all): the
+	// sink records the APDEX counts of each window of APDEXWindow.
+	APDEX       map[string]time.Duration
+	APDEXWindow time.Duration
+	Metrics     []MetricDeclaration
+}
+
+// Defaults of SampleOptions.
+const (
+	DefaultSeriesResolution = time.Second
+	DefaultAPDEXWindow      = time.Minute
+)
 
 // ClaimMount mounts a PersistentVolumeClaim of the run's namespace.
 type ClaimMount struct {

@@ -119,6 +119,32 @@ type ComparisonCriteria struct {
 	// +kubebuilder:default=Holm
 	// +optional
 	Correction Correction `json:"correction,omitempty"`
+	// OperationCorrection is the correction over every metric other than
+	// the headline (the primary metric of each step): each operation's
+	// throughput, percentiles and errors, tested by Welch's t on
+	// logarithms. The default, BenjaminiHochberg, controls the false
+	// discovery rate, which keeps a table of tens to hundreds of
+	// operations useful at 5 vs 5 repetitions (docs/statistics.md).
+	// +kubebuilder:default=BenjaminiHochberg
+	// +optional
+	OperationCorrection Correction `json:"operationCorrection,omitempty"`
+	// Metrics keeps, of the tool's metrics, only those whose names match
+	// one of these patterns (shell patterns: "latencyP9*"); empty keeps
+	// every metric. The primary metric is always kept. Leaving metrics
+	// out also leaves them out of the corrections.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	// +listType=set
+	// +optional
+	Metrics []string `json:"metrics,omitempty"`
+	// Operations keeps only the operations whose names match one of these
+	// patterns ("NewOrder", "GET*"); empty keeps every operation. The
+	// figures of the whole run (no operation) are always kept.
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=253
+	// +listType=set
+	// +optional
+	Operations []string `json:"operations,omitempty"`
 }
 
 // BenchmarkComparisonSpec is a run template, its variants, and how to run them.
@@ -221,6 +247,13 @@ type BenchmarkComparisonStatus struct {
 	// ReportConfigMap holds report.json, report.md and report.html.
 	// +optional
 	ReportConfigMap string `json:"reportConfigMap,omitempty"`
+	// Rejections are the rejected measurements of its runs the report left
+	// out ("run: what"); a rejection made or undone after the comparison
+	// ended (`kubectl dbperf reject`) makes it compare again.
+	// +kubebuilder:validation:MaxItems=1000
+	// +listType=atomic
+	// +optional
+	Rejections []string `json:"rejections,omitempty"`
 	// Conditions of the comparison:
 	//   - Compared: True once every run has ended and the report is written
 	//     (reason Compared); False while runs are in progress (Running), when

@@ -166,10 +166,10 @@ type ValiditySpec struct {
 	// MaxStall is the longest a measurement's throughput may stay below
 	// stallPercent of its median, in the tool's own progress series
 	// (pgbench --progress, YCSB's status lines, memtier's per-second
-	// statistics, HammerDB's transaction counter), before the measurement
-	// is Invalid with when and for how long: its average mixes a stopped
-	// system with a running one. Every stall is reported as a warning;
-	// unset, none invalidates.
+	// statistics, HammerDB's transaction counter) after workload.warmup,
+	// before the measurement is Invalid with when and for how long: its
+	// average mixes a stopped system with a running one. Every stall is
+	// reported as a warning; unset, none invalidates.
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="must be between 1s and 24h"
 	// +optional
 	MaxStall *metav1.Duration `json:"maxStall,omitempty"`
@@ -180,6 +180,33 @@ type ValiditySpec struct {
 	// +kubebuilder:default=10
 	// +optional
 	StallPercent Percent `json:"stallPercent,omitempty"`
+
+	// MaxDip is the longest a measurement's throughput may stay below
+	// dipPercent of its median, in the same progress series after
+	// workload.warmup, before the measurement is Invalid with when, for
+	// how long and how deep. Every dip is reported as a warning (a dip
+	// that is all stall is reported once, as a stall); unset, none
+	// invalidates.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="must be between 1s and 24h"
+	// +optional
+	MaxDip *metav1.Duration `json:"maxDip,omitempty"`
+
+	// DipPercent is the share of a measurement's median throughput below
+	// which an interval of its progress series is in a dip.
+	// +kubebuilder:validation:XValidation:rule="self > 0.0",message="must be above 0"
+	// +kubebuilder:default=50
+	// +optional
+	DipPercent Percent `json:"dipPercent,omitempty"`
+
+	// MaxDriftPercent is the largest trend a measurement's throughput may
+	// show over its progress series after workload.warmup: the change of
+	// its least-squares line over that window, in percent of the mean
+	// (reported as the detail metric driftPercent). A drift beyond it
+	// whose slope is significant (t-test, 5 %) makes the measurement
+	// Invalid: the result depends on how long it ran. A significant drift
+	// of 10 % or more is a warning; zero (the default) never invalidates.
+	// +optional
+	MaxDriftPercent Percent `json:"maxDriftPercent,omitempty"`
 
 	// MaxCoefficientOfVariationPercent marks a step unstable when the
 	// run-to-run variation of its primary metric is above it (needs at

@@ -156,6 +156,13 @@ type HistoryEntry struct {
 	// Verdict of the watched metric, for comparison schedules.
 	// +optional
 	Verdict ComparisonVerdict `json:"verdict,omitempty"`
+	// Rejected says that a person rejected measurements of the run
+	// (`kubectl dbperf reject`): Value is then the median over the others,
+	// or absent when the whole run was rejected, which leaves it out of the
+	// regression judgement.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Rejected string `json:"rejected,omitempty"`
 	// ChangePoint marks the first run of a new level found by change-point detection.
 	// +optional
 	ChangePoint bool `json:"changePoint,omitempty"`

@@ -28,6 +28,22 @@ const (
 	// or load generators may land on the same nodes (unless
 	// spec.allowSharedNodes); the message names that run.
 	ConditionAdmitted = "Admitted"
+
+	// ConditionRejected: True when a person rejected measurements of the
+	// run (annotation bench.dbperf.io/rejections, `kubectl dbperf
+	// reject`): the message says which, by whom and why; they are left out
+	// of comparisons and schedule histories, their results kept. False
+	// (reason NotRejected) once every rejection is undone; absent when
+	// none was ever made. Reason Unreadable when the annotation is not a
+	// list of rejections (then nothing is rejected).
+	ConditionRejected = "Rejected"
+)
+
+// Reasons of ConditionRejected.
+const (
+	ReasonRejectedByPerson = "RejectedByPerson"
+	ReasonNotRejected      = "NotRejected"
+	ReasonUnreadable       = "Unreadable"
 )
 
 // Condition reasons.

@@ -51,6 +51,10 @@ type BenchmarkRunStatus struct {
 	// Valid: True (AllValid) when every measurement passed the validity
 	// checks; False with SomeFailed, SomeInvalid, Unstable, AwaitingResults,
 	// InvalidSpec or ResultsLost, and the reasons in its message.
+	// Rejected (only once a person rejected measurements, annotation
+	// bench.dbperf.io/rejections): True (RejectedByPerson) with what, who
+	// and why; False when every rejection was undone (NotRejected) or the
+	// annotation is not a list of rejections (Unreadable).
 	// +listType=map
 	// +listMapKey=type
 	// +optional

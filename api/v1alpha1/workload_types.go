@@ -44,6 +44,23 @@ type WorkloadSpec struct {
 	// +optional
 	SkipPrepare bool `json:"skipPrepare,omitempty"`
 
+	// Warmup is the first part of every measurement, in the tool's own
+	// progress series (pgbench --progress, YCSB's status lines, memtier's
+	// per-second statistics, HammerDB's transaction counter), that the
+	// stability checks (validity's stalls, dips and drift) leave out: a
+	// cold cache or a JIT warming up is not a dip. When set, each
+	// measurement also reports the steady-state throughput over the rest,
+	// named as the series with steady before it (steadyTransactionsPerSecond,
+	// steadyOpsPerSecond, HammerDB's steadyTpm), higher is better, beside
+	// the primary metric, compared like any other metric. The tool's own
+	// figures still cover the whole run, except where the tool leaves out
+	// a ramp-up itself: HammerDB's rampUp is excluded from its NOPM and TPM,
+	// and from the stability checks before this warm-up. Unset: nothing is
+	// left out (no tool but HammerDB has a warm-up of its own).
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('24h')",message="must be a duration between 0s and 24h, such as 30s or 2m"
+	// +optional
+	Warmup *metav1.Duration `json:"warmup,omitempty"`
+
 	// Image overrides the tool's default (official) image.
 	// +optional
 	Image string `json:"image,omitempty"`
@@ -363,6 +380,30 @@ type K6Workload struct {
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	Args []string `json:"args,omitempty"`
+	// Metrics declare the unit and direction of the script's custom
+	// metrics (Trend, Counter, Rate, Gauge), which k6 cannot tell. Without
+	// a declaration a time Trend is a latency (ms, LowerIsBetter) and a
+	// Rate or Counter whose name says failure or error is LowerIsBetter,
+	// success, ok or pass HigherIsBetter; any other is Neutral, never
+	// judged, with a warning.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Metrics []K6Metric `json:"metrics,omitempty"`
+}
+
+// K6Metric is the unit and direction of one custom metric of a k6 script.
+type K6Metric struct {
+	// Name of the metric as the script creates it (new Trend('name')).
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z_][a-zA-Z0-9_]{0,127}$`
+	Name string `json:"name"`
+	// Unit of its values, such as items or bytes (a time Trend is in ms).
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z%/µ_.-]{0,32}$`
+	// +optional
+	Unit string `json:"unit,omitempty"`
+	// Direction says which way the metric improves.
+	Direction Direction `json:"direction"`
 }
 
 // OSBWorkload runs OpenSearch Benchmark against the target cluster

@@ -74,6 +74,10 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	maxErr := fs.Float64("max-error-percent", 0, "failed requests, in percent, above which the result is invalid")
 	stallPct := fs.Float64("stall-percent", results.DefaultStallPercent, "throughput below this percent of the measurement's median (in the tool's progress series) is a stall, reported as a warning")
 	maxStall := fs.Duration("max-stall", 0, "a stall longer than this makes the result invalid (0: stalls are only reported)")
+	warmup := fs.Duration("warmup", 0, "the start of the progress series the stall, dip and drift checks leave out (after a ramp-up the tool reports); when set, the steady-state throughput over the rest is reported")
+	dipPct := fs.Float64("dip-percent", results.DefaultDipPercent, "throughput below this percent of the measurement's median is a dip, reported as a warning")
+	maxDip := fs.Duration("max-dip", 0, "a dip longer than this makes the result invalid (0: dips are only reported)")
+	maxDrift := fs.Float64("max-drift-percent", 0, "a significant drift of the throughput over the steady window beyond this percent of its mean makes the result invalid (0: drift is only reported)")
 	timeout := fs.Duration("timeout", 0, "stop the tool after this long (0: no limit)")
 	afterFatal := fs.Duration("no-progress-timeout", runner.DefaultAfterFatal,
 		"stop the tool when, after printing a fatal error its parser recognises, it makes no progress (output, result-file change) for this long; 0 disables")
@@ -88,11 +92,36 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	generators := fs.Int("generators", 1, "load generators of the measurement; this one's index is $JOB_COMPLETION_INDEX")
 	var server serverFlags
 	server.register(fs)
-	var resultFiles, redactEnv listFlag
+	var resultFiles, redactEnv, apdex, declared listFlag
 	fs.Var(&resultFiles, "result-file", "a file the tool writes its result to (repeatable)")
 	fs.Var(&redactEnv, "redact-env", "an environment variable whose value must never be printed (repeatable)")
+	sampleStream := fs.String("sample-stream", "", "a named pipe the runner makes at this path and reads while the tool writes its raw samples to it (the workload's sample parser builds per-operation histograms and time series)")
+	resolution := fs.Duration("series-resolution", workloads.DefaultSeriesResolution, "resolution of the time series built from the sample stream (whole seconds; coarsened for long runs)")
+	apdexWindow := fs.Duration("apdex-window", workloads.DefaultAPDEXWindow, "window of the APDEX counts recorded in the time series")
+	fs.Var(&apdex, "apdex", "OPERATION=DURATION: record per window the APDEX of the operation for target DURATION (\"*\": every operation); repeatable")
+	fs.Var(&declared, "declare-metric", "NAME,UNIT,DIRECTION: the unit and direction of a metric the tool cannot describe (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return runner.ExitUsage
+	}
+	samples := workloads.SampleOptions{Resolution: *resolution, APDEXWindow: *apdexWindow}
+	for _, a := range apdex {
+		op, d, err := runner.ParseAPDEXFlag(a)
+		if err != nil {
+			fmt.Fprintf(stderr, "dbperf-runner exec: %v\n", err)
+			return runner.ExitUsage
+		}
+		if samples.APDEX == nil {
+			samples.APDEX = map[string]time.Duration{}
+		}
+		samples.APDEX[op] = d
+	}
+	for _, m := range declared {
+		d, err := runner.ParseMetricFlag(m)
+		if err != nil {
+			fmt.Fprintf(stderr, "dbperf-runner exec: %v\n", err)
+			return runner.ExitUsage
+		}
+		samples.Metrics = append(samples.Metrics, d)
 	}
 	w, err := registry.ByName(*name)
 	if err == nil && fs.NArg() == 0 {
@@ -136,10 +165,12 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	}
 	r := runner.Exec(context.Background(), runner.Options{
 		Parser: w, Prepare: *prepare, Command: command, ResultFiles: resultFiles, SecretValues: secrets,
-		Thresholds: results.Thresholds{MaxLoadGeneratorCPUPercent: *maxCPU, MaxErrorPercent: *maxErr, StallPercent: *stallPct, MaxStall: *maxStall},
-		Timeout:    *timeout, Watchdog: runner.Watchdog{AfterFatal: *afterFatal, Always: *always}, KillGrace: *killGrace,
+		Thresholds: results.Thresholds{MaxLoadGeneratorCPUPercent: *maxCPU, MaxErrorPercent: *maxErr, StallPercent: *stallPct, MaxStall: *maxStall,
+			Warmup: *warmup, DipPercent: *dipPct, MaxDip: *maxDip, MaxDriftPercent: *maxDrift},
+		Timeout: *timeout, Watchdog: runner.Watchdog{AfterFatal: *afterFatal, Always: *always}, KillGrace: *killGrace,
 		SummaryFile: *summary, CPU: runner.CPUReader{Root: *cgroup},
 		SampleEvery: *sample, Stdout: stdout, ServerStatistics: stats,
+		SampleStream: *sampleStream, Samples: samples,
 	})
 	if err := runner.Finish(r, *summary, stdout); err != nil {
 		fmt.Fprintf(stderr, "dbperf-runner: %v\n", err)

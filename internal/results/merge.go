@@ -120,6 +120,7 @@ func Merge(parts []*Result) *Result {
 	for _, p := range parts {
 		out.Series = append(out.Series, p.Series...)
 	}
+	mergeTimeSeries(out, parts)
 
 	merged := mergeHistograms(parts)
 	for op, h := range merged {

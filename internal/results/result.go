@@ -132,6 +132,21 @@ type Result struct {
 	ExitCode      *int              `json:"exitCode,omitempty"`
 	StartTime     *time.Time        `json:"startTime,omitempty"`
 	EndTime       *time.Time        `json:"endTime,omitempty"`
+	// Progress is the throughput at the tool's finest resolution, for the
+	// stability checks in this process; not stored.
+	Progress *Progress `json:"-"`
+}
+
+// Progress is a measurement's counted series at the resolution they were
+// counted at, before TimeSeries was coarsened to fit its budget: a stall
+// shorter than a coarsened point would not show in it.
+type Progress struct {
+	// Interval is the length of each value's interval, from the start of
+	// the measurement; the last interval ends at EndSeconds.
+	Interval   time.Duration
+	EndSeconds float64
+	// Rates are each series key's per-second rates, one per interval.
+	Rates map[string][]float64
 }
 
 // New returns an empty, successful result for a tool.

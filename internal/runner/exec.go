@@ -67,6 +67,11 @@ type Options struct {
 	// ServerStatistics, when set, polls the target's own statistics over
 	// the tool's run.
 	ServerStatistics *ServerStatistics
+	// SampleStream is the path of the tool's raw sample stream
+	// (Invocation.SampleStream), read while the tool runs by the parser's
+	// sample sink when it has one; Samples configure the sink.
+	SampleStream string
+	Samples      workloads.SampleOptions
 }
 
 // Exec runs the tool and returns the result it produced. It never returns
@@ -89,6 +94,12 @@ func Exec(ctx context.Context, o Options) *results.Result {
 		r.Fail("the runner could not prepare the result files: %v", err)
 		return r
 	}
+	samples, sink, err := o.startSamples()
+	if err != nil {
+		r := results.New(o.Command[0])
+		r.Fail("the runner could not prepare the sample stream: %v", err)
+		return r
+	}
 	sup := o.supervisor(out)
 
 	server := o.ServerStatistics.start(ctx, o.Stdout, red)
@@ -97,6 +108,10 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	sampler := startSampler(o.CPU, o.SampleEvery)
 	stopped, runErr := sup.run(ctx)
 	end := time.Now()
+	var streamWarnings []string
+	if samples != nil {
+		streamWarnings = samples.finish()
+	}
 	peak := sampler.stop()
 	cpu1, _, _ := o.CPU.Usage()
 	_ = out.Flush()
@@ -105,6 +120,10 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	in := workloads.ParseInput{Output: out.copy.Bytes(), Files: readFiles(o.ResultFiles), ExitCode: &exitCode}
 	r := Judge(o.Parser, in, o.Prepare, end.Sub(start))
 	r.StartTime, r.EndTime = &start, &end
+	if sink != nil {
+		sink.Finish(r)
+		r.Warnings = append(r.Warnings, streamWarnings...)
+	}
 	if server != nil {
 		server.finish(r, o.ServerStatistics.timeout(), red)
 	}
@@ -136,6 +155,21 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	}
 	redactResult(r, red)
 	return r
+}
+
+// startSamples starts reading the sample stream when the tool writes one
+// and its parser reads it.
+func (o Options) startSamples() (*sampleStream, workloads.SampleSink, error) {
+	sp, ok := o.Parser.(workloads.SampleParser)
+	if o.SampleStream == "" || o.Prepare || !ok {
+		return nil, nil, nil
+	}
+	sink := sp.NewSampleSink(o.Samples)
+	s, err := startSampleStream(o.SampleStream, sink)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, sink, nil
 }
 
 // Finish writes the compact summary and prints the full result block.

@@ -266,6 +266,24 @@ func serverStatisticsArgs(p JobParams) []string {
 	return args
 }
 
+// sampleStreamArgs are the runner's flags of a tool's raw sample stream:
+// where it is, the units and directions the user declared, and the APDEX
+// targets whose counts the runner records per window.
+func sampleStreamArgs(p JobParams) []string {
+	inv := p.Invocation
+	if p.Role != RoleLoadgen || inv.SampleStream == "" {
+		return nil
+	}
+	args := []string{"--sample-stream", inv.SampleStream}
+	for _, m := range inv.Metrics {
+		args = append(args, "--declare-metric", m.Name+","+m.Unit+","+string(m.Direction))
+	}
+	for _, a := range p.Run.Spec.APDEX {
+		args = append(args, "--apdex", a.Operation+"="+a.Target.Duration.String())
+	}
+	return args
+}
+
 func runnerArgs(p JobParams) []string {
 	v := p.Run.Spec.Validity
 	maxCPU := v.MaxLoadGeneratorCPUPercent
@@ -279,18 +297,14 @@ func runnerArgs(p JobParams) []string {
 	args = append(args, "--workload", p.Workload,
 		"--max-cpu-percent", formatPercent(maxCPU),
 		"--max-error-percent", formatPercent(v.MaxErrorPercent))
-	if v.StallPercent > 0 {
-		args = append(args, "--stall-percent", formatPercent(v.StallPercent))
-	}
-	if v.MaxStall != nil {
-		args = append(args, "--max-stall", v.MaxStall.Duration.String())
-	}
+	args = append(args, stabilityArgs(p)...)
 	if p.Role == RolePrepare {
 		args = append(args, "--prepare")
 	}
 	for _, f := range p.Invocation.ResultFiles {
 		args = append(args, "--result-file", f)
 	}
+	args = append(args, sampleStreamArgs(p)...)
 	redacted := map[string]bool{}
 	for _, e := range p.Invocation.SecretEnv {
 		args = append(args, "--redact-env", e)
@@ -349,6 +363,33 @@ func FilesConfigMap(run *benchv1.BenchmarkRun, files map[string]string) *corev1.
 		ObjectMeta: ObjectMeta(run, FilesConfigMapName(run), RoleLoadgen),
 		Data:       files,
 	}
+}
+
+// stabilityArgs pass the checks of the throughput inside a measurement
+// (stalls, dips, drift after the warm-up), which the runner judges; unset
+// fields leave the runner's defaults.
+func stabilityArgs(p JobParams) []string {
+	v := p.Run.Spec.Validity
+	var args []string
+	if w := p.Run.Spec.Workload.Warmup; w != nil && w.Duration > 0 {
+		args = append(args, "--warmup", w.Duration.String())
+	}
+	if v.StallPercent > 0 {
+		args = append(args, "--stall-percent", formatPercent(v.StallPercent))
+	}
+	if v.MaxStall != nil {
+		args = append(args, "--max-stall", v.MaxStall.Duration.String())
+	}
+	if v.DipPercent > 0 {
+		args = append(args, "--dip-percent", formatPercent(v.DipPercent))
+	}
+	if v.MaxDip != nil {
+		args = append(args, "--max-dip", v.MaxDip.Duration.String())
+	}
+	if v.MaxDriftPercent > 0 {
+		args = append(args, "--max-drift-percent", formatPercent(v.MaxDriftPercent))
+	}
+	return args
 }
 
 // formatPercent writes a percent as the runner's flags take it: 90, 0.5.

@@ -109,12 +109,34 @@ func TestDiffHandComputed(t *testing.T) {
 	}
 }
 
+// TestStudentTwoSided checks the p-value against known quantiles of
+// Student's t.
+func TestStudentTwoSided(t *testing.T) {
+	cases := map[string]struct {
+		t, df, want float64
+	}{
+		"t 2.228 with 10 df":    {2.228, 10, 0.05},
+		"t 2.045 with 29 df":    {2.045, 29, 0.05},
+		"t -3.169 with 10 df":   {-3.169, 10, 0.01},
+		"t 1 with 1 df":         {1, 1, 0.5},
+		"none":                  {0, 10, 1},
+		"an infinite statistic": {math.Inf(1), 10, 0},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := StudentTwoSided(tc.t, tc.df); math.Abs(got-tc.want) > 0.001*tc.want+1e-12 {
+				t.Errorf("p %g, want %g", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestWelchAgainstKnownValues(t *testing.T) {
 	// t = 2.776445 is the two-sided 5 % critical value at 4 df.
-	if p := studentTwoSided(2.776445, 4); !near(p, 0.05, 1e-5) {
+	if p := StudentTwoSided(2.776445, 4); !near(p, 0.05, 1e-5) {
 		t.Errorf("p(t=2.776, 4 df) = %v, want 0.05", p)
 	}
-	if p := studentTwoSided(1.959964, 1e6); !near(p, 0.05, 1e-5) {
+	if p := StudentTwoSided(1.959964, 1e6); !near(p, 0.05, 1e-5) {
 		t.Errorf("p(z=1.96) = %v, want 0.05", p)
 	}
 	// Equal variances and sizes: Welch's df is 2(n-1).

@@ -19,12 +19,13 @@ func WelchT(a, b []float64) (t, df, p float64) {
 	}
 	t = (sa.Mean - sb.Mean) / se
 	df = (va + vb) * (va + vb) / (va*va/float64(sa.N-1) + vb*vb/float64(sb.N-1))
-	return t, df, studentTwoSided(t, df)
+	return t, df, StudentTwoSided(t, df)
 }
 
-// studentTwoSided is P(|T| ≥ |t|) for Student's t with df degrees of freedom:
-// the regularized incomplete beta I_{df/(df+t²)}(df/2, 1/2).
-func studentTwoSided(t, df float64) float64 {
+// StudentTwoSided is the two-sided p-value of Student's t: P(|T| ≥ |t|)
+// with df degrees of freedom, the regularized incomplete beta
+// I_{df/(df+t²)}(df/2, 1/2). It is 1 at t = 0 and 0 at an infinite t.
+func StudentTwoSided(t, df float64) float64 {
 	if math.IsInf(t, 0) {
 		return 0
 	}

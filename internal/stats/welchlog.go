@@ -73,7 +73,7 @@ func StudentQuantile(p, df float64) float64 {
 	}
 	tail := 2 * (1 - p)
 	lo, hi := 0.0, 1.0
-	for studentTwoSided(hi, df) > tail {
+	for StudentTwoSided(hi, df) > tail {
 		hi *= 2
 		if hi > 1e12 {
 			return math.Inf(1)
@@ -81,7 +81,7 @@ func StudentQuantile(p, df float64) float64 {
 	}
 	for i := 0; i < 200 && hi-lo > 1e-12*hi; i++ {
 		mid := (lo + hi) / 2
-		if studentTwoSided(mid, df) > tail {
+		if StudentTwoSided(mid, df) > tail {
 			lo = mid
 		} else {
 			hi = mid

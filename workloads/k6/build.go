@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -39,13 +40,28 @@ func (K6) Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.ErrorList
 		}
 	}
 	for i, a := range w.Args {
-		for _, owned := range []string{"--summary-export", "--summary-trend-stats", "--vus", "-u", "--duration", "-d", "--out"} {
-			if a == owned || strings.HasPrefix(a, owned+"=") {
-				errs = append(errs, field.Invalid(p.Child("args").Index(i), a, "set by the operator (use vus and duration)"))
-			}
+		if ownedArg(a) {
+			errs = append(errs, field.Invalid(p.Child("args").Index(i), a, "set by the operator (use vus and duration)"))
 		}
 	}
 	return errs
+}
+
+// ownedArg says whether a k6 argument sets what the operator sets: a long
+// flag alone or with =value, a short one also with its value attached
+// (-o json=x, -ojson=x, -o=json=x).
+func ownedArg(a string) bool {
+	for _, f := range []string{"--summary-export", "--summary-trend-stats", "--vus", "--duration", "--out"} {
+		if a == f || strings.HasPrefix(a, f+"=") {
+			return true
+		}
+	}
+	for _, f := range []string{"-u", "-d", "-o"} {
+		if strings.HasPrefix(a, f) {
+			return true
+		}
+	}
+	return false
 }
 
 func (K6) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
@@ -63,8 +79,15 @@ func (K6) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.
 	}
 	// p(99) and p(99.9) are what comparisons publish; k6 exports only up
 	// to p(95) unless told.
+	// The raw samples go to a named pipe the runner reads while k6 runs:
+	// per-request-name histograms and the time series come from them.
 	cmd := []string{"k6", "run", "--no-color", "--summary-export", summaryFile, "--summary-trend-stats", "avg,min,med,max,p(90),p(95),p(99),p(99.9)",
+		"--out", "json=" + samplesFile,
 		"-e", "DBPERF_TARGET_HOST=" + ep.Host, "-e", "DBPERF_TARGET_PORT=" + strconv.Itoa(int(ep.Port))}
+	inv.SampleStream = samplesFile
+	for _, m := range w.Metrics {
+		inv.Metrics = append(inv.Metrics, workloads.MetricDeclaration{Name: m.Name, Unit: m.Unit, Direction: results.Direction(m.Direction)})
+	}
 	if ep.Database != "" {
 		cmd = append(cmd, "-e", "DBPERF_TARGET_DATABASE="+ep.Database)
 	}

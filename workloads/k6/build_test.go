@@ -28,10 +28,13 @@ func TestRunCommandWithScriptConfigMap(t *testing.T) {
 		Password: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "kv"}, Key: "password"}}
 	inv := K6{}.Run(spec, ep, steps[1])
 	got := strings.Join(inv.Command, " ")
-	want := "k6 run --no-color --summary-export /dbperf/out/k6-summary.json --summary-trend-stats avg,min,med,max,p(90),p(95),p(99),p(99.9) -e DBPERF_TARGET_HOST=kv-valkey.perf.svc -e DBPERF_TARGET_PORT=6379 " +
+	want := "k6 run --no-color --summary-export /dbperf/out/k6-summary.json --summary-trend-stats avg,min,med,max,p(90),p(95),p(99),p(99.9) --out json=/dbperf/out/k6-samples.json -e DBPERF_TARGET_HOST=kv-valkey.perf.svc -e DBPERF_TARGET_PORT=6379 " +
 		"--vus 100 --duration 5m0s -e PHASES=start,continue,end --no-connection-reuse /etc/dbperf/configmaps/session-script/session.js"
 	if got != want {
 		t.Errorf("command\n got %s\nwant %s", got, want)
+	}
+	if inv.SampleStream != "/dbperf/out/k6-samples.json" {
+		t.Errorf("sample stream %q", inv.SampleStream)
 	}
 	if len(inv.ResultFiles) != 1 || len(inv.SecretEnv) != 1 || len(inv.ConfigMapFiles) != 1 {
 		t.Errorf("invocation %+v", inv)
@@ -62,9 +65,12 @@ func TestInlineScriptAndValidation(t *testing.T) {
 	if len(steps) != 1 || inv.Files[inlineScript] == "" || !strings.HasSuffix(strings.Join(inv.Command, " "), "/etc/dbperf/workload/script.js") {
 		t.Errorf("inline: steps %+v, invocation %+v", steps, inv)
 	}
-	bad := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{Script: "x", Env: map[string]string{"DBPERF_TARGET_HOST": "x"}, Args: []string{"--vus=3"}}}
+	bad := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{Script: "x", Env: map[string]string{"DBPERF_TARGET_HOST": "x"}, Args: []string{"--vus=3", "-o", "json=x", "-ojson=y", "--out=csv=z", "--no-thresholds"}}}
 	errs := K6{}.Validate(bad, field.NewPath("spec", "workload")).ToAggregate().Error()
-	for _, want := range []string{"spec.workload.k6.env[DBPERF_TARGET_HOST]", "spec.workload.k6.args[0]"} {
+	if strings.Contains(errs, "args[2]") || strings.Contains(errs, "args[5]") {
+		t.Errorf("%q refuses a value or a flag of the user's", errs)
+	}
+	for _, want := range []string{"spec.workload.k6.env[DBPERF_TARGET_HOST]", "spec.workload.k6.args[0]", "args[1]", "args[3]", "args[4]"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("%q lacks %s", errs, want)
 		}
