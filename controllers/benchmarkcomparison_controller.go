@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -132,7 +134,11 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 		}
 	}()
 	if cmp.Status.Phase.Terminal() {
-		return ctrl.Result{}, nil
+		changed, err := r.rejectionsChanged(ctx, cmp)
+		if err != nil || !changed {
+			return ctrl.Result{}, err
+		}
+		log.FromContext(ctx).Info("Comparing again: rejections of its runs changed")
 	}
 	cmp.Status.ObservedGeneration = cmp.Generation
 	if cmp.Status.Phase == "" {
@@ -261,7 +267,9 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 	}
 	for _, p := range planned {
 		if run := existing[p.name]; run != nil {
-			sides[p.variant].Runs = append(sides[p.variant].Runs, compare.FromBenchmarkRun(run))
+			full := compare.FromBenchmarkRun(run)
+			full.AddDocument(r.document(ctx, run))
+			sides[p.variant].Runs = append(sides[p.variant].Runs, full)
 		}
 	}
 	crit := criteria(cmp.Spec.Criteria)
@@ -271,7 +279,9 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 			continue
 		}
 		rep, err := compare.Build(*sides[cmp.Spec.Baseline], *sides[v.Name], compare.Options{
-			Criteria: crit, IgnorePaths: append(append([]string{}, paths[cmp.Spec.Baseline]...), paths[v.Name]...)})
+			Criteria: crit, OperationCorrection: correction(cmp.Spec.Criteria.OperationCorrection),
+			Metrics: cmp.Spec.Criteria.Metrics, Operations: cmp.Spec.Criteria.Operations,
+			IgnorePaths: append(append([]string{}, paths[cmp.Spec.Baseline]...), paths[v.Name]...)})
 		if err != nil {
 			r.fail(cmp, benchv1.ReasonNotComparable, err.Error())
 			return nil
@@ -287,7 +297,7 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 	for _, rep := range reports {
 		better, worse, same, unsure = better+rep.Better, worse+rep.Worse, same+rep.NoChange, unsure+rep.Inconclusive
 		for _, row := range rep.Rows {
-			if row.Metric != rep.Primary || len(cmp.Status.Results) >= maxStatusRows {
+			if !rep.IsPrimary(row) || len(cmp.Status.Results) >= maxStatusRows {
 				continue
 			}
 			cmp.Status.Results = append(cmp.Status.Results, benchv1.MetricComparison{
@@ -302,6 +312,7 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 	recordComparisonMetrics(cmp, better, worse, same, unsure)
 	cmp.Status.ExcludedMeasurements = int32(excluded)
 	cmp.Status.Summary = fmt.Sprintf("%d better, %d worse, %d no change, %d inconclusive", better, worse, same, unsure)
+	cmp.Status.Rejections = rejectionsOf(runsOf(existing, planned))
 	cmp.Status.Phase = benchv1.ComparisonSucceeded
 	setCompared(cmp, metav1.ConditionTrue, benchv1.ReasonCompared,
 		fmt.Sprintf("every run finished; %s; %d measurements excluded; report in ConfigMap %s", cmp.Status.Summary, excluded, cmp.Status.ReportConfigMap))
@@ -346,38 +357,32 @@ func criteria(c benchv1.ComparisonCriteria) stats.Criteria {
 
 func correction(c benchv1.Correction) stats.Correction {
 	switch c {
+	case benchv1.CorrectionHolm:
+		return stats.Holm
 	case benchv1.CorrectionBenjaminiHochberg:
 		return stats.BenjaminiHochberg
 	case benchv1.CorrectionNone:
 		return stats.NoCorrection
-	default:
-		return stats.Holm
 	}
+	return "" // the family's default
 }
 
 // writeReport applies the report ConfigMap (server-side apply: no read of
 // ConfigMaps outside the cache is needed).
 func (r *BenchmarkComparisonReconciler) writeReport(ctx context.Context, cmp *benchv1.BenchmarkComparison, reports []*compare.Report) error {
-	var js, md, html bytes.Buffer
-	enc := json.NewEncoder(&js)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(reports); err != nil {
+	data, binary, note, err := compare.ReportData(reports)
+	if err != nil {
 		return err
 	}
-	for _, rep := range reports {
-		if err := compare.Render(&md, rep, "markdown"); err != nil {
-			return err
-		}
-		md.WriteString("\n")
-	}
-	if err := compare.RenderHTML(&html, reports); err != nil {
-		return err
+	if note != "" {
+		log.FromContext(ctx).Info("Report shortened", "note", note)
 	}
 	name := specs.Name(cmp.Name, "report", cmp.UID, specs.MaxObjectNameLength)
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cmp.Namespace, Labels: map[string]string{benchv1.LabelComparison: string(cmp.UID), "app.kubernetes.io/managed-by": "dbperf-operator"}},
-		Data:       map[string]string{"report.json": js.String(), "report.md": md.String(), "report.html": html.String()},
+		Data:       data,
+		BinaryData: binary,
 	}
 	if err := controllerutil.SetControllerReference(cmp, cm, r.Scheme()); err != nil {
 		return err
@@ -397,4 +402,69 @@ func (r *BenchmarkComparisonReconciler) SetupWithManager(mgr ctrl.Manager) error
 		Owns(&benchv1.BenchmarkRun{}).
 		Named("benchmarkcomparison").
 		Complete(r)
+}
+
+// document is a run's results document, from the cache; nil when it is
+// not there (the comparison then uses the status's headline metrics and
+// its report says so).
+func (r *BenchmarkComparisonReconciler) document(ctx context.Context, run *benchv1.BenchmarkRun) *specs.Document {
+	cm := &corev1.ConfigMap{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: specs.ResultsConfigMapName(run)}, cm); err != nil {
+		if !apierrors.IsNotFound(err) {
+			log.FromContext(ctx).Info("Results document unreadable; comparing the headline metrics", "run", run.Name, "error", err.Error())
+		}
+		return nil
+	}
+	doc, err := specs.ReadDocument(cm)
+	if err != nil {
+		log.FromContext(ctx).Info("Results document unreadable; comparing the headline metrics", "run", run.Name, "error", err.Error())
+		return nil
+	}
+	return doc
+}
+
+// rejectionsChanged says whether the rejections of a succeeded
+// comparison's runs differ from those its report left out.
+func (r *BenchmarkComparisonReconciler) rejectionsChanged(ctx context.Context, cmp *benchv1.BenchmarkComparison) (bool, error) {
+	if cmp.Status.Phase != benchv1.ComparisonSucceeded {
+		return false, nil
+	}
+	var runs benchv1.BenchmarkRunList
+	if err := r.List(ctx, &runs, client.InNamespace(cmp.Namespace), client.MatchingLabels{benchv1.LabelComparison: string(cmp.UID)}); err != nil {
+		return false, err
+	}
+	var own []*benchv1.BenchmarkRun
+	for i := range runs.Items {
+		if metav1.IsControlledBy(&runs.Items[i], cmp) {
+			own = append(own, &runs.Items[i])
+		}
+	}
+	return !slices.Equal(rejectionsOf(own), cmp.Status.Rejections), nil
+}
+
+// runsOf lists the planned runs that exist.
+func runsOf(existing map[string]*benchv1.BenchmarkRun, planned []plannedRun) []*benchv1.BenchmarkRun {
+	var out []*benchv1.BenchmarkRun
+	for _, p := range planned {
+		if run := existing[p.name]; run != nil {
+			out = append(out, run)
+		}
+	}
+	return out
+}
+
+// rejectionsOf names every rejection of the runs, sorted: "run: what".
+func rejectionsOf(runs []*benchv1.BenchmarkRun) []string {
+	var out []string
+	for _, run := range runs {
+		rs, _ := benchv1.Rejections(run.Annotations)
+		for _, rj := range rs {
+			out = append(out, run.Name+": "+rj.What())
+		}
+	}
+	sort.Strings(out)
+	if len(out) > 1000 {
+		out = out[:1000]
+	}
+	return out
 }

@@ -100,6 +100,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		}
 	}()
 
+	noteRejections(run)
 	if run.Status.Phase.Terminal() {
 		recordRunMetrics(run)
 		r.forgetResources(ctx, runKey(run.Namespace, run.Name))

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -267,17 +268,48 @@ func watched(s *benchv1.BenchmarkSchedule, run *benchv1.BenchmarkRun) (value flo
 			step = run.Status.Primary.Step
 		}
 	}
+	rejections, _ := benchv1.Rejections(run.Annotations)
 	for _, st := range run.Status.Steps {
 		if step != "" && st.Name != step {
 			continue
 		}
 		for _, m := range st.Summary {
-			if m.Name == metric && m.Operation == op && m.N > 0 {
+			if m.Name != metric || m.Operation != op || m.N == 0 {
+				continue
+			}
+			if len(rejections) == 0 {
 				return m.Median, m.Unit, m.Direction, true
 			}
+			// Rejected measurements leave the median: it is taken again
+			// over the valid ones that are left.
+			var vals []float64
+			for _, rep := range st.Repetitions {
+				if _, rejected := benchv1.Rejected(rejections, st.Name, rep.Index); rejected || rep.Verdict != benchv1.VerdictSucceeded {
+					continue
+				}
+				for _, v := range rep.Metrics {
+					if v.Name == metric && v.Operation == op && v.Source == m.Source {
+						vals = append(vals, v.Value)
+					}
+				}
+			}
+			if len(vals) == 0 {
+				return 0, "", "", false
+			}
+			return stats.Summarize(vals).Median, m.Unit, m.Direction, true
 		}
 	}
 	return 0, "", "", false
+}
+
+// rejectedNote says what of a run a person rejected, for its history entry.
+func rejectedNote(run *benchv1.BenchmarkRun) string {
+	rs, _ := benchv1.Rejections(run.Annotations)
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = r.String()
+	}
+	return truncate(strings.Join(parts, "; "), 1024)
 }
 
 func (r *BenchmarkScheduleReconciler) updateHistory(s *benchv1.BenchmarkSchedule, owned []scheduled) {
@@ -295,6 +327,7 @@ func (r *BenchmarkScheduleReconciler) updateHistory(s *benchv1.BenchmarkSchedule
 			if v, unit, dir, ok := watched(s, o.fromRun); ok {
 				e.Value, e.Unit, e.Direction = &v, unit, dir
 			}
+			e.Rejected = rejectedNote(o.fromRun)
 		case o.fromComp != nil:
 			if row, ok := watchedComparison(s, o.fromComp); ok {
 				e.Value, e.Unit, e.Direction, e.Verdict = row.DeltaPercent, "%Δ", row.Direction, row.Verdict

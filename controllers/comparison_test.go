@@ -12,6 +12,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
@@ -176,6 +177,82 @@ func TestComparisonInterleavedEndToEnd(t *testing.T) {
 			t.Errorf("run %s is not owned by the comparison", run.Name)
 		}
 	}
+
+	// A person rejects one baseline run after the comparison ended (what
+	// `kubectl dbperf reject` writes): the run says so in its condition,
+	// the comparison compares again without it and strikes it through;
+	// undone, the comparison is back to 5 vs 5.
+	var victim string
+	for _, run := range runs.Items {
+		if run.Labels[benchv1.LabelVariant] == "v3" {
+			victim = run.Name
+			break
+		}
+	}
+	setRejections := func(value string) {
+		t.Helper()
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			run := &benchv1.BenchmarkRun{}
+			if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: victim}, run); err != nil {
+				return err
+			}
+			if value == "" {
+				delete(run.Annotations, benchv1.AnnotationRejections)
+			} else {
+				if run.Annotations == nil {
+					run.Annotations = map[string]string{}
+				}
+				run.Annotations[benchv1.AnnotationRejections] = value
+			}
+			return k8s.Update(context.Background(), run)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	setRejections(`[{"reason":"a disk failed twice during the run","by":"alice","at":"2026-11-25T12:00:00Z"}]`)
+	testutil.Eventually(t, 30*time.Second, "the comparison leaves the rejected run out", func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: "gen"}, cmp); err != nil {
+			return err
+		}
+		if len(cmp.Status.Rejections) != 1 || len(cmp.Status.Results) != 1 || cmp.Status.Results[0].BaselineN != 4 {
+			return fmt.Errorf("rejections %v, results %+v", cmp.Status.Rejections, cmp.Status.Results)
+		}
+		return nil
+	})
+	run := &benchv1.BenchmarkRun{}
+	testutil.Eventually(t, 30*time.Second, "the run's condition Rejected", func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: victim}, run); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionRejected)
+		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "the whole run rejected by alice at 2026-11-25T12:00:00Z: a disk failed twice") {
+			return fmt.Errorf("condition %+v", c)
+		}
+		return nil
+	})
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: cmp.Status.ReportConfigMap}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(cm.Data["report.md"], "~~v3 "+victim) || !strings.Contains(cm.Data["report.html"], `<s class="rejected"`) {
+		t.Errorf("the report does not strike the rejected run through:\n%s", cm.Data["report.md"])
+	}
+	setRejections("")
+	testutil.Eventually(t, 30*time.Second, "the rejection undone", func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: "gen"}, cmp); err != nil {
+			return err
+		}
+		if len(cmp.Status.Rejections) != 0 || cmp.Status.Results[0].BaselineN != 5 {
+			return fmt.Errorf("rejections %v, results %+v", cmp.Status.Rejections, cmp.Status.Results)
+		}
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: victim}, run); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionRejected); c == nil || c.Status != metav1.ConditionFalse || c.Reason != benchv1.ReasonNotRejected {
+			return fmt.Errorf("condition %+v", c)
+		}
+		return nil
+	})
 }
 
 func TestComparisonOrders(t *testing.T) {

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -80,7 +78,11 @@ func cmdCompare(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	alpha := fs.Float64("alpha", 0.05, "significance level")
 	minEffect := fs.Float64("min-effect", 1, "minimum effect in percent")
 	maxCV := fs.Float64("max-cv", 0, "CV in percent above which a metric is Inconclusive (0: off)")
-	correction := fs.String("correction", "Holm", "Holm, BenjaminiHochberg or None")
+	correction := fs.String("correction", "Holm", "correction over the headline (the primary metric of each step): Holm, BenjaminiHochberg or None")
+	opCorrection := fs.String("operation-correction", "BenjaminiHochberg", "correction over every other metric of every operation: Holm, BenjaminiHochberg or None")
+	var metrics, operations listFlag
+	fs.Var(&metrics, "metric", "keep only the metrics matching this pattern (repeatable; the primary metric is always kept)")
+	fs.Var(&operations, "operation", "keep only the operations matching this pattern (repeatable; the whole run's figures are always kept)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -88,11 +90,14 @@ func cmdCompare(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	crit := stats.Criteria{Alpha: *alpha, MinEffectPercent: *minEffect, MaxCVPercent: *maxCV, Correction: stats.Correction(*correction)}
 	// The same bounds and values as a BenchmarkComparison's criteria: an
 	// unknown correction would otherwise mean none at all.
-	switch crit.Correction {
-	case stats.Holm, stats.BenjaminiHochberg, stats.NoCorrection:
-	default:
-		return usageError{fmt.Sprintf("compare: --correction %q: Holm, BenjaminiHochberg or None", *correction)}
+	for flag, c := range map[string]string{"correction": *correction, "operation-correction": *opCorrection} {
+		switch stats.Correction(c) {
+		case stats.Holm, stats.BenjaminiHochberg, stats.NoCorrection:
+		default:
+			return usageError{fmt.Sprintf("compare: --%s %q: Holm, BenjaminiHochberg or None", flag, c)}
+		}
 	}
+	opts := compare.Options{Criteria: crit, OperationCorrection: stats.Correction(*opCorrection), Metrics: metrics, Operations: operations}
 	if !(*alpha > 0 && *alpha < 0.5) {
 		return usageError{fmt.Sprintf("compare: --alpha %g: above 0 and below 0.5, such as 0.05", *alpha)}
 	}
@@ -110,7 +115,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, _ io.Writer) error {
 				return err
 			}
 		}
-		return buildAndRender(stdout, sides, crit, o.output)
+		return buildAndRender(stdout, sides, opts, o.output)
 	case len(pos) == 2:
 		k, err := connect(o)
 		if err != nil {
@@ -118,13 +123,13 @@ func cmdCompare(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		}
 		var sides [2]compare.Side
 		for i, name := range pos {
-			r, err := k.run(ctx, name)
+			r, err := k.fullRun(ctx, name)
 			if err != nil {
 				return err
 			}
-			sides[i] = compare.Side{Name: name, Runs: []compare.Run{compare.FromBenchmarkRun(r)}}
+			sides[i] = compare.Side{Name: name, Runs: []compare.Run{r}}
 		}
-		return buildAndRender(stdout, sides, crit, o.output)
+		return buildAndRender(stdout, sides, opts, o.output)
 	case len(pos) == 1:
 		k, err := connect(o)
 		if err != nil {
@@ -153,6 +158,27 @@ func cmdCompare(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	return usageError{"compare needs RUN_A RUN_B, a COMPARISON name, or --from-file twice"}
 }
 
+// fullRun is what a comparison needs of a run with the full result of
+// every measurement, from its results ConfigMap when the run has finished
+// (before that, or without the right to read ConfigMaps, the headline
+// metrics of its status).
+func (k *cluster) fullRun(ctx context.Context, name string) (compare.Run, error) {
+	r, err := k.run(ctx, name)
+	if err != nil {
+		return compare.Run{}, err
+	}
+	out := compare.FromBenchmarkRun(r)
+	cm := &corev1.ConfigMap{}
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: specs.ResultsConfigMapName(r)}, cm); err == nil {
+		doc, err := specs.ReadDocument(cm)
+		if err != nil {
+			return compare.Run{}, fmt.Errorf("results of %s: %w", name, err)
+		}
+		out.AddDocument(doc)
+	}
+	return out, nil
+}
+
 // comparisonReports reads a finished BenchmarkComparison's report.
 func (k *cluster) comparisonReports(ctx context.Context, name string) ([]*compare.Report, error) {
 	cmp := &benchv1.BenchmarkComparison{}
@@ -166,8 +192,8 @@ func (k *cluster) comparisonReports(ctx context.Context, name string) ([]*compar
 	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.namespace, Name: cmp.Status.ReportConfigMap}, cm); err != nil {
 		return nil, err
 	}
-	var reports []*compare.Report
-	if err := json.Unmarshal([]byte(cm.Data["report.json"]), &reports); err != nil {
+	reports, err := compare.ReadReports(cm.Data, cm.BinaryData)
+	if err != nil {
 		return nil, fmt.Errorf("report of %s: %w", name, err)
 	}
 	return reports, nil
@@ -176,8 +202,8 @@ func (k *cluster) comparisonReports(ctx context.Context, name string) ([]*compar
 // readSide reads one side of an offline comparison: one exported run or a
 // list of them; the side is named after the runs' common name or the file.
 // buildAndRender compares a candidate with its baseline and prints the report.
-func buildAndRender(stdout io.Writer, sides [2]compare.Side, crit stats.Criteria, output string) error {
-	rep, err := compare.Build(sides[0], sides[1], compare.Options{Criteria: crit})
+func buildAndRender(stdout io.Writer, sides [2]compare.Side, opts compare.Options, output string) error {
+	rep, err := compare.Build(sides[0], sides[1], opts)
 	if err != nil {
 		return err
 	}
@@ -253,6 +279,7 @@ func cmdResults(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs.SetOutput(io.Discard)
 	var o common
 	o.bind(fs, "json")
+	series := fs.Bool("series", false, "with -o csv: the time series of every measurement (one row per interval and value) instead of its metrics")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -266,11 +293,11 @@ func cmdResults(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	var runs []compare.Run
 	for _, name := range pos {
-		r, err := k.run(ctx, name)
+		r, err := k.fullRun(ctx, name)
 		if err != nil {
 			return err
 		}
-		runs = append(runs, compare.FromBenchmarkRun(r))
+		runs = append(runs, r)
 	}
 	switch o.output {
 	case "json":
@@ -281,20 +308,10 @@ func cmdResults(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		}
 		return enc.Encode(runs)
 	case "csv":
-		w := csv.NewWriter(stdout)
-		_ = w.Write([]string{"run", "step", "repetition", "verdict", "node", "metric", "operation", "value", "unit", "direction", "source"})
-		for _, r := range runs {
-			for _, st := range r.Steps {
-				for _, rep := range st.Repetitions {
-					for _, m := range rep.Metrics {
-						_ = w.Write([]string{r.Name, st.Name, strconv.Itoa(int(rep.Index)), string(rep.Verdict), rep.Node,
-							m.Name, m.Operation, strconv.FormatFloat(m.Value, 'g', -1, 64), m.Unit, string(m.Direction), m.Source})
-					}
-				}
-			}
+		if *series {
+			return compare.WriteSeriesCSV(stdout, runs)
 		}
-		w.Flush()
-		return w.Error()
+		return compare.WriteMetricsCSV(stdout, runs)
 	}
 	return usageError{fmt.Sprintf("results: unknown output %q (json or csv)", o.output)}
 }

@@ -5,7 +5,8 @@
 //	kubectl dbperf compare COMPARISON [-o …]                               a BenchmarkComparison's report
 //	kubectl dbperf compare --from-file A.json --from-file B.json [-o …]    offline, from `results -o json`
 //	kubectl dbperf report COMPARISON -o html > report.html                 the self-contained page
-//	kubectl dbperf results RUN [-o json|csv]                               a run's measurements
+//	kubectl dbperf results RUN [-o json|csv] [--series]                    a run's measurements (every metric, or the time series)
+//	kubectl dbperf reject RUN [--step S --repetition N] --reason "…" [--undo]  leave measurements out of comparisons
 //	kubectl dbperf logs RUN                                                the tool's log of each pod
 //	kubectl dbperf history SCHEDULE [-o table|json]                        headline values, change points marked
 package main
@@ -26,13 +27,16 @@ const usage = `kubectl dbperf: compare and export dbperf-operator results
   kubectl dbperf compare COMPARISON [-o ...]
   kubectl dbperf compare --from-file A.json --from-file B.json [-o ...]
   kubectl dbperf report COMPARISON -o html > report.html
-  kubectl dbperf results RUN [-o json|csv]
+  kubectl dbperf results RUN [-o json|csv] [--series]
+  kubectl dbperf reject RUN [--step S] [--repetition N] --reason "..." [--undo]
   kubectl dbperf logs RUN
   kubectl dbperf history SCHEDULE [-o table|json]
 
 Common flags: -n/--namespace, --kubeconfig, --context.
 Compare flags: --alpha (0.05), --min-effect (percent, 1), --max-cv (percent, 0 = off),
-               --correction (Holm|BenjaminiHochberg|None).`
+               --correction (headline: Holm|BenjaminiHochberg|None),
+               --operation-correction (every other metric: BenjaminiHochberg),
+               --metric PATTERN, --operation PATTERN (repeatable filters).`
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
@@ -94,6 +98,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdCompare(ctx, args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(ctx, args[1:], stdout, stderr)
+	case "reject":
+		return cmdReject(ctx, args[1:], stdout, stderr)
 	case "results":
 		return cmdResults(ctx, args[1:], stdout, stderr)
 	case "logs":

@@ -17,8 +17,8 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -192,8 +192,8 @@ func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, up
 		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: cmp.Status.ReportConfigMap}, cm); err != nil {
 			return err
 		}
-		var reports []*compare.Report
-		if err := json.Unmarshal([]byte(cm.Data["report.json"]), &reports); err != nil {
+		reports, err := compare.ReadReports(cm.Data, cm.BinaryData)
+		if err != nil {
 			return err
 		}
 		fmt.Printf("\n$ kubectl dbperf compare %s\n", n)
@@ -207,7 +207,11 @@ func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, up
 			if i > 0 {
 				path = strings.TrimSuffix(html, ".html") + "-" + strings.SplitN(n, "-", 2)[0] + ".html"
 			}
-			if err := os.WriteFile(path, []byte(cm.Data["report.html"]), 0o644); err != nil {
+			var page bytes.Buffer
+			if err := compare.RenderHTML(&page, reports); err != nil {
+				return err
+			}
+			if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
 				return err
 			}
 			fmt.Printf("\nThe HTML report (kubectl dbperf report %s -o html) is in %s\n", n, path)

@@ -16,7 +16,7 @@ import (
 // page in their colours. CHROMIUM names the browser (hack/test.sh sets it).
 func TestHTMLReportRendersInChromium(t *testing.T) {
 	browser := testutil.NeedEnv(t, "CHROMIUM") // Debian's chromium
-	base, cand := sides()
+	base, cand := stalledSides()
 	rep, err := Build(base, cand, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func TestHTMLReportRendersInChromium(t *testing.T) {
 	f.Close()
 	shot := filepath.Join(dir, "report.png")
 	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir="+filepath.Join(dir, "profile"),
-		"--window-size=1000,1400", "--screenshot="+shot, "file://"+page)
+		"--window-size=1000,2400", "--screenshot="+shot, "file://"+page)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("chromium: %v\n%s", err, out)
 	}
@@ -47,7 +47,8 @@ func TestHTMLReportRendersInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Pixels of the baseline's and the candidate's bar colours.
-	want := map[string][3]uint8{"baseline": {0x5b, 0x6f, 0x82}, "candidate": {0xe0, 0x7b, 0x39}}
+	// The stall band: #d33 at 18 % over white.
+	want := map[string][3]uint8{"baseline": {0x5b, 0x6f, 0x82}, "candidate": {0xe0, 0x7b, 0x39}, "stall": {247, 218, 218}}
 	counts := map[string]int{}
 	b := img.Bounds()
 	for y := b.Min.Y; y < b.Max.Y; y++ {
@@ -61,6 +62,11 @@ func TestHTMLReportRendersInChromium(t *testing.T) {
 	}
 	// Two throughput bars and five latency bars per variant, each at least
 	// a few hundred pixels: anything less means the SVG did not render.
+	// Three seconds of sixty on a 680-pixel axis, 190 pixels high.
+	if counts["stall"] < 1000 {
+		t.Errorf("the stall band: %d pixels of its colour, want it drawn (≥ 1000)", counts["stall"])
+	}
+	delete(want, "stall")
 	for name := range want {
 		if counts[name] < 2000 {
 			t.Errorf("%s bars: %d pixels of their colour in the screenshot, want the charts drawn (≥ 2000)", name, counts[name])

@@ -10,11 +10,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path"
 	"reflect"
 	"sort"
 	"strings"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 )
@@ -33,12 +36,72 @@ type Run struct {
 	Phase       benchv1.Phase            `json:"phase,omitempty"`
 	Steps       []benchv1.StepStatus     `json:"steps"`
 	Environment *benchv1.Environment     `json:"environment,omitempty"`
+	// Measurements are the full results of the run's measurements, from
+	// its results document: every metric of every operation. A
+	// measurement without one is compared on the headline metrics its
+	// status keeps (Report.HeadlineOnly says which).
+	Measurements []Measurement `json:"measurements,omitempty"`
+	// Rejections are the measurements a person rejected (the run's
+	// annotation bench.dbperf.io/rejections): left out, shown struck through.
+	Rejections []benchv1.Rejection `json:"rejections,omitempty"`
+}
+
+// Measurement is one repetition's full result.
+type Measurement struct {
+	Step       string          `json:"step"`
+	Repetition int32           `json:"repetition"`
+	Result     *results.Result `json:"result"`
+}
+
+// AddDocument takes the full result of every measurement from the run's
+// results document (nil: none, the run has not finished).
+func (r *Run) AddDocument(doc *specs.Document) {
+	if doc == nil {
+		return
+	}
+	r.Measurements = nil
+	for _, st := range doc.Steps {
+		for _, rep := range st.Repetitions {
+			if rep.Result != nil {
+				r.Measurements = append(r.Measurements, Measurement{Step: st.Name, Repetition: rep.Index, Result: rep.Result})
+			}
+		}
+	}
+}
+
+// metrics of one measurement: every metric of its full result when the
+// run has it, else the headline its status keeps (and false).
+func (r Run) metrics(step string, rep benchv1.RepetitionStatus) ([]benchv1.MetricValue, bool) {
+	for _, m := range r.Measurements {
+		if m.Step != step || m.Repetition != rep.Index || m.Result == nil || len(m.Result.Metrics) == 0 {
+			continue
+		}
+		out := make([]benchv1.MetricValue, 0, len(m.Result.Metrics)+len(rep.Metrics))
+		have := map[results.Key]bool{}
+		for _, x := range m.Result.Metrics {
+			out = append(out, benchv1.MetricValue{Name: x.Name, Operation: x.Operation, Value: x.Value, Unit: x.Unit,
+				Direction: benchv1.Direction(x.Direction), Source: x.Source})
+			have[x.Key()] = true
+		}
+		// What status recorded beside the result (nothing, as the run
+		// controller stores it) is kept rather than lost.
+		for _, x := range rep.Metrics {
+			if !have[results.Key{Name: x.Name, Operation: x.Operation}] {
+				out = append(out, x)
+			}
+		}
+		return out, true
+	}
+	return rep.Metrics, false
 }
 
 // FromBenchmarkRun takes what a comparison needs from a run.
+// An unreadable rejections annotation rejects nothing (the run's condition
+// Rejected says why).
 func FromBenchmarkRun(r *benchv1.BenchmarkRun) Run {
+	rejections, _ := benchv1.Rejections(r.Annotations)
 	return Run{Name: r.Name, Namespace: r.Namespace, Labels: r.Labels, Workload: r.Status.Workload, Spec: r.Spec,
-		Phase: r.Status.Phase, Steps: r.Status.Steps, Environment: r.Status.Environment}
+		Phase: r.Status.Phase, Steps: r.Status.Steps, Environment: r.Status.Environment, Rejections: rejections}
 }
 
 // Side is a named set of runs: a variant.
@@ -55,6 +118,9 @@ type Exclusion struct {
 	Repetition int32    `json:"repetition"`
 	Verdict    string   `json:"verdict"`
 	Reasons    []string `json:"reasons,omitempty"`
+	// Rejected is set when a person rejected the measurement: it says by
+	// whom, when and why (the report strikes it through).
+	Rejected string `json:"rejected,omitempty"`
 }
 
 // Row is one metric of one step.
@@ -94,7 +160,7 @@ func (r Row) IsTelemetry() bool { return r.Source != "" }
 // Described says whether the row is shown but not judged: the servers'
 // side other than the efficiency. Its verdict says only whether it
 // changed; the report's counts leave it out.
-func (r Row) Described() bool { return family(r.Metric, r.Source) == 2 }
+func (r Row) Described() bool { return r.Source != "" && r.Metric != telemetry.FigureEfficiency }
 
 // Report is the comparison of a candidate against a baseline.
 type Report struct {
@@ -108,6 +174,17 @@ type Report struct {
 	Excluded      []Exclusion    `json:"excluded,omitempty"`
 	// Primary names the workload's primary metric (of the first run).
 	Primary string `json:"primary,omitempty"`
+	// PrimaryOperation is the operation of the primary metric ("" for
+	// the whole run), as the runs' summaries give it.
+	PrimaryOperation string `json:"primaryOperation,omitempty"`
+	// HeadlineOnly names the measurements ("run step #repetition")
+	// compared on their status's headline metrics alone, their full result
+	// not being available (an export without it, a results document lost).
+	HeadlineOnly []string `json:"headlineOnly,omitempty"`
+	// Families say how each family of metrics was tested.
+	Families []FamilyNote `json:"families,omitempty"`
+	// Timelines are measurements drawn over time (Timeline).
+	Timelines []Timeline `json:"timelines,omitempty"`
 	// Counts of verdicts.
 	Better       int `json:"better"`
 	Worse        int `json:"worse"`
@@ -142,9 +219,29 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// FamilyNote describes one family of tests of a report: which metrics,
+// how many, and the test and correction used.
+type FamilyNote struct {
+	Name       string           `json:"name"`
+	Tests      int              `json:"tests"`
+	Test       stats.Test       `json:"test,omitempty"`
+	Correction stats.Correction `json:"correction,omitempty"`
+}
+
 // Options of a comparison.
 type Options struct {
+	// Criteria judge the headline: the primary metric of every step,
+	// tested on its own (by default the exact rank test, Holm).
 	Criteria stats.Criteria
+	// OperationCorrection is the correction over every other metric of
+	// the tool (every operation's throughput, percentiles, errors),
+	// tested by Welch's t on logarithms; default Benjamini-Hochberg (false
+	// discovery rate). See family.
+	OperationCorrection stats.Correction
+	// Metrics and Operations keep only the metrics and operations whose
+	// names match one of their patterns (path.Match: "latencyP9*",
+	// "NewOrder"); empty keeps all. The primary metric is always kept.
+	Metrics, Operations []string
 	// IgnorePaths are JSON paths of the run spec that may differ between
 	// the sides (a variant's patch), besides what never matters to the
 	// workload: target, placement, image, resources, repetitions, timeout,
@@ -177,18 +274,32 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 	}
 	samples := map[sampleKey]*acc{}
 	var order []sampleKey
+	primary, primaryOp := primaryMetric(ref)
+	isPrimary := func(name, op string) bool { return name == primary && op == primaryOp }
 	collect := func(side Side, isBase bool) []string {
 		var names []string
 		for _, r := range side.Runs {
 			names = append(names, r.Name)
 			for _, st := range r.Steps {
 				for _, rep0 := range st.Repetitions {
+					if rj, ok := benchv1.Rejected(r.Rejections, st.Name, rep0.Index); ok {
+						rep.Excluded = append(rep.Excluded, Exclusion{Side: side.Name, Run: r.Name, Step: st.Name, Repetition: rep0.Index,
+							Verdict: string(rep0.Verdict), Reasons: rep0.Reasons, Rejected: rj.String()})
+						continue
+					}
 					if rep0.Verdict != benchv1.VerdictSucceeded {
 						rep.Excluded = append(rep.Excluded, Exclusion{Side: side.Name, Run: r.Name, Step: st.Name, Repetition: rep0.Index,
 							Verdict: string(rep0.Verdict), Reasons: rep0.Reasons})
 						continue
 					}
-					for _, m := range rep0.Metrics {
+					metrics, full := r.metrics(st.Name, rep0)
+					if !full {
+						rep.HeadlineOnly = append(rep.HeadlineOnly, fmt.Sprintf("%s %s #%d", r.Name, st.Name, rep0.Index))
+					}
+					for _, m := range metrics {
+						if !isPrimary(m.Name, m.Operation) && !o.keeps(m.Name, m.Operation) {
+							continue
+						}
 						k := sampleKey{st.Name, m.Name, m.Operation}
 						a, ok := samples[k]
 						if !ok {
@@ -209,10 +320,9 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 	}
 	rep.BaselineRuns = collect(baseline, true)
 	rep.CandidateRuns = collect(candidate, false)
-	// Three families: the tool's metrics; the efficiency of each step (a
-	// derived throughput, judged on its own so that it costs the tool's
-	// metrics no power); the rest of the servers' side, described (Δ %
-	// and its interval) but never tested.
+	// The families of tests (family): the headline, the tool's other
+	// metrics (every operation), the efficiency, and the servers' side,
+	// described but never tested.
 	families := map[int][]int{}
 	var in []stats.Sample
 	var keys []sampleKey
@@ -224,16 +334,25 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 		in = append(in, stats.Sample{Key: k.step + "/" + k.metric + "/" + k.op, Direction: testedDirection(k.metric, a.src, a.dir),
 			Baseline: a.base, Candidate: a.cand})
 		keys = append(keys, k)
-		families[family(k.metric, a.src)] = append(families[family(k.metric, a.src)], len(in)-1)
+		f := family(isPrimary(k.metric, k.op), a.src, k.metric)
+		families[f] = append(families[f], len(in)-1)
 	}
 	out := make([]stats.Comparison, len(in))
-	for _, members := range families {
+	for _, f := range []int{familyHeadline, familyOperations, familyEfficiency, familyDescribed} {
+		members := families[f]
+		if len(members) == 0 {
+			continue
+		}
 		part := make([]stats.Sample, len(members))
 		for j, i := range members {
 			part[j] = in[i]
 		}
-		for j, c := range stats.Compare(part, o.Criteria) {
+		crit := o.familyCriteria(f)
+		for j, c := range stats.Compare(part, crit) {
 			out[members[j]] = c
+		}
+		if f != familyDescribed {
+			rep.Families = append(rep.Families, FamilyNote{Name: familyNames[f], Tests: len(members), Test: crit.Test, Correction: crit.Correction})
 		}
 	}
 	for i, c := range out {
@@ -242,7 +361,7 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 			Baseline: c.Baseline, Candidate: c.Candidate, BaselineVals: a.base, CandidateVals: a.cand,
 			DeltaPercent: Num(c.DeltaPercent), CILowPercent: Num(c.CILowPercent), CIHighPercent: Num(c.CIHighPercent), CILevel: Num(c.Level),
 			P: Num(c.P), PAdjusted: Num(c.PAdjusted), Unstable: c.Unstable, Verdict: c.Verdict, Reason: c.Reason, Parameters: a.params})
-		if family(k.metric, a.src) == 2 {
+		if family(isPrimary(k.metric, k.op), a.src, k.metric) == familyDescribed {
 			continue // described, not judged: not counted
 		}
 		switch c.Verdict {
@@ -256,21 +375,86 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 			rep.Inconclusive++
 		}
 	}
-	rep.Primary = primaryMetric(ref)
+	rep.Primary, rep.PrimaryOperation = primary, primaryOp
+	rep.Timelines = timelines([]Side{baseline, candidate})
 	linkTargetCPU(rep)
 	return rep, nil
 }
 
-// family sorts a metric into its family of tests: 0 the tool's, 1 the
-// efficiency, 2 the rest of the servers' side.
-func family(metric, source string) int {
+// The families of tests of a report. A correction for many tests keeps its
+// promise within a family; the families are chosen so that the verdicts a
+// reader acts on keep their power at the repetition counts people use
+// (docs/statistics.md, BenchmarkOperationFamilies):
+//   - the headline: the primary metric of every step, on its own, by the
+//     criteria's test and correction (the exact rank test and Holm unless
+//     set): a handful of tests, so its verdict is as strong as a single
+//     metric's;
+//   - the operations: every other metric of the tool (each operation's
+//     throughput, percentiles, errors; tens to hundreds of tests), by
+//     Welch's t on logarithms, whose p-value has no floor, with the
+//     Benjamini-Hochberg false-discovery-rate correction (a rank test's
+//     smallest p at 5 vs 5, 2/252, cannot survive any correction over 20
+//     operations), and the same minimum effect;
+//   - the efficiency, the throughput per target core, on its own;
+//   - the rest of the servers' side, described (Δ % and its interval)
+//     but never tested.
+const (
+	familyHeadline = iota
+	familyOperations
+	familyEfficiency
+	familyDescribed
+)
+
+var familyNames = map[int]string{familyHeadline: "headline", familyOperations: "operations", familyEfficiency: "efficiency"}
+
+// family sorts a metric into its family of tests.
+func family(primary bool, source, metric string) int {
 	switch {
+	case source == "" && primary:
+		return familyHeadline
 	case source == "":
-		return 0
+		return familyOperations
 	case metric == telemetry.FigureEfficiency:
-		return 1
+		return familyEfficiency
 	}
-	return 2
+	return familyDescribed
+}
+
+// familyCriteria are the criteria of a family: the operations' test is
+// Welch's on logarithms, corrected by OperationCorrection.
+func (o Options) familyCriteria(f int) stats.Criteria {
+	c := o.Criteria
+	if c.Test == "" {
+		c.Test = stats.RankTest
+	}
+	if c.Correction == "" {
+		c.Correction = stats.Holm
+	}
+	if f == familyOperations {
+		c.Test = stats.WelchLogTest
+		c.Correction = o.OperationCorrection
+		if c.Correction == "" {
+			c.Correction = stats.BenjaminiHochberg
+		}
+	}
+	return c
+}
+
+// keeps says whether the filters keep a metric of an operation.
+func (o Options) keeps(metric, op string) bool {
+	return matchesAny(o.Metrics, metric) && (op == "" || matchesAny(o.Operations, op))
+}
+
+func matchesAny(patterns []string, s string) bool {
+	if len(patterns) == 0 {
+		return true
+	}
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, s); ok || p == s {
+			return true
+		}
+	}
+	return false
 }
 
 // testedDirection is the direction a sample is tested with. The servers'
@@ -290,7 +474,7 @@ func testedDirection(metric, source string, d benchv1.Direction) stats.Direction
 func linkTargetCPU(rep *Report) {
 	for i := range rep.Rows {
 		r := &rep.Rows[i]
-		if r.Metric != rep.Primary || r.IsTelemetry() {
+		if !rep.IsPrimary(*r) {
 			continue
 		}
 		if cpu, ok := rep.TargetCPURow(r.Step); ok {
@@ -313,13 +497,15 @@ func (r *Report) TargetCPURow(step string) (Row, bool) {
 	return Row{}, false
 }
 
-func primaryMetric(r Run) string {
+// primaryMetric is the primary metric's name and operation: the first
+// entry of a step's summary.
+func primaryMetric(r Run) (string, string) {
 	for _, st := range r.Steps {
 		for _, s := range st.Summary {
-			return s.Name // the first summary entry is the workload's primary metric
+			return s.Name, s.Operation
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // workloadName is the tool the runs ran, from the first run that names it:
@@ -446,4 +632,10 @@ func PatchPaths(patch []byte) ([]string, error) {
 	walk("", m)
 	sort.Strings(out)
 	return out, nil
+}
+
+// IsPrimary says whether a row is of the primary metric (the tool's, of
+// the primary operation).
+func (r *Report) IsPrimary(row Row) bool {
+	return row.Metric == r.Primary && row.Operation == r.PrimaryOperation && !row.IsTelemetry()
 }

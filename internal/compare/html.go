@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dbperf-io/dbperf-operator/internal/stats"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 )
 
@@ -138,7 +139,7 @@ func charts(reports []*Report) []chart {
 	if primary != "" {
 		c := chart{Title: primary + " per step", Variants: variants}
 		for _, row := range reports[0].Rows {
-			if row.Metric != primary {
+			if !reports[0].IsPrimary(row) {
 				continue
 			}
 			c.Unit = row.Unit
@@ -148,7 +149,7 @@ func charts(reports []*Report) []chart {
 			}
 			c.Groups = append(c.Groups, barGroup(label, row, variants[0], reports))
 		}
-		if side := serverCharts(reports, variants, primary); len(side) > 0 {
+		if side := serverCharts(reports, variants); len(side) > 0 {
 			c.Half = true
 			out = append(out, c)
 			out = append(out, side...)
@@ -182,19 +183,34 @@ func charts(reports []*Report) []chart {
 		c.Groups = append(c.Groups, barGroup(label, row, variants[0], reports))
 	}
 	sort.Strings(ops)
+	if len(ops) > maxLatencyCharts {
+		// Many operations: the whole run's and the changed ones, in the
+		// per-operation table's order (worst first); the table has the rest.
+		ops = ops[:0]
+		for _, o := range reports[0].OperationTable() {
+			changed := o.Verdict() == stats.Worse || o.Verdict() == stats.Better || o.Overall()
+			if o.Step == last && byOp[o.Operation] != nil && changed && len(ops) < maxLatencyCharts {
+				ops = append(ops, o.Operation)
+			}
+		}
+	}
 	for _, op := range ops {
 		out = append(out, *byOp[op])
 	}
 	return out
 }
 
+// maxLatencyCharts bounds the latency charts of a report to the operations
+// a reader looks at first.
+const maxLatencyCharts = 6
+
 // serverCharts are the target's CPU per step (the pods' sum, else the
 // server's own count) and the efficiency per step, each drawn beside the
 // throughput, when telemetry measured them.
-func serverCharts(reports []*Report, variants []string, primary string) []chart {
+func serverCharts(reports []*Report, variants []string) []chart {
 	var steps []string
 	for _, row := range reports[0].Rows {
-		if row.Metric == primary && !row.IsTelemetry() && !slices.Contains(steps, row.Step) {
+		if reports[0].IsPrimary(row) && !slices.Contains(steps, row.Step) {
 			steps = append(steps, row.Step)
 		}
 	}
@@ -225,6 +241,18 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"fnum": fnum, "pct": pct, "ci": ci, "cpu": cpuDelta, "metric": metricName, "lower": strings.ToLower,
 	"svg": func(c chart) template.HTML { return c.svg() },
 	"p":   func(n Num) string { return fmt.Sprintf("%.3g", float64(n)) },
+	"num": func(n Num) string {
+		if math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) {
+			return ""
+		}
+		return fmt.Sprintf("%g", float64(n))
+	},
+	"sub":      func(a, b int) int { return a - b },
+	"headline": func(r *Report) []Row { return r.split(true) },
+	"detail":   func(r *Report) []Row { return r.split(false) },
+	"opsTable": func(r *Report) []OpRow { return r.OperationTable() },
+	"firstOps": func(ops []OpRow) []OpRow { return ops[:min(len(ops), FoldOperationsAfter)] },
+	"restOps":  func(ops []OpRow) []OpRow { return ops[min(len(ops), FoldOperationsAfter):] },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
 <style>
@@ -234,24 +262,60 @@ table{border-collapse:collapse;width:100%;margin:8px 0}th,td{border-bottom:1px s
 th:nth-child(-n+3),td:nth-child(-n+3){text-align:left}
 .described{color:#555;font-style:italic}.better{background:#dff3e4}.worse{background:#fbe0e0}.nochange{background:#eef1f4}.inconclusive{background:#fff6d9}
 .chart{display:block;margin:8px 0;border:1px solid #eee}.chart.half{display:inline-block;width:48%;height:auto;margin-right:1%;box-sizing:border-box}.ct{font-weight:600;font-size:13px}.ax{font-size:11px;fill:#444}
-.grid{stroke:#e5e5e5}.wh{stroke:#222;stroke-width:1.2}
+.grid{stroke:#e5e5e5}.stall{fill:#d33;fill-opacity:.18}.wh{stroke:#222;stroke-width:1.2}
 .small{color:#666;font-size:12px}
-</style></head><body>
+tr.overall td{font-weight:600}th{cursor:pointer}td.better{color:#17642f}td.worse{color:#9b1c1c;font-weight:600}
+</style>
+<script>
+// Sort a table by the clicked column: numbers by data-v, else by text.
+document.addEventListener('click', function (e) {
+  var th = e.target.closest ? e.target.closest('table.sortable th') : null;
+  if (!th) return;
+  var table = th.closest('table'), i = Array.prototype.indexOf.call(th.parentNode.children, th);
+  var asc = th.dataset.dir !== 'asc'; th.dataset.dir = asc ? 'asc' : 'desc';
+  var body = table.tBodies[0], rows = [];
+  Array.prototype.forEach.call(table.tBodies, function (b) { Array.prototype.push.apply(rows, b.rows); });
+  function key(r) { var c = r.cells[i]; if (!c) return ''; var v = c.getAttribute('data-v'); return v !== null && v !== '' && !isNaN(+v) ? +v : c.textContent; }
+  rows.sort(function (a, b) { var x = key(a), y = key(b); var r = (typeof x === 'number' && typeof y === 'number') ? x - y : String(x).localeCompare(String(y)); return asc ? r : -r; });
+  rows.forEach(function (r) { body.appendChild(r); });
+});
+// A link can ask for the per-operation table sorted: #sort=COLUMN (from 0).
+document.addEventListener('DOMContentLoaded', function () {
+  var m = /^#sort=(\d+)$/.exec(location.hash), t = document.querySelector('table.ops');
+  if (m && t && t.tHead.rows[0].cells[+m[1]]) t.tHead.rows[0].cells[+m[1]].click();
+});
+</script></head><body>
 <h1>{{.Title}}</h1>
-<p class="small">Generated by dbperf-operator. Δ % is the Hodges-Lehmann change of the candidate against the baseline, with its exact 95 % interval; p is the Mann-Whitney p-value adjusted for the number of the tool's metrics. Rows in italics are the servers' side (telemetry): described, not judged, and not counted; the efficiency (throughput per target core) is judged in a family of its own. Bars are medians, whiskers min–max over repetitions.</p>
+<p class="small">Generated by dbperf-operator. The headline (the primary metric of each step) is judged on its own: Δ % is the Hodges-Lehmann change of the candidate against the baseline with its exact interval, p the Mann-Whitney p-value corrected over the steps. Every other metric of every operation is judged by Welch's t on logarithms (Δ % the change of the geometric mean, with its t interval) with false-discovery-rate control across them (the families are named under each table). Rows in italics are the servers' side (telemetry): described, not judged, and not counted; the efficiency (throughput per target core) is judged in a family of its own. Bars are medians, whiskers min–max over repetitions.</p>
 {{range .Charts}}{{svg .}}{{end}}
+{{range .Timelines}}{{.}}{{end}}
 {{range .Reports}}{{$r := .}}
 <h2>{{.Candidate}} vs {{.Baseline}} — {{.Workload}}</h2>
 <p>{{.Better}} better, {{.Worse}} worse, {{.NoChange}} no change, {{.Inconclusive}} inconclusive; {{len .Excluded}} measurements excluded. Runs: {{.Baseline}}: {{range .BaselineRuns}}{{.}} {{end}}; {{.Candidate}}: {{range .CandidateRuns}}{{.}} {{end}}</p>
 <table><thead><tr><th>Step</th><th>Metric</th><th>Unit</th><th>{{.Baseline}}</th><th>{{.Candidate}}</th><th>Δ %</th>{{if .HasCPU}}<th>Target CPU Δ %</th>{{end}}<th>95 % CI</th><th>p</th><th>Verdict</th></tr></thead><tbody>
-{{range .Rows}}<tr class="{{if .Described}}described{{else}}{{lower (printf "%s" .Verdict)}}{{end}}" title="{{.Reason}}"><td>{{.Step}}</td><td>{{metric .}}</td><td>{{.Unit}}</td><td>{{fnum .Baseline.Median}} (n={{.Baseline.N}})</td><td>{{fnum .Candidate.Median}} (n={{.Candidate.N}})</td><td>{{pct .DeltaPercent}}</td>{{if $r.HasCPU}}<td>{{cpu .}}</td>{{end}}<td>{{ci .}}</td><td>{{p .PAdjusted}}</td><td>{{.Verdict}}</td></tr>
+{{range headline .}}<tr class="{{if .Described}}described{{else}}{{lower (printf "%s" .Verdict)}}{{end}}" title="{{.Reason}}"><td>{{.Step}}</td><td>{{metric .}}</td><td>{{.Unit}}</td><td>{{fnum .Baseline.Median}} (n={{.Baseline.N}})</td><td>{{fnum .Candidate.Median}} (n={{.Candidate.N}})</td><td>{{pct .DeltaPercent}}</td>{{if $r.HasCPU}}<td>{{cpu .}}</td>{{end}}<td>{{ci .}}</td><td>{{p .PAdjusted}}</td><td>{{.Verdict}}</td></tr>
 {{end}}</tbody></table>
-{{if .Excluded}}<p class="small">Excluded: {{range .Excluded}}{{.Side}} {{.Run}} {{.Step}} #{{.Repetition}} {{.Verdict}}; {{end}}</p>{{end}}
+{{with opsTable .}}<h3>Per operation ({{len .}})</h3>
+<p class="small">Median of {{$r.Candidate}}, Δ % against {{$r.Baseline}} and the verdict of each metric (hover for its interval and reason); the row's colour is its worst verdict. Click a heading to sort.</p>
+<table class="sortable ops"><thead><tr><th>Step</th><th>Operation</th>{{range $.Columns}}<th>{{.Title}}</th><th>Δ %</th>{{end}}</tr></thead><tbody>
+{{range firstOps .}}{{template "oprow" .}}{{end}}</tbody></table>
+{{with restOps .}}<details><summary>{{len .}} more operations</summary>
+<table class="sortable ops"><thead><tr><th>Step</th><th>Operation</th>{{range $.Columns}}<th>{{.Title}}</th><th>Δ %</th>{{end}}</tr></thead><tbody>
+{{range .}}{{template "oprow" .}}{{end}}</tbody></table></details>{{end}}
+{{end}}
+{{with detail .}}<details><summary>Every other metric ({{len .}} rows)</summary>
+<table class="sortable"><thead><tr><th>Step</th><th>Metric</th><th>Unit</th><th>{{$r.Baseline}}</th><th>{{$r.Candidate}}</th><th>Δ %</th><th>95 % CI</th><th>p</th><th>Verdict</th></tr></thead><tbody>
+{{range .}}<tr class="{{if .Described}}described{{else}}{{lower (printf "%s" .Verdict)}}{{end}}" title="{{.Reason}}"><td>{{.Step}}</td><td>{{metric .}}</td><td>{{.Unit}}</td><td data-v="{{.Baseline.Median}}">{{fnum .Baseline.Median}} (n={{.Baseline.N}})</td><td data-v="{{.Candidate.Median}}">{{fnum .Candidate.Median}} (n={{.Candidate.N}})</td><td data-v="{{num .DeltaPercent}}">{{pct .DeltaPercent}}</td><td>{{ci .}}</td><td data-v="{{num .PAdjusted}}">{{p .PAdjusted}}</td><td>{{.Verdict}}</td></tr>
+{{end}}</tbody></table></details>{{end}}
+<p class="small">{{range .Families}}{{.Name}}: {{.Tests}} tests, {{.Test}}, {{.Correction}}. {{end}}{{with .HeadlineOnly}}{{len .}} measurements compared on their status's headline metrics only (full results unavailable).{{end}}</p>
+{{if .Excluded}}<p class="small">Excluded: {{range .Excluded}}{{if .Rejected}}<s class="rejected" title="{{.Rejected}}">{{.Side}} {{.Run}} {{.Step}} #{{.Repetition}}</s> ({{.Rejected}}); {{else}}{{.Side}} {{.Run}} {{.Step}} #{{.Repetition}} {{.Verdict}}; {{end}}{{end}}</p>{{end}}
 {{end}}
 </body></html>
-`))
+{{define "oprow"}}<tr class="{{lower (printf "%s" .Verdict)}}{{if .Overall}} overall{{end}}"><td>{{.Step}}</td><td>{{if .Overall}}overall{{else}}{{.Operation}}{{end}}</td>{{range .Cells}}{{if .}}<td data-v="{{.Candidate.Median}}">{{fnum .Candidate.Median}}</td><td data-v="{{num .DeltaPercent}}" class="{{lower (printf "%s" .Verdict)}}" title="{{.Verdict}}: {{.Reason}}">{{pct .DeltaPercent}}</td>{{else}}<td></td><td></td>{{end}}{{end}}</tr>
+{{end}}`))
 
-// RenderHTML writes one self-contained page (inline CSS and SVG, no script,
+// RenderHTML writes one self-contained page (inline CSS and SVG, a few
+// lines of inline script that sort tables,
 // nothing fetched) for reports that share a baseline.
 func RenderHTML(w io.Writer, reports []*Report) error {
 	title := "dbperf comparison"
@@ -262,7 +326,7 @@ func RenderHTML(w io.Writer, reports []*Report) error {
 		}
 		title = fmt.Sprintf("dbperf comparison: %s vs %s (%s)", strings.Join(c, ", "), reports[0].Baseline, reports[0].Workload)
 	}
-	return page.Execute(w, map[string]any{"Title": title, "Reports": reports, "Charts": charts(reports)})
+	return page.Execute(w, map[string]any{"Title": title, "Reports": reports, "Charts": charts(reports), "Timelines": timelineCharts(reports), "Columns": OpColumns, "Fold": FoldOperationsAfter})
 }
 
 // barGroup is one row's bars: the baseline's median with its range, then
@@ -277,4 +341,29 @@ func barGroup(label string, row Row, baseline string, reports []*Report) group {
 		}
 	}
 	return g
+}
+
+// headlineRowLimit: a report with at most this many rows shows them all
+// in its first table.
+const headlineRowLimit = 40
+
+// split parts a report's rows into its first table (headline true: the
+// primary metric, the whole run's figures, the servers' side) and the
+// folded rest (every other operation's metrics); a short report shows
+// every row first.
+func (r *Report) split(headline bool) []Row {
+	if len(r.Rows) <= headlineRowLimit {
+		if headline {
+			return r.Rows
+		}
+		return nil
+	}
+	var out []Row
+	for _, row := range r.Rows {
+		first := r.IsPrimary(row) || row.Operation == "" || row.IsTelemetry()
+		if first == headline {
+			out = append(out, row)
+		}
+	}
+	return out
 }

@@ -132,9 +132,15 @@ func renderMarkdown(w io.Writer, r *Report) error {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |%s %s | %.3g | %s |\n", row.Step, metricName(row), row.Unit,
 			fnum(row.Baseline.Median), fnum(row.Candidate.Median), pct(row.DeltaPercent), cpuCell, ci(row), float64(row.PAdjusted), row.Verdict)
 	}
+	renderOperationsMarkdown(w, r)
+	renderNotes(w, r)
 	if len(r.Excluded) > 0 {
 		fmt.Fprintf(w, "\nExcluded measurements:\n\n")
 		for _, e := range r.Excluded {
+			if e.Rejected != "" {
+				fmt.Fprintf(w, "- ~~%s %s %s #%d~~ %s\n", e.Side, e.Run, e.Step, e.Repetition, e.Rejected)
+				continue
+			}
 			fmt.Fprintf(w, "- %s %s %s #%d: %s (%s)\n", e.Side, e.Run, e.Step, e.Repetition, e.Verdict, strings.Join(e.Reasons, "; "))
 		}
 	}
@@ -163,4 +169,20 @@ func cpuDeltaNumber(row Row) string {
 		return ""
 	}
 	return strconv.FormatFloat(float64(*row.TargetCPUDeltaPercent), 'g', -1, 64)
+}
+
+// renderNotes says how the families were tested and which measurements
+// were compared on their headline metrics only.
+func renderNotes(w io.Writer, r *Report) {
+	if len(r.Families) > 0 {
+		var fs []string
+		for _, f := range r.Families {
+			fs = append(fs, fmt.Sprintf("%s: %d tests, %s, %s", f.Name, f.Tests, f.Test, f.Correction))
+		}
+		fmt.Fprintf(w, "\nTests: %s.\n", strings.Join(fs, "; "))
+	}
+	if n := len(r.HeadlineOnly); n > 0 {
+		fmt.Fprintf(w, "\n%d measurements were compared on the headline metrics their run's status keeps, their full results being unavailable: %s\n",
+			n, strings.Join(r.HeadlineOnly, ", "))
+	}
 }
