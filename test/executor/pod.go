@@ -176,7 +176,12 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 	// Paths under a mount point are rewritten to the mount's directory,
 	// then paths inside the image to the local installation (whose
 	// directories never lie under a mount point).
-	rewritePath := func(s string) string {
+	var rewritePath func(s string) string
+	rewritePath = func(s string) string {
+		// An option's value names a path too: --out json=/dbperf/out/x.
+		if k, v, ok := strings.Cut(s, "="); ok && strings.HasPrefix(v, "/") {
+			return k + "=" + rewritePath(v)
+		}
 		best := ""
 		for mp := range mounts {
 			if (s == mp || strings.HasPrefix(s, mp+"/")) && len(mp) > len(best) {
