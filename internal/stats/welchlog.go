@@ -57,10 +57,15 @@ func WelchLogDiff(baseline, candidate []float64, alpha float64) (Difference, flo
 		return res, p
 	}
 	se := math.Sqrt(sb.StdDev*sb.StdDev/float64(sb.N) + sc.StdDev*sc.StdDev/float64(sc.N))
-	half := 0.0
-	if se > 0 {
-		half = StudentQuantile(1-alpha/2, df) * se
+	if se == 0 {
+		// Every repetition of each side gave one value: no variation to
+		// test a difference against. It is what a figure printed at its
+		// resolution's floor gives (pgbench's 0.001 ms against 0.000 ms),
+		// not evidence; the rank test's verdict on it is as weak as its
+		// floor allows, Welch's would be certain. Untested, unbounded.
+		return res, 1
 	}
+	half := StudentQuantile(1-alpha/2, df) * se
 	res.CILowPercent, res.CIHighPercent = toPercent(shift-half), toPercent(shift+half)
 	return res, p
 }

@@ -59,3 +59,17 @@ func TestRankTestHasAFloorWelchHasNot(t *testing.T) {
 		t.Errorf("Welch p = %g for a 30 %% shift at CV 0.8 %%", p)
 	}
 }
+
+// Constant samples on both sides (a figure at its printing resolution's
+// floor: 0.001 ms against 0 ms) are not a certain difference.
+func TestWelchLogWithoutVariationIsUntested(t *testing.T) {
+	d, p := WelchLogDiff([]float64{0.001, 0.001}, []float64{0, 0}, 0.05)
+	if p != 1 || !math.IsInf(d.CILowPercent, -1) || !math.IsInf(d.CIHighPercent, 1) {
+		t.Errorf("p %g, CI %g … %g: want untested (p 1, unbounded)", p, d.CILowPercent, d.CIHighPercent)
+	}
+	c := Compare([]Sample{{Key: "k", Direction: LowerIsBetter, Baseline: []float64{0.001, 0.001, 0.001}, Candidate: []float64{0, 0, 0}}},
+		Criteria{Test: WelchLogTest, Correction: BenjaminiHochberg})[0]
+	if c.Verdict != Inconclusive {
+		t.Errorf("verdict %s (%s), want Inconclusive", c.Verdict, c.Reason)
+	}
+}
