@@ -1,0 +1,138 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+)
+
+// conflictOnce refuses the first status patch of a comparison with a
+// conflict, as another writer's update would.
+type conflictOnce struct {
+	client.Client
+	mu      sync.Mutex
+	refused bool
+}
+
+func (c *conflictOnce) Status() client.SubResourceWriter { return conflictStatus{c.Client.Status(), c} }
+
+type conflictStatus struct {
+	client.SubResourceWriter
+	c *conflictOnce
+}
+
+func (s conflictStatus) Patch(ctx context.Context, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
+	s.c.mu.Lock()
+	refuse := !s.c.refused
+	s.c.refused = true
+	s.c.mu.Unlock()
+	if _, ok := obj.(*benchv1.BenchmarkComparison); ok && refuse {
+		return apierrors.NewConflict(schema.GroupResource{Group: benchv1.GroupVersion.Group, Resource: "benchmarkcomparisons"}, obj.GetName(), fmt.Errorf("changed meanwhile"))
+	}
+	return s.SubResourceWriter.Patch(ctx, obj, p, o...)
+}
+
+// The compare phase, as this change made it (every measurement's full
+// results read from the runs' documents, rejections left out, a finished
+// comparison compared again when they change), the way it breaks: with the
+// manager gone (a restart between), a rejection is made; the first
+// reconcile meets a write conflict and records nothing; the next, by a new
+// reconciler, compares again without the rejected run; reconciled twice
+// more, nothing is written (the comparison's and the report's
+// resourceVersions stay); the manager restarted changes nothing either.
+// Every measurement of the runs stays in their status and documents.
+func TestComparePhaseIsIdempotent(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	h.create(comparison("idem", benchv1.OrderInterleaved, 3))
+	playRuns(h, "idem", 6, 1)
+	cmp := waitComparison(h, "idem", benchv1.ComparisonSucceeded)
+	if cmp.Status.Results[0].BaselineN != 3 {
+		t.Fatalf("results %+v", cmp.Status.Results)
+	}
+	h.stopManager()
+
+	var victim benchv1.BenchmarkRun
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: cmp.Status.Runs[0].Name}, &victim); err != nil {
+		t.Fatal(err)
+	}
+	victim.Annotations = map[string]string{benchv1.AnnotationRejections: `[{"reason":"noisy neighbour","by":"carol","at":"2026-11-25T13:00:00Z"}]`}
+	if err := k8s.Update(ctx, &victim); err != nil {
+		t.Fatal(err)
+	}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cmp)}
+	conflicted := &conflictOnce{Client: k8s}
+	r := &BenchmarkComparisonReconciler{Client: conflicted, Recorder: record.NewFakeRecorder(100)}
+	// A conflict is not an error (patchStatusIfChanged): the write that
+	// caused it brings the next reconcile, which starts from what is stored.
+	if _, err := r.Reconcile(ctx, req); err != nil || !conflicted.refused {
+		t.Fatalf("first reconcile: %v (conflict met: %v)", err, conflicted.refused)
+	}
+	get := func() *benchv1.BenchmarkComparison {
+		t.Helper()
+		c := &benchv1.BenchmarkComparison{}
+		if err := k8s.Get(ctx, req.NamespacedName, c); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if c := get(); len(c.Status.Rejections) != 0 || c.Status.Results[0].BaselineN != 3 {
+		t.Fatalf("a refused write changed the status: %v %+v", c.Status.Rejections, c.Status.Results)
+	}
+	// A new reconciler: what the next manager would run.
+	r = &BenchmarkComparisonReconciler{Client: k8s, Recorder: record.NewFakeRecorder(100)}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	after := get()
+	if len(after.Status.Rejections) != 1 || after.Status.Results[0].BaselineN != 2 || after.Status.ExcludedMeasurements != 1 {
+		t.Fatalf("after the rejection: rejections %v, results %+v, excluded %d", after.Status.Rejections, after.Status.Results, after.Status.ExcludedMeasurements)
+	}
+	report := func() *corev1.ConfigMap {
+		t.Helper()
+		cm := &corev1.ConfigMap{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: after.Status.ReportConfigMap}, cm); err != nil {
+			t.Fatal(err)
+		}
+		return cm
+	}
+	rv, reportRV := after.ResourceVersion, report().ResourceVersion
+	for i := range 2 {
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		if c := get(); c.ResourceVersion != rv || report().ResourceVersion != reportRV {
+			t.Errorf("reconcile %d again wrote: comparison %s→%s, report %s→%s", i+2, rv, c.ResourceVersion, reportRV, report().ResourceVersion)
+		}
+	}
+	h.startManager(cfg)
+	time.Sleep(3 * time.Second) // the new manager's first reconciles
+	if c := get(); c.ResourceVersion != rv || report().ResourceVersion != reportRV {
+		t.Errorf("the restarted manager wrote again: comparison %s→%s, report %s→%s", rv, c.ResourceVersion, reportRV, report().ResourceVersion)
+	}
+	for _, cr := range after.Status.Runs {
+		run := h.run(cr.Name)
+		doc := resultsDocument(t, h, run)
+		for _, st := range run.Status.Steps {
+			for _, rep := range st.Repetitions {
+				if doc.Result(st.Name, rep.Index) == nil {
+					t.Errorf("%s %s #%d: in status, not in the results document", run.Name, st.Name, rep.Index)
+				}
+			}
+			if len(st.Repetitions) != 1 {
+				t.Errorf("%s %s: %d repetitions in status, want 1", run.Name, st.Name, len(st.Repetitions))
+			}
+		}
+	}
+}
