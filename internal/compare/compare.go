@@ -160,7 +160,7 @@ func (r Row) IsTelemetry() bool { return r.Source != "" }
 // Described says whether the row is shown but not judged: the servers'
 // side other than the efficiency. Its verdict says only whether it
 // changed; the report's counts leave it out.
-func (r Row) Described() bool { return r.Source != "" && r.Metric != telemetry.FigureEfficiency }
+func (r Row) Described() bool { return family(false, r.Source, r.Metric) == familyDescribed }
 
 // Report is the comparison of a candidate against a baseline.
 type Report struct {
@@ -326,15 +326,23 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 	families := map[int][]int{}
 	var in []stats.Sample
 	var keys []sampleKey
+	var fams []int // the family of each of keys
 	for _, k := range order {
 		a := samples[k]
 		if len(a.base) == 0 || len(a.cand) == 0 {
 			continue // measured on one side only: nothing to compare
 		}
-		in = append(in, stats.Sample{Key: k.step + "/" + k.metric + "/" + k.op, Direction: testedDirection(k.metric, a.src, a.dir),
-			Baseline: a.base, Candidate: a.cand})
-		keys = append(keys, k)
+		// The servers' side is described (Δ % and its interval) but never
+		// tested, so that a dozen telemetry figures per step cost the
+		// tool's metrics no power.
 		f := family(isPrimary(k.metric, k.op), a.src, k.metric)
+		dir := stats.Direction(a.dir)
+		if f == familyDescribed {
+			dir = stats.Neutral
+		}
+		in = append(in, stats.Sample{Key: k.step + "/" + k.metric + "/" + k.op, Direction: dir, Baseline: a.base, Candidate: a.cand})
+		keys = append(keys, k)
+		fams = append(fams, f)
 		families[f] = append(families[f], len(in)-1)
 	}
 	out := make([]stats.Comparison, len(in))
@@ -361,7 +369,7 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 			Baseline: c.Baseline, Candidate: c.Candidate, BaselineVals: a.base, CandidateVals: a.cand,
 			DeltaPercent: Num(c.DeltaPercent), CILowPercent: Num(c.CILowPercent), CIHighPercent: Num(c.CIHighPercent), CILevel: Num(c.Level),
 			P: Num(c.P), PAdjusted: Num(c.PAdjusted), Unstable: c.Unstable, Verdict: c.Verdict, Reason: c.Reason, Parameters: a.params})
-		if family(isPrimary(k.metric, k.op), a.src, k.metric) == familyDescribed {
+		if fams[i] == familyDescribed {
 			continue // described, not judged: not counted
 		}
 		switch c.Verdict {
@@ -455,18 +463,6 @@ func matchesAny(patterns []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// testedDirection is the direction a sample is tested with. The servers'
-// side is described (Δ % and its interval) but never tested, so that a
-// dozen telemetry figures per step cost the tool's metrics no power; only
-// the efficiency, the throughput per target core, is judged, in a family
-// of its own.
-func testedDirection(metric, source string, d benchv1.Direction) stats.Direction {
-	if source != "" && metric != telemetry.FigureEfficiency {
-		return stats.Neutral
-	}
-	return stats.Direction(d)
 }
 
 // linkTargetCPU puts, on every row of the primary metric, the change of
