@@ -245,11 +245,7 @@ func TestExecServerKilledMidMeasurement(t *testing.T) {
 // resolution: 3 to 4 s, whatever the phase of the stop), and Invalid past
 // --max-stall 2s; the same run without the stop is not flagged.
 func TestExecStallIsFlagged(t *testing.T) {
-	pg := testutil.StartPostgres(t)
-	setEnv(t, pg.Env())
-	if code, out, r := execRunner(t, "--workload", "pgbench", "--prepare", "--", "pgbench", "--initialize", "--quiet", "--scale", "1"); code != runner.ExitValid {
-		t.Fatalf("init: exit %d, %v\n%s", code, r.Reasons, out)
-	}
+	pg := initializedPgbench(t)
 	tool := []string{"pgbench", "--client", "2", "--jobs", "1", "--time", "9", "--progress", "1", "--builtin", "select-only"}
 	args := append([]string{"--workload", "pgbench", "--max-cpu-percent", "0", "--max-stall", "2s", "--"}, tool...)
 
@@ -281,4 +277,17 @@ func TestExecStallIsFlagged(t *testing.T) {
 	if len(s) != 1 || s[0].Length() < 3*time.Second || s[0].Length() > 5*time.Second || s[0].From < 2*time.Second || s[0].From > 5*time.Second {
 		t.Errorf("stalls %+v: want one of about 4 s beginning about 3 s in", s)
 	}
+}
+
+// initializedPgbench starts the local PostgreSQL with pgbench's tables at
+// scale 1, initialised through the runner's prepare step, and points the
+// environment at it.
+func initializedPgbench(t *testing.T) testutil.Postgres {
+	t.Helper()
+	pg := testutil.StartPostgres(t)
+	setEnv(t, pg.Env())
+	if code, out, r := execRunner(t, "--workload", "pgbench", "--prepare", "--", "pgbench", "--initialize", "--quiet", "--scale", "1"); code != runner.ExitValid {
+		t.Fatalf("init: exit %d, %v\n%s", code, r.Reasons, out)
+	}
+	return pg
 }

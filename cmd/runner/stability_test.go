@@ -66,11 +66,7 @@ func startedChild(name string, within time.Duration) error {
 // reports its steady-state throughput after the 1 s warm-up,
 // close to pgbench's own figure.
 func TestExecDipIsFlagged(t *testing.T) {
-	pg := testutil.StartPostgres(t)
-	setEnv(t, pg.Env())
-	if code, out, r := execRunner(t, "--workload", "pgbench", "--prepare", "--", "pgbench", "--initialize", "--quiet", "--scale", "1"); code != runner.ExitValid {
-		t.Fatalf("init: exit %d, %v\n%s", code, r.Reasons, out)
-	}
+	pg := initializedPgbench(t)
 	tool := []string{"pgbench", "--client", "2", "--jobs", "1", "--time", "12", "--progress", "1", "--builtin", "select-only"}
 	args := append([]string{"--workload", "pgbench", "--max-cpu-percent", "0", "--warmup", "1s", "--max-dip", "2s", "--max-stall", "2s", "--"}, tool...)
 
