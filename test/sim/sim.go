@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/template"
 	"time"
 
@@ -102,32 +103,98 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		c.Stop()
 		return nil, err
 	}
-	bin := func(n string) string { return filepath.Join(o.BinDir, n) }
-	args := []string{"create", "cluster", "--name", o.Name, "--runtime", "binary", "--config", cfgPath,
-		"--kubeconfig", c.Kubeconfig, "--wait", "2m",
-		"--etcd-binary", bin("etcd"), "--kube-apiserver-binary", bin("kube-apiserver"),
-		"--kube-controller-manager-binary", bin("kube-controller-manager"),
-		"--kube-scheduler-binary", bin("kube-scheduler"), "--kwok-controller-binary", bin("kwok")}
-	if err := c.kwokctl(ctx, args...); err != nil {
-		c.Stop()
-		return nil, fmt.Errorf("kwokctl create cluster: %w (logs in %s)", err, filepath.Join(o.Dir, "clusters", o.Name, "logs"))
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	// kwokctl picks its components' ports by counting down from 32767 and
+	// taking the first one nothing listens on, so two clusters created at the
+	// same moment (test packages run in parallel) get the same ports and one
+	// API server never serves. Creations are serialized across processes
+	// until the API answers: by then every port of this cluster is bound and
+	// the next kwokctl counts past them.
+	unlock, err := lockCreation(ctx)
 	if err != nil {
 		c.Stop()
 		return nil, err
 	}
+	defer unlock()
+	if err := c.create(ctx, cfgPath); err != nil {
+		// Once more, with the failed attempt's logs kept beside it.
+		kept := c.keepLogs("failed-start")
+		fmt.Fprintf(o.Log, "sim: %v; its logs are in %s; creating the cluster again\n", err, kept)
+		c.deleteCluster()
+		if err := c.create(ctx, cfgPath); err != nil {
+			kept := c.keepLogs("failed-start-2")
+			c.Stop()
+			return nil, fmt.Errorf("%w (logs in %s)", err, kept)
+		}
+	}
+	return c, nil
+}
+
+// create runs kwokctl create cluster and waits until the API serves.
+func (c *Cluster) create(ctx context.Context, cfgPath string) error {
+	bin := func(n string) string { return filepath.Join(c.BinDir, n) }
+	args := []string{"create", "cluster", "--name", c.Name, "--runtime", "binary", "--config", cfgPath,
+		"--kubeconfig", c.Kubeconfig, "--wait", "1m",
+		"--etcd-binary", bin("etcd"), "--kube-apiserver-binary", bin("kube-apiserver"),
+		"--kube-controller-manager-binary", bin("kube-controller-manager"),
+		"--kube-scheduler-binary", bin("kube-scheduler"), "--kwok-controller-binary", bin("kwok")}
+	if err := c.kwokctl(ctx, args...); err != nil {
+		return fmt.Errorf("kwokctl create cluster: %w", err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return err
+	}
 	cfg.QPS, cfg.Burst = 50, 100
 	c.Config = cfg
 	if c.Clientset, err = kubernetes.NewForConfig(cfg); err != nil {
-		c.Stop()
-		return nil, err
+		return err
 	}
-	if err := c.waitReady(ctx); err != nil {
-		c.Stop()
-		return nil, err
+	return c.waitReady(ctx)
+}
+
+// lockCreation takes an exclusive lock shared by every process on this
+// machine that creates a simulated cluster.
+func lockCreation(ctx context.Context) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "dbperf-sim-create.lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("sim: the creation lock: %w", err)
 	}
-	return c, nil
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); _ = f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			_ = f.Close()
+			return nil, fmt.Errorf("sim: the creation lock: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			_ = f.Close()
+			return nil, fmt.Errorf("sim: waiting for another cluster's creation: %w", ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// keepLogs copies the components' logs out of kwokctl's directory, which
+// deleting the cluster removes, and says where they went.
+func (c *Cluster) keepLogs(as string) string {
+	src := filepath.Join(c.Dir, "clusters", c.Name, "logs")
+	dst := filepath.Join(c.Dir, as)
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return src + " (" + err.Error() + ")"
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return src
+	}
+	for _, e := range entries {
+		if raw, err := os.ReadFile(filepath.Join(src, e.Name())); err == nil {
+			_ = os.WriteFile(filepath.Join(dst, e.Name()), raw, 0o644)
+		}
+	}
+	return dst
 }
 
 func (c *Cluster) kwokctl(ctx context.Context, args ...string) error {
@@ -140,7 +207,7 @@ func (c *Cluster) kwokctl(ctx context.Context, args ...string) error {
 // waitReady waits for /readyz and for the default ServiceAccount, which the
 // controller manager creates and every pod needs.
 func (c *Cluster) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(time.Minute)
 	var last error
 	for time.Now().Before(deadline) {
 		body, err := c.Clientset.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
@@ -156,22 +223,26 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("simulated cluster not ready after 2m: %w", last)
+	return fmt.Errorf("simulated cluster not ready after 1m: %w", last)
 }
 
 // Stop deletes the cluster: its processes stop, its data and its node
 // address go.
 func (c *Cluster) Stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := c.kwokctl(ctx, "delete", "cluster", "--name", c.Name); err != nil {
-		fmt.Fprintf(c.log, "sim: kwokctl delete cluster: %v\n", err)
-	}
+	c.deleteCluster()
 	if c.ownNodeAddr {
 		if err := releaseNodeAddr(c.NodeAddr); err != nil {
 			fmt.Fprintf(c.log, "sim: %v\n", err)
 		}
 		c.ownNodeAddr = false
+	}
+}
+
+func (c *Cluster) deleteCluster() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.kwokctl(ctx, "delete", "cluster", "--name", c.Name); err != nil {
+		fmt.Fprintf(c.log, "sim: kwokctl delete cluster: %v\n", err)
 	}
 }
 
