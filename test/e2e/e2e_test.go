@@ -634,10 +634,18 @@ func playCloudNativePG(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dy
 	}
 	owner := []metav1.OwnerReference{{APIVersion: "postgresql.cnpg.io/v1", Kind: "Cluster", Name: name, UID: cl.GetUID(), Controller: ptr.To(true)}}
 	nodeSelector, _, _ := unstructured.NestedStringMap(cl.Object, "spec", "affinity", "nodeSelector")
+	// CloudNativePG puts spec.inheritedMetadata's labels (the run's UID and
+	// role) on every object of the cluster, the instance pods among them.
+	labels, _, _ := unstructured.NestedStringMap(cl.Object, "spec", "inheritedMetadata", "labels")
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for k, v := range map[string]string{"cnpg.io/cluster": name, "cnpg.io/instanceRole": "primary", "cnpg.io/podRole": "instance", "role": "primary"} {
+		labels[k] = v
+	}
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name + "-1", Namespace: ns, OwnerReferences: owner,
-			Labels: map[string]string{"cnpg.io/cluster": name, "cnpg.io/instanceRole": "primary", "cnpg.io/podRole": "instance", "role": "primary"}},
-		Spec: corev1.PodSpec{NodeSelector: nodeSelector, Containers: []corev1.Container{{Name: "postgres", Image: "ghcr.io/cloudnative-pg/postgresql:17"}}},
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-1", Namespace: ns, OwnerReferences: owner, Labels: labels},
+		Spec:       corev1.PodSpec{NodeSelector: nodeSelector, Containers: []corev1.Container{{Name: "postgres", Image: "ghcr.io/cloudnative-pg/postgresql:17"}}},
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-app", Namespace: ns, OwnerReferences: owner},
 		StringData: map[string]string{"username": pg.User, "password": pg.Password, "dbname": "postgres"}}
