@@ -89,6 +89,36 @@ const TLSDir = "/etc/dbperf/tls"
 // CAFile is where a target's CA bundle is mounted in workload pods.
 const CAFile = TLSDir + "/ca.crt"
 
+// ClientCertFile and ClientKeyFile are the client certificate of two-way
+// TLS in workload pods.
+const (
+	ClientCertFile = TLSDir + "/tls.crt"
+	ClientKeyFile  = TLSDir + "/tls.key"
+)
+
+// LibpqTLSEnv is how a libpq client (pgbench, HammerDB's Pgtcl, psql)
+// reaches the endpoint over TLS: PGSSLMODE verify-full with the target's CA,
+// require without one, prefer without TLS; and the client certificate of
+// two-way TLS (PGSSLCERT, PGSSLKEY), which libpq reads from these variables
+// when the connection string does not name them.
+func LibpqTLSEnv(ep Endpoint) []corev1.EnvVar {
+	var env []corev1.EnvVar
+	switch {
+	case ep.TLS && ep.CASecret != "":
+		env = append(env, corev1.EnvVar{Name: "PGSSLMODE", Value: "verify-full"},
+			corev1.EnvVar{Name: "PGSSLROOTCERT", Value: CAFile})
+	case ep.TLS:
+		env = append(env, corev1.EnvVar{Name: "PGSSLMODE", Value: "require"})
+	default:
+		env = append(env, corev1.EnvVar{Name: "PGSSLMODE", Value: "prefer"})
+	}
+	if ep.TLS && ep.ClientCertSecret != "" {
+		env = append(env, corev1.EnvVar{Name: "PGSSLCERT", Value: ClientCertFile},
+			corev1.EnvVar{Name: "PGSSLKEY", Value: ClientKeyFile})
+	}
+	return env
+}
+
 // FilesDir is where an invocation's Files are mounted in workload pods.
 const FilesDir = "/etc/dbperf/workload"
 

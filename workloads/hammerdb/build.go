@@ -127,6 +127,15 @@ func invocation(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, script string
 	if script != buildScript && timeProfile(w) {
 		inv.ResultFiles = append(inv.ResultFiles, workloads.OutputDir+"/"+TimeProfileFile)
 	}
+	if w.Database != benchv1.HammerDBMySQL && ep.TLS {
+		// pg_sslmode below sets the mode; Pgtcl's libpq finds the CA and
+		// the client certificate of two-way TLS in its variables.
+		for _, e := range workloads.LibpqTLSEnv(ep) {
+			if e.Name != "PGSSLMODE" {
+				inv.Env = append(inv.Env, e)
+			}
+		}
+	}
 	for _, e := range inv.Env {
 		if e.Name == workloads.EnvPassword || e.Name == envSuperPassword {
 			inv.SecretEnv = append(inv.SecretEnv, e.Name)
@@ -212,10 +221,17 @@ func script(w *benchv1.HammerDBWorkload, ep workloads.Endpoint, vu int32) string
 	if w.Database == benchv1.HammerDBMySQL {
 		diset("connection", "socket", "null")
 		diset("connection", "ssl", strconv.FormatBool(ep.TLS))
-		if ep.TLS {
-			if ep.CASecret != "" || ep.ClientCertSecret != "" {
-				diset("connection", "ssl_linux_capath", workloads.TLSDir)
-			}
+		if ep.TLS && ep.CASecret == "" && ep.ClientCertSecret == "" {
+			// TLS without a CA to verify against: HammerDB then needs a
+			// capath that exists (else it turns TLS off, only saying so in
+			// a message box) and no file names; the output directory is one.
+			diset("connection", "ssl_linux_capath", workloads.OutputDir)
+			diset("connection", "ssl_ca", "{}")
+			diset("connection", "ssl_cert", "{}")
+			diset("connection", "ssl_key", "{}")
+			diset("connection", "ssl_two_way", "false")
+		} else if ep.TLS {
+			diset("connection", "ssl_linux_capath", workloads.TLSDir)
 			if ep.CASecret != "" {
 				diset("connection", "ssl_ca", workloads.TLSDir+"/ca.crt")
 			}

@@ -397,6 +397,7 @@ func TestScriptKeysExistInHammerDBsDictionary(t *testing.T) {
 		{benchv1.HammerDBPostgres, "pg-print-dict.txt", workloads.Endpoint{Host: "h", Port: 5432, TLS: true, CASecret: "ca",
 			Superuser: secretKey("s", "username"), SuperuserPassword: secretKey("s", "password")}},
 		{"mysql", "mysql-print-dict-ssl-options.txt", workloads.Endpoint{Host: "h", Port: 3306, TLS: true, CASecret: "ca", ClientCertSecret: "client"}},
+		{"mysql", "mysql-print-dict-ssl-options.txt", workloads.Endpoint{Host: "h", Port: 3306, TLS: true}},
 	} {
 		known := map[string]string{} // key → section
 		section := ""
@@ -424,6 +425,43 @@ func TestScriptKeysExistInHammerDBsDictionary(t *testing.T) {
 					t.Errorf("%s %s: diset %s %s — HammerDB's dictionary has it in %q (known: %v)", c.db, name, f[1], f[2], sec, ok)
 				}
 			}
+		}
+	}
+}
+
+// PostgreSQL over two-way TLS: Pgtcl's libpq finds the CA and the client
+// certificate in its variables (pg_sslmode in the script sets the mode).
+func TestPostgresTwoWayTLSEnvironment(t *testing.T) {
+	spec := seed(benchv1.HammerDBPostgres, 1)
+	inv := HammerDB{}.Run(spec, workloads.Endpoint{Host: "h", Port: 5432, TLS: true, CASecret: "ca", ClientCertSecret: "client"}, HammerDB{}.Steps(spec)[0])
+	env := map[string]string{}
+	for _, e := range inv.Env {
+		env[e.Name] = e.Value
+	}
+	want := map[string]string{"PGSSLROOTCERT": workloads.CAFile, "PGSSLCERT": workloads.ClientCertFile, "PGSSLKEY": workloads.ClientKeyFile}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("%s = %q, want %q", k, env[k], v)
+		}
+	}
+	if _, ok := env["PGSSLMODE"]; ok {
+		t.Error("PGSSLMODE is set beside the script's pg_sslmode")
+	}
+	if !strings.Contains(inv.Files[runScript(0)], "diset connection pg_sslmode verify-full") {
+		t.Error("the script does not verify the server with the CA")
+	}
+}
+
+// MySQL over TLS without a CA: HammerDB turns TLS off, saying so only in a
+// message box, unless its capath exists and no file is named; the script
+// names the output directory (which the runner makes) and blanks the files.
+func TestMySQLTLSWithoutCAKeepsTLSOn(t *testing.T) {
+	spec := seed(benchv1.HammerDBMySQL, 1)
+	body := Scripts(spec.HammerDB, workloads.Endpoint{Host: "h", Port: 3306, TLS: true})[runScript(0)]
+	for _, want := range []string{"diset connection mysql_ssl true\n", "diset connection mysql_ssl_linux_capath " + workloads.OutputDir + "\n",
+		"diset connection mysql_ssl_ca {}\n", "diset connection mysql_ssl_cert {}\n", "diset connection mysql_ssl_key {}\n"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the script lacks %q:\n%s", want, body)
 		}
 	}
 }

@@ -68,15 +68,7 @@ func libpqEnv(ep workloads.Endpoint) []corev1.EnvVar {
 		env = append(env, corev1.EnvVar{Name: "PGDATABASE", Value: ep.Database})
 	}
 	env = append(env, ep.CredentialEnv("PGUSER", "PGPASSWORD")...)
-	switch {
-	case ep.TLS && ep.CASecret != "":
-		env = append(env, corev1.EnvVar{Name: "PGSSLMODE", Value: "verify-full"},
-			corev1.EnvVar{Name: "PGSSLROOTCERT", Value: workloads.CAFile})
-	case ep.TLS:
-		env = append(env, corev1.EnvVar{Name: "PGSSLMODE", Value: "require"})
-	default:
-		env = append(env, corev1.EnvVar{Name: "PGSSLMODE", Value: "prefer"})
-	}
+	env = append(env, workloads.LibpqTLSEnv(ep)...)
 	return env
 }
 
