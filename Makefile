@@ -62,6 +62,10 @@ control-plane: ## Build (or reuse) the cached Kubernetes control-plane binaries.
 test: build ## Run every test: parsers, runner against real servers, controller in envtest.
 	bash hack/test.sh
 
+.PHONY: hammerdb-full
+hammerdb-full: ## HammerDB TPROC-C in full: 1-minute ramp-up and test at 2 and 4 VUs, PostgreSQL and MariaDB, plain and two-way TLS (~15 min).
+	DBPERF_HAMMERDB_FULL=1 bash hack/test.sh -run '^TestRealTPCC$$' -v
+
 .PHONY: demo
 demo: ## The quickstart: simulated cluster, Helm install, BenchmarkRuns on two pools, results table.
 	bash hack/quickstart.sh

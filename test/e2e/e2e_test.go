@@ -37,6 +37,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/executor"
 	"github.com/dbperf-io/dbperf-operator/test/sim"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
@@ -148,6 +149,12 @@ func TestEndToEnd(t *testing.T) {
 
 	pg := testutil.StartPostgres(t)
 	redis := testutil.StartRedis(t)
+	// memtier and HammerDB get servers of their own: their checks compare
+	// the tools' counts with the servers'.
+	memtierRedis := testutil.StartRedis(t)
+	hammerPG := testutil.StartPostgres(t)
+	testutil.NeedEnv(t, "MEMTIER")
+	testutil.NeedEnv(t, "HAMMERDB_HOME")
 
 	stack, err := sim.Up(ctx, sim.StackOptions{
 		Name: fmt.Sprintf("e2e-%d", os.Getpid()), Dir: work, BinDir: binDir, Helm: helm,
@@ -179,7 +186,7 @@ func TestEndToEnd(t *testing.T) {
 	}))
 	defer web.Close()
 	webPort := web.Listener.Addr().(*net.TCPAddr).Port
-	manifest := fmt.Sprintf(runsYAML, pg.User, pg.Password, pg.Port, redis.Port, webPort)
+	manifest := fmt.Sprintf(runsYAML, pg.User, pg.Password, pg.Port, redis.Port, webPort, memtierRedis.Port)
 	if out, err := c.Kubectl(ctx, strings.NewReader("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n"), "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -188,29 +195,29 @@ func TestEndToEnd(t *testing.T) {
 	}
 	dyn := dynamic.NewForConfigOrDie(c.Config)
 	simFailed := make(chan struct{})
-	go func() {
-		if !playCloudNativePG(ctx, t, c, dyn, "pgbench-cnpg", pg) {
-			close(simFailed)
-		}
-	}()
+	var simOnce sync.Once
+	for run, server := range map[string]testutil.Postgres{"pgbench-cnpg": pg, "hammerdb-cnpg": hammerPG} {
+		go func() {
+			if !playCloudNativePG(ctx, t, c, dyn, run, server) {
+				simOnce.Do(func() { close(simFailed) })
+			}
+		}()
+	}
 
-	runs := []string{"pgbench-external", "redis-external", "pgbench-cnpg", "pgbench-parallel", "ycsb-parallel", "k6-http"}
+	runs := []string{"pgbench-external", "redis-external", "pgbench-cnpg", "pgbench-parallel", "ycsb-parallel", "k6-http", "memtier-redis", "hammerdb-cnpg"}
 	final := map[string]*benchv1.BenchmarkRun{}
 	testutil.Eventually(t, 6*time.Minute, "every run finished", func() error {
-		if _, err := exec.LookPath("memtier_benchmark"); err == nil {
-			return nil // installed after all: nothing to check
-		}
-		run, err := getRun(ctx, dyn, "memtier-missing-tool")
+		run, err := getRun(ctx, dyn, "osb-missing-tool")
 		if err != nil {
 			return err
 		}
 		if run.Status.Phase != benchv1.PhaseFailed && run.Status.Phase != benchv1.PhaseInvalid {
-			return fmt.Errorf("memtier-missing-tool is %s", run.Status.Phase)
+			return fmt.Errorf("osb-missing-tool is %s", run.Status.Phase)
 		}
-		if why := conditionsOf(run) + mustJSON(run.Status.Steps); !strings.Contains(why, "memtier_benchmark") || !strings.Contains(why, "not have") {
-			t.Errorf("memtier-missing-tool failed without saying the tool is missing: %s", why)
+		if why := conditionsOf(run) + mustJSON(run.Status.Steps); !strings.Contains(why, "opensearch-benchmark") || !strings.Contains(why, "not have") {
+			t.Errorf("osb-missing-tool failed without saying the tool is missing: %s", why)
 		}
-		final["memtier-missing-tool"] = run
+		final["osb-missing-tool"] = run
 		return nil
 	})
 	testutil.Eventually(t, 6*time.Minute, "every run finished", func() error {
@@ -342,6 +349,10 @@ func TestEndToEnd(t *testing.T) {
 	if strings.Contains(string(logs), pg.Password) {
 		t.Error("the database password appears in the load generator's log")
 	}
+
+	// 7a. memtier and HammerDB: their numbers against the servers' own
+	// counters and the tools' own output.
+	checkRealTools(ctx, t, plugin, c, final, memtierRedis, hammerPG)
 
 	// 7b. Parallel load generators: both pods waited at the barrier and were
 	// released with one start instant; the measurement merges both.
@@ -553,16 +564,50 @@ spec:
     placement:
       nodeSelector: {pool: standard-v3}
 ---
-# memtier_benchmark is not installed here: the run must fail, saying so.
+# The real memtier_benchmark 2.1.1 against a Redis of its own: the load
+# step, then a 1:10 SET:GET mix at pipelines 1 and 8.
 apiVersion: bench.dbperf.io/v1alpha1
 kind: BenchmarkRun
 metadata:
-  name: memtier-missing-tool
+  name: memtier-redis
 spec:
   target:
-    external: {host: 127.0.0.1, port: %[4]d}
+    external: {host: 127.0.0.1, port: %[6]d}
   workload:
-    memtier: {threads: [1], clients: 1, pipeline: [1], duration: 2s}
+    memtier: {threads: [1], clients: 2, pipeline: [1, 8], ratio: "1:10", keyMaximum: 2000, dataSizeBytes: 64, duration: 3s}
+    placement:
+      nodeSelector: {pool: standard-v3}
+---
+# The real HammerDB 4.12 TPROC-C on the CloudNativePG target (played by
+# the test with a PostgreSQL of its own): the schema build (1 warehouse),
+# then a 1-minute timed test at 2 virtual users.
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: hammerdb-cnpg
+spec:
+  cleanup: Never # its log is read after the run
+  target:
+    postgres:
+      instances: 1
+      storage: {size: 1Gi}
+    placement:
+      nodeSelector: {pool: standard-v3}
+  workload:
+    hammerdb: {database: postgres, warehouses: 1, buildVirtualUsers: 1, virtualUsers: [2], rampUp: 0m, duration: 1m}
+    placement:
+      nodeSelector: {pool: standard-v4a}
+---
+# OpenSearch Benchmark is not installed here: the run must fail, saying so.
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: osb-missing-tool
+spec:
+  target:
+    external: {host: 127.0.0.1, port: 1}
+  workload:
+    osb: {name: http_logs, testProcedure: append-no-conflicts-index-only, clients: [1]}
     placement:
       nodeSelector: {pool: loadgen}
 `
@@ -649,6 +694,10 @@ func playCloudNativePG(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dy
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-app", Namespace: ns, OwnerReferences: owner},
 		StringData: map[string]string{"username": pg.User, "password": pg.Password, "dbname": "postgres"}}
+	// enableSuperuserAccess: the postgres superuser's Secret (HammerDB
+	// builds its schema and user with it).
+	superuser := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: specs.CNPGSuperuserSecret(name), Namespace: ns, OwnerReferences: owner},
+		StringData: map[string]string{"username": pg.User, "password": pg.Password}}
 	// The -rw Service selects the instance pod; the executor's forwarder
 	// sends its traffic to the local PostgreSQL that stands for the pod.
 	svc := &corev1.Service{
@@ -665,6 +714,7 @@ func playCloudNativePG(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dy
 	for _, err := range []error{
 		ignoreExists(core.Pods(ns).Create(ctx, pod, metav1.CreateOptions{})),
 		ignoreExists(core.Secrets(ns).Create(ctx, secret, metav1.CreateOptions{})),
+		ignoreExists(core.Secrets(ns).Create(ctx, superuser, metav1.CreateOptions{})),
 		ignoreExists(core.Services(ns).Create(ctx, svc, metav1.CreateOptions{})),
 	} {
 		if err != nil {
@@ -699,7 +749,8 @@ func ignoreExists[T any](_ T, err error) error {
 func checkPlacement(ctx context.Context, t *testing.T, c *sim.Cluster, seen *placements, final map[string]*benchv1.BenchmarkRun) {
 	t.Helper()
 	wantPool := map[string]string{"pgbench-external": "standard-v3", "redis-external": "standard-v4a", "pgbench-cnpg": "standard-v4a",
-		"memtier-missing-tool": "loadgen", "pgbench-parallel": "loadgen", "ycsb-parallel": "loadgen", "k6-http": "standard-v3"}
+		"osb-missing-tool": "loadgen", "pgbench-parallel": "loadgen", "ycsb-parallel": "loadgen", "k6-http": "standard-v3",
+		"memtier-redis": "standard-v3", "hammerdb-cnpg": "standard-v4a"}
 	byUID := map[string]string{}
 	for name, run := range final {
 		byUID[string(run.UID)] = name
@@ -737,10 +788,10 @@ func checkPlacement(ctx context.Context, t *testing.T, c *sim.Cluster, seen *pla
 	}
 	// pgbench-external: prepare + 2 clients × 2 repetitions; redis: 2 steps;
 	// cnpg: prepare + 1; parallel: two generators of one measurement.
-	want := map[string]int{"pgbench-external": 5, "redis-external": 2, "pgbench-cnpg": 2, "pgbench-parallel": 2, "ycsb-parallel": 2, "k6-http": 1}
-	if final["memtier-missing-tool"] != nil {
-		want["memtier-missing-tool"] = 1
-	}
+	// memtier: the load + 2 pipelines; HammerDB: the schema build + 1; the
+	// missing OpenSearch Benchmark: its one attempt.
+	want := map[string]int{"pgbench-external": 5, "redis-external": 2, "pgbench-cnpg": 2, "pgbench-parallel": 2, "ycsb-parallel": 2, "k6-http": 1,
+		"memtier-redis": 3, "hammerdb-cnpg": 2, "osb-missing-tool": 1}
 	for run, want := range want {
 		if counted[run] != want {
 			t.Errorf("%s: saw %d workload pods, want %d", run, counted[run], want)

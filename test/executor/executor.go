@@ -68,6 +68,12 @@ type Options struct {
 	// are replaced wherever they appear in arguments, environment values and
 	// mounted ConfigMap files. DefaultImagePaths discovers them.
 	ImagePaths map[string]map[string]string
+	// ImageWorkDirs maps an image repository to the local directory that
+	// stands for the image's working directory (its WORKDIR), where a
+	// container without a workingDir of its own starts: HammerDB's image
+	// runs ./hammerdbcli from its installation. DefaultImageWorkDirs
+	// discovers them.
+	ImageWorkDirs map[string]string
 	// WorkDir holds one directory per pod: volumes, log, termination message.
 	WorkDir string
 	// KubeletAddr, when set (host:port, the nodes' address), serves the
@@ -110,6 +116,9 @@ func New(o Options) (*Executor, error) {
 	}
 	if o.ImagePaths == nil {
 		o.ImagePaths = DefaultImagePaths()
+	}
+	if o.ImageWorkDirs == nil {
+		o.ImageWorkDirs = DefaultImageWorkDirs()
 	}
 	if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
 		return nil, err
@@ -239,8 +248,15 @@ func DefaultImages() map[string][]string {
 		m["redis"] = []string{filepath.Dir(p)}
 		m["valkey/valkey"] = []string{filepath.Dir(p)}
 	}
-	if p, err := exec.LookPath("memtier_benchmark"); err == nil {
+	// memtier_benchmark and HammerDB built from ../shared/tools
+	// (build-tools.sh; MEMTIER and HAMMERDB_HOME name them).
+	if p := os.Getenv("MEMTIER"); p != "" {
 		m["redislabs/memtier_benchmark"] = []string{filepath.Dir(p)}
+	} else if p, err := exec.LookPath("memtier_benchmark"); err == nil {
+		m["redislabs/memtier_benchmark"] = []string{filepath.Dir(p)}
+	}
+	if home := os.Getenv("HAMMERDB_HOME"); home != "" {
+		m[hammerdbImage] = []string{home}
 	}
 	// k6 built from the Go module proxy (hack/build-k6.sh; K6 names it).
 	if p := os.Getenv("K6"); p != "" {
@@ -251,6 +267,19 @@ func DefaultImages() map[string][]string {
 	// YCSB: the local Java runs the jars from Maven Central (YCSB_LIB).
 	if java, err := exec.LookPath("java"); err == nil && os.Getenv("YCSB_LIB") != "" {
 		m[ycsbImage] = []string{filepath.Dir(java)}
+	}
+	return m
+}
+
+// hammerdbImage is the repository of HammerDB's official image.
+const hammerdbImage = "tpcorg/hammerdb"
+
+// DefaultImageWorkDirs: HammerDB's image works in its installation, which
+// HAMMERDB_HOME names here.
+func DefaultImageWorkDirs() map[string]string {
+	m := map[string]string{}
+	if home := os.Getenv("HAMMERDB_HOME"); home != "" {
+		m[hammerdbImage] = home
 	}
 	return m
 }
@@ -346,11 +375,20 @@ func stageReadable(o *Options) error {
 			paths[repo][from] = s
 		}
 	}
-	o.Images, o.ImagePaths = images, paths
+	workDirs := map[string]string{}
+	for repo, d := range o.ImageWorkDirs {
+		s, err := stage(d)
+		if err != nil {
+			return err
+		}
+		workDirs[repo] = s
+	}
+	o.Images, o.ImagePaths, o.ImageWorkDirs = images, paths, workDirs
 	return nil
 }
 
-// copyTree copies regular files and directories, readable (and, where the
+// copyTree copies regular files, directories and symbolic links (as links:
+// HammerDB's bin/tclsh8.6 names the system's Tcl), readable (and, where the
 // source is, executable) by everyone.
 func copyTree(src, dst string) error {
 	return filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
@@ -360,6 +398,13 @@ func copyTree(src, dst string) error {
 		rel, _ := filepath.Rel(src, p)
 		target := filepath.Join(dst, rel)
 		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			_ = os.Remove(target)
+			return os.Symlink(link, target)
 		case fi.IsDir():
 			return os.MkdirAll(target, 0o755)
 		case fi.Mode().IsRegular():

@@ -211,15 +211,30 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 		pairs = append(pairs, from, to)
 	}
 	contentReplacer := strings.NewReplacer(pairs...)
-	rewriteContent := func(b []byte) []byte { return []byte(contentReplacer.Replace(string(b))) }
+	// Service names in ConfigMap files (HammerDB's scripts name the host)
+	// resolve as cluster DNS would, like those in arguments.
+	var svcRefs []string
+	var contentErr error
+	rewriteContent := func(b []byte) []byte {
+		out, refs, err := e.services.rewrite(ctx, contentReplacer.Replace(string(b)))
+		svcRefs = append(svcRefs, refs...)
+		if err != nil && contentErr == nil {
+			contentErr = err
+		}
+		return []byte(out)
+	}
 	if err := e.writeConfigVolumes(ctx, pod, filepath.Join(r.dir, "volumes"), rewriteContent); err != nil {
 		return nil, cleanup, &notRunnable{"CreateContainerConfigError", err.Error()}
 	}
+	if contentErr != nil {
+		e.services.release(svcRefs)
+		return nil, cleanup, &notRunnable{"CreateContainerConfigError", fmt.Sprintf("a ConfigMap file: %v", contentErr)}
+	}
 	env, err := e.resolveEnv(ctx, pod, c)
 	if err != nil {
+		e.services.release(svcRefs)
 		return nil, cleanup, &notRunnable{"CreateContainerConfigError", err.Error()}
 	}
-	var svcRefs []string
 	rewrite := func(s string) (string, error) {
 		s = rewritePath(s)
 		out, refs, err := e.services.rewrite(ctx, s)
@@ -290,7 +305,14 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 	all := append(append([]string{}, prefix...), argv...)
 	cmd = exec.CommandContext(ctx, all[0], all[1:]...)
 	cmd.Env = env
+	// The container's workingDir, else the image's, else the pod's own
+	// directory.
 	cmd.Dir = r.dir
+	if c.WorkingDir != "" {
+		cmd.Dir = rewritePath(c.WorkingDir)
+	} else if d := e.o.ImageWorkDirs[repo]; d != "" {
+		cmd.Dir = d
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

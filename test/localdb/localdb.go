@@ -4,6 +4,7 @@
 package localdb
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -118,10 +119,23 @@ func (p *Postgres) Env() []string {
 		"PGPASSWORD=" + p.Password, "PGDATABASE=" + p.Database, "PGSSLMODE=disable"}
 }
 
+// PostgresTLS serves TLS only: the server's certificate and key, and the
+// CA that signs clients' certificates, which the server requires of every
+// TCP connection (two-way TLS: hostssl … clientcert=verify-ca, so the
+// schema user that a tool creates may present the same certificate).
+type PostgresTLS struct {
+	ServerCert, ServerKey, ClientCA []byte
+}
+
 // StartPostgres initialises a cluster in a temporary directory and starts
 // it. PostgreSQL refuses to run as root, so as root it runs as the postgres
 // user.
-func StartPostgres() (*Postgres, error) {
+func StartPostgres() (*Postgres, error) { return StartPostgresTLS(nil) }
+
+// StartPostgresTLS is StartPostgres with TLS required (two-way) when tls is
+// given: clear-text connections and clients without a certificate signed
+// by tls.ClientCA are refused.
+func StartPostgresTLS(tls *PostgresTLS) (*Postgres, error) {
 	initdb, err := Tool("initdb", "/usr/lib/postgresql/*/bin/initdb")
 	if err != nil {
 		return nil, err
@@ -152,6 +166,21 @@ func StartPostgres() (*Postgres, error) {
 		return nil, err
 	}
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off", p.Port, dir)
+	if tls != nil {
+		files := map[string][]byte{"server.crt": tls.ServerCert, "server.key": tls.ServerKey, "client-ca.crt": tls.ClientCA,
+			"pg_hba.conf": []byte("local all all trust\nhostssl all all 127.0.0.1/32 scram-sha-256 clientcert=verify-ca\n")}
+		for name, body := range files {
+			if err := os.WriteFile(filepath.Join(data, name), body, 0o600); err != nil {
+				os.RemoveAll(dir)
+				return nil, err
+			}
+		}
+		if _, err := asPostgresUser(dir); err != nil { // hands the new files over
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		opts += " -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key -c ssl_ca_file=client-ca.crt"
+	}
 	if err := p.run(filepath.Join(p.BinDir, "pg_ctl"), "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start"); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -168,14 +197,30 @@ func (p *Postgres) run(name string, args ...string) error {
 	return nil
 }
 
-// SQL runs statements with psql as the server's user.
+// SQL runs statements with psql as the server's user, over the server's
+// Unix socket (which a TLS-only server serves too).
 func (p *Postgres) SQL(statements string) error {
-	cmd := exec.Command(filepath.Join(p.BinDir, "psql"), "-v", "ON_ERROR_STOP=1", "-q", "-c", statements)
-	cmd.Env = append(os.Environ(), p.Env()...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("psql: %w\n%s", err, out)
+	_, err := p.Query(statements)
+	return err
+}
+
+// Query runs statements with psql as the server's user over the Unix socket
+// and returns what they print, unaligned and without headers.
+func (p *Postgres) Query(statements string) (string, error) {
+	return p.QueryIn(p.Database, statements)
+}
+
+// QueryIn is Query in another database of the server.
+func (p *Postgres) QueryIn(database, statements string) (string, error) {
+	cmd := exec.Command(filepath.Join(p.BinDir, "psql"), "-v", "ON_ERROR_STOP=1", "-q", "-A", "-t", "-c", statements)
+	cmd.Env = append(append(os.Environ(), p.Env()...), "PGHOST="+p.dir, "PGDATABASE="+database)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("psql: %w\n%s%s", err, out, stderr.Bytes())
 	}
-	return nil
+	return strings.TrimSpace(string(out)), nil
 }
 
 // Restart stops the server at once, as a crash or a killed process would

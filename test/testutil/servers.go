@@ -49,6 +49,18 @@ func StartPostgres(t testing.TB) Postgres {
 	return p
 }
 
+// StartPostgresTLS starts PostgreSQL requiring two-way TLS on every TCP
+// connection (localdb.PostgresTLS); it stops with the test.
+func StartPostgresTLS(t testing.TB, tls localdb.PostgresTLS) Postgres {
+	t.Helper()
+	p, err := localdb.StartPostgresTLS(&tls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	return p
+}
+
 // MariaDB is a MariaDB server started for a test on 127.0.0.1.
 type MariaDB = *localdb.MariaDB
 

@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/compare"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/test/sim"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+)
+
+// checkRealTools checks what memtier_benchmark and HammerDB measured on the
+// pools, as the runs' results keep it, against the servers' own counters
+// and the tools' own output:
+//   - memtier-redis: the server ran exactly the SETs of the load step (the
+//     key range) plus the SETs memtier counted in every measurement, and
+//     exactly the GETs it counted (INFO commandstats); each throughput is
+//     the requests over the measured seconds;
+//   - hammerdb-cnpg: the run's NOPM is the one of HammerDB's own TEST RESULT
+//     line in the pod's log, and the server committed at least NOPM new
+//     orders in the measured minute (district.d_next_o_id) and counted at
+//     least TPM transactions.
+func checkRealTools(ctx context.Context, t *testing.T, plugin string, c *sim.Cluster, final map[string]*benchv1.BenchmarkRun,
+	redis testutil.Redis, pg testutil.Postgres) {
+	t.Helper()
+	full := func(name string) compare.Run {
+		t.Helper()
+		out, err := exec.CommandContext(ctx, plugin, "results", name, "--kubeconfig", c.Kubeconfig, "-n", ns, "-o", "json").Output()
+		if err != nil {
+			t.Fatalf("kubectl dbperf results %s: %v\n%s", name, err, out)
+		}
+		var r compare.Run
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("kubectl dbperf results %s: %v", name, err)
+		}
+		return r
+	}
+	value := func(r *results.Result, name, op string) float64 {
+		m, _ := r.Get(results.Key{Name: name, Operation: op})
+		return m.Value
+	}
+
+	// memtier.
+	if run := final["memtier-redis"]; run != nil && run.Status.Phase == benchv1.PhaseSucceeded {
+		client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:" + strconv.Itoa(redis.Port)})
+		defer client.Close()
+		calls := map[string]float64{}
+		info, err := client.Info(ctx, "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\n") {
+			name, rest, _ := strings.Cut(strings.TrimSpace(line), ":")
+			if v, ok := strings.CutPrefix(rest, "calls="); ok {
+				v, _, _ = strings.Cut(v, ",")
+				calls[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.ParseFloat(v, 64)
+			}
+		}
+		var sets, gets float64
+		r := full("memtier-redis")
+		if len(r.Measurements) != 2 {
+			t.Errorf("memtier-redis: %d measurements, want 2 (pipelines 1 and 8)", len(r.Measurements))
+		}
+		for _, m := range r.Measurements {
+			s, g := value(m.Result, "requests", "Sets"), value(m.Result, "requests", "Gets")
+			if s <= 0 || g <= 0 {
+				t.Errorf("memtier-redis %s: %v SETs and %v GETs", m.Step, s, g)
+			}
+			sets, gets = sets+s, gets+g
+			// memtier runs for the test time it was given (3 s).
+			if ops, secs := value(m.Result, "opsPerSecond", "Totals"), run.Spec.Workload.Memtier.Duration.Seconds(); ops*secs < 0.85*(s+g) || ops*secs > 1.15*(s+g) {
+				t.Errorf("memtier-redis %s: %v ops/s over %v s, but %v requests", m.Step, ops, secs, s+g)
+			}
+		}
+		keyRange := float64(run.Spec.Workload.Memtier.KeyMaximum)
+		if calls["set"] != keyRange+sets || calls["get"] != gets {
+			t.Errorf("memtier-redis: the server ran %v SETs and %v GETs; memtier counted %v + %v (load) SETs and %v GETs",
+				calls["set"], calls["get"], sets, keyRange, gets)
+		}
+		t.Logf("memtier-redis: %v SETs and %v GETs, as the server counted them", sets, gets)
+	}
+
+	// HammerDB.
+	if run := final["hammerdb-cnpg"]; run != nil && run.Status.Phase == benchv1.PhaseSucceeded {
+		out, err := exec.CommandContext(ctx, plugin, "logs", "hammerdb-cnpg", "--kubeconfig", c.Kubeconfig, "-n", ns).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl dbperf logs hammerdb-cnpg: %v\n%s", err, out)
+		}
+		line := regexp.MustCompile(`TEST RESULT : System achieved ([0-9]+) NOPM from ([0-9]+) PostgreSQL TPM`).FindSubmatch(out)
+		if line == nil {
+			t.Fatalf("hammerdb-cnpg: no TEST RESULT line in the pods' logs:\n%.3000s", out)
+		}
+		toolNOPM, _ := strconv.ParseFloat(string(line[1]), 64)
+		toolTPM, _ := strconv.ParseFloat(string(line[2]), 64)
+		r := full("hammerdb-cnpg")
+		if len(r.Measurements) != 1 {
+			t.Fatalf("hammerdb-cnpg: %d measurements, want 1", len(r.Measurements))
+		}
+		nopm, tpm := value(r.Measurements[0].Result, "nopm", ""), value(r.Measurements[0].Result, "tpm", "")
+		if nopm != toolNOPM || tpm != toolTPM {
+			t.Errorf("hammerdb-cnpg: NOPM %v and TPM %v in the results, HammerDB's own line says %v and %v", nopm, tpm, toolNOPM, toolTPM)
+		}
+		if p := run.Status.Primary; p == nil || p.Value != nopm {
+			t.Errorf("hammerdb-cnpg: the status's primary %+v is not NOPM %v", p, nopm)
+		}
+		orders, err := pg.QueryIn("tpcc", "SELECT sum(d_next_o_id) - 10 * 3001 FROM district")
+		if err != nil {
+			t.Fatal(err)
+		}
+		newOrders, _ := strconv.ParseFloat(orders, 64)
+		tx, err := pg.Query("SELECT sum(xact_commit + xact_rollback) FROM pg_stat_database")
+		if err != nil {
+			t.Fatal(err)
+		}
+		transactions, _ := strconv.ParseFloat(tx, 64)
+		if nopm <= 0 || nopm > newOrders || newOrders > 3*nopm+200 {
+			t.Errorf("hammerdb-cnpg: NOPM %v over a 1-minute test, the server committed %v new orders in the whole run", nopm, newOrders)
+		}
+		if tpm <= 0 || tpm > transactions {
+			t.Errorf("hammerdb-cnpg: TPM %v, the server counted %v transactions since it started", tpm, transactions)
+		}
+		t.Logf("hammerdb-cnpg: NOPM %v TPM %v (HammerDB: %s); the server: %v new orders", nopm, tpm, line[0], newOrders)
+	}
+}
