@@ -145,6 +145,17 @@ func TestTimeProfileSummary(t *testing.T) {
 	}
 }
 
+// HammerDB 4.12 refuses an unknown dictionary key without "Error:"
+// (a real run, testdata/README.md) and runs the test anyway: the
+// measurement is Invalid and says which setting was refused.
+func TestUnknownKeyOfHammerDB412IsRefused(t *testing.T) {
+	r := HammerDB{}.Parse(workloads.ParseInput{Output: readTestdata(t, "real-4.12-pg15-2vu-refused-key.log")})
+	testutil.CheckVerdict(t, r, results.Invalid, `refused 1 configuration command(s), so the test did not run with the settings asked for: Dictionary "tpcc" for PostgreSQL exists but key "pg_prepared" doesn't`)
+	if got := testutil.MetricValue(t, r, "nopm", ""); got != 70544 {
+		t.Errorf("NOPM %v, want HammerDB's 70544", got)
+	}
+}
+
 // HammerDB 4.12's summary counts every call twice (a real run, see
 // testdata/README.md: NEWORD 33,772 calls in the summary, 8,378 + 8,508 in
 // the two users, a 95 % ratio): calls and ratios come from the virtual

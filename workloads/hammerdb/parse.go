@@ -279,7 +279,15 @@ func sortedIDs(m map[string]string) []string {
 // line i ("Error: Invalid number of arguments", with the usage line after
 // it); "Error: in …" lines are a virtual user's, not the dictionary's.
 func refusedSetting(lines []string, i int) (string, bool) {
-	msg, ok := strings.CutPrefix(strings.TrimRight(lines[i], " \t"), "Error: ")
+	line := strings.TrimRight(lines[i], " \t")
+	// diset's refusals that do not begin with "Error:" (HammerDB 4.x,
+	// src/generic/gencli.tcl): an unknown key, a dictionary that does not
+	// exist, a value the dictionary refused.
+	if strings.HasPrefix(line, "Dictionary \"") && (strings.Contains(line, "\" doesn't, key \"") || strings.HasSuffix(line, "\" does not exist")) ||
+		strings.HasPrefix(line, "Failed to set Dictionary value: ") {
+		return line, true
+	}
+	msg, ok := strings.CutPrefix(line, "Error: ")
 	if !ok || strings.HasPrefix(msg, "in ") {
 		return "", false
 	}
