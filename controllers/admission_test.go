@@ -17,12 +17,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
+	"github.com/dbperf-io/dbperf-operator/workloads/registry"
 )
 
 // Bad specs are refused by the API server, with the field path, before the
@@ -313,13 +315,31 @@ func readAll(r io.Reader) (string, error) {
 	return string(b), err
 }
 
-// Every sample in config/samples is accepted by the API server as written.
+// Every sample in config/samples and its subdirectories (the published
+// comparisons in config/samples/published) is accepted by the API server as
+// written, and every run it makes by the operator's own checks: a
+// comparison's patched variants and each workload's Validate.
 func TestSamplesAreValid(t *testing.T) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "samples-"}}
 	if err := k8s.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob(filepath.Join(testutil.RepoRoot(), "config", "samples", "*.yaml"))
+	samples := filepath.Join(testutil.RepoRoot(), "config", "samples")
+	files, _ := filepath.Glob(filepath.Join(samples, "*.yaml"))
+	nested, _ := filepath.Glob(filepath.Join(samples, "*", "*.yaml"))
+	files = append(files, nested...)
+	if len(nested) == 0 {
+		t.Error("no sample in a subdirectory of config/samples (config/samples/published)")
+	}
+	validate := func(f string, spec *benchv1.BenchmarkRunSpec) {
+		w, err := registry.For(&spec.Workload)
+		if err == nil {
+			err = w.Validate(&spec.Workload, field.NewPath("spec", "workload")).ToAggregate()
+		}
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
 	runs, comparisons, schedules := 0, 0, 0
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
@@ -343,9 +363,12 @@ func TestSamplesAreValid(t *testing.T) {
 					t.Errorf("%s: %v", filepath.Base(f), err)
 				}
 				for _, v := range cmp.Spec.Variants {
-					if _, err := variantSpec(&cmp, v); err != nil {
+					spec, err := variantSpec(&cmp, v)
+					if err != nil {
 						t.Errorf("%s: %v", filepath.Base(f), err)
+						continue
 					}
+					validate(filepath.Base(f)+": "+cmp.Name+"/"+v.Name, &spec)
 				}
 				comparisons++
 				continue
@@ -358,6 +381,7 @@ func TestSamplesAreValid(t *testing.T) {
 			if err := k8s.Create(context.Background(), &run, client.DryRunAll); err != nil {
 				t.Errorf("%s: %v", filepath.Base(f), err)
 			}
+			validate(filepath.Base(f)+": "+run.Name, &run.Spec)
 			runs++
 		}
 	}
