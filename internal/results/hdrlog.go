@@ -66,7 +66,8 @@ func DecodeJavaHistogram(raw []byte) (*hdr.Histogram, error) {
 	}
 	switch binary.BigEndian.Uint32(raw) &^ 0xf0 {
 	case v2Compressed:
-		return hdr.Decode(raw)
+		// hdrhistogram-go decodes the base64 text, not its bytes.
+		return hdr.Decode([]byte(base64.StdEncoding.EncodeToString(raw)))
 	case v1Compressed:
 		return decodeV1(raw)
 	default:
