@@ -171,8 +171,8 @@ func Merge(parts []*Result) *Result {
 			if h, ok := merged[m.Operation]; ok && m.Name == "latencyMinMillis" {
 				m.Value = float64(h.Min()) / 1000
 			}
-		case strings.HasPrefix(m.Name, "latency") && strings.Contains(m.Name, "Avg") || strings.HasPrefix(m.Name, "latencyMean") ||
-			m.Name == "errorPercent":
+		case strings.HasPrefix(m.Name, "latency") && (strings.Contains(m.Name, "Avg") || strings.Contains(m.Name, "Average")) ||
+			strings.HasPrefix(m.Name, "latencyMean") || m.Name == "errorPercent":
 			// Averages and shares of failed requests: weighted by each
 			// generator's operations (exact from a merged histogram).
 			m.Value = weightedMean(parts, m)
