@@ -50,7 +50,7 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 	}{
 		"two workloads": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Workload.Memtier = &benchv1.MemtierWorkload{Duration: metav1.Duration{Duration: time.Minute}}
-		}, []string{"spec.workload", "exactly one of pgbench, memtier, redisBenchmark, ycsb, k6, osb or hammerdb"}},
+		}, []string{"spec.workload", "exactly one of pgbench, memtier, redisBenchmark, ycsb, k6, osb, hammerdb or custom"}},
 		"no target": {func(r *benchv1.BenchmarkRun) { r.Spec.Target = benchv1.TargetSpec{} },
 			[]string{"spec.target", "exactly one of postgres, valkey, mysql, mongodb, opensearch or external"}},
 		"two targets": {func(r *benchv1.BenchmarkRun) { r.Spec.Target.Valkey = &benchv1.ValkeyTarget{} },
@@ -119,6 +119,56 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 			[]string{"spec.validity.dipPercent"}},
 		"a drift above 100 %": {func(r *benchv1.BenchmarkRun) { r.Spec.Validity.MaxDriftPercent = 150 },
 			[]string{"spec.validity.maxDriftPercent"}},
+		// The custom workload: placeholders name parameters, the image is
+		// required, the operator's variables are its own.
+		"custom: an unknown placeholder in args": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = customWorkload()
+			r.Spec.Workload.Custom.Args = []string{"--threads={{thread}}"}
+		}, []string{"spec.workload.custom.args", "unknown placeholder"}},
+		"custom: a double brace that begins no placeholder": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = customWorkload()
+			r.Spec.Workload.Custom.Args = []string{"--threads={{threads"}
+		}, []string{"spec.workload.custom.args", "unknown placeholder"}},
+		"custom: an unknown placeholder in the command": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = customWorkload()
+			r.Spec.Workload.Custom.Command = []string{"bench-{{mode}}"}
+		}, []string{"spec.workload.custom.command", "unknown placeholder"}},
+		"custom: an unknown placeholder in env": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = customWorkload()
+			r.Spec.Workload.Custom.Env = []benchv1.CustomEnvVar{{Name: "THREADS", Value: "{{clients}}"}}
+		}, []string{"spec.workload.custom.env", "unknown placeholder"}},
+		"custom: a placeholder in prepare": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = customWorkload()
+			r.Spec.Workload.Custom.Prepare = &benchv1.CustomPrepare{Command: []string{"load", "--threads={{threads}}"}}
+		}, []string{"spec.workload.custom.prepare", "cannot hold the sweep's placeholders"}},
+		"custom: no image": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = customWorkload()
+			r.Spec.Workload.Image = ""
+		}, []string{"spec.workload.image", "custom needs image"}},
+		"custom: an operator's variable": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = customWorkload()
+			r.Spec.Workload.Custom.Env = []benchv1.CustomEnvVar{{Name: "DBPERF_TARGET_HOST", Value: "elsewhere"}}
+		}, []string{"spec.workload.custom.env[0].name", "DBPERF_ variables are set by the operator"}},
+		"custom: an unknown format": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = customWorkload()
+			r.Spec.Workload.Custom.Format = "CSV"
+		}, []string{"spec.workload.custom.format", "ResultJSON"}},
+		"custom: a duration in fractions of a second": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = customWorkload()
+			r.Spec.Workload.Custom.Duration = &metav1.Duration{Duration: 1500 * time.Millisecond}
+		}, []string{"spec.workload.custom.duration", "whole seconds"}},
+		"custom: a result file in another directory": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = customWorkload()
+			r.Spec.Workload.Custom.ResultFile = "../results.txt"
+		}, []string{"spec.workload.custom.resultFile"}},
+		"custom: a database that is not the target's": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Target = benchv1.TargetSpec{Valkey: &benchv1.ValkeyTarget{}}
+			r.Spec.Workload = customWorkload()
+		}, []string{"workload.custom.database must be the target's kind"}},
+		"custom: a declaration of nothing": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = customWorkload()
+			r.Spec.Workload.Custom.Metrics = []benchv1.CustomMetric{{Name: "rows"}}
+		}, []string{"spec.workload.custom.metrics[0]", "a unit, a direction or both"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -164,6 +214,17 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 			t.Errorf("stored %+v, warm-up %v", v, got.Spec.Workload.Warmup)
 		}
 	})
+	t.Run("custom, accepted", func(t *testing.T) {
+		r := good()
+		r.Name = "custom"
+		r.Spec.Workload = customWorkload()
+		r.Spec.Workload.Custom.Env = []benchv1.CustomEnvVar{{Name: "PGHOST", Value: "$(DBPERF_TARGET_HOST)"}, {Name: "THREADS", Value: "{{threads}}"}}
+		r.Spec.Workload.Custom.Args = []string{`--config={"pool":{"size":{{threads}}}}`, "{{threads}}x{{threads}}"}
+		r.Spec.Workload.Custom.Prepare = &benchv1.CustomPrepare{Command: []string{"bench", "init"}}
+		if err := k8s.Create(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("spec is immutable", func(t *testing.T) {
 		r := good()
 		r.Name = "frozen"
@@ -179,6 +240,19 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 }
 
 func ptrInt32(v int32) *int32 { return &v }
+
+// customWorkload is a valid custom workload: a sweep of threads, a
+// PostgreSQL client's results in the line format.
+func customWorkload() benchv1.WorkloadSpec {
+	return benchv1.WorkloadSpec{Image: "registry.example/bench:1", Custom: &benchv1.CustomWorkload{
+		Command:       []string{"bench"},
+		Args:          []string{"--threads={{threads}}"},
+		Parameters:    []benchv1.CustomParameter{{Name: "threads", Values: []int32{8, 16}}},
+		Format:        benchv1.CustomLines,
+		PrimaryMetric: benchv1.CustomMetricKey{Name: "opsPerSecond"},
+		Database:      benchv1.CustomPostgres,
+	}}
+}
 
 // kubectl, against the same control plane: explain shows the documented
 // fields, a bad manifest is refused with its field path, and `get` prints

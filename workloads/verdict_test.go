@@ -5,14 +5,17 @@ import (
 	"compress/gzip"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
+	"github.com/dbperf-io/dbperf-operator/workloads/custom"
 	"github.com/dbperf-io/dbperf-operator/workloads/registry"
 )
 
@@ -38,6 +41,14 @@ func goodOutput(t *testing.T, tool string) workloads.ParseInput {
 		return workloads.ParseInput{Output: fixture("osb", "docs-quickstart-percolator-test-mode-summary.txt")}
 	case "hammerdb":
 		return workloads.ParseInput{Output: fixture("hammerdb", "pkb-mysql-v4.0-cli-4vu-20wh.txt")}
+	case "custom":
+		// The line format, with the parser configuration the operator
+		// writes for the spec.
+		spec := &benchv1.WorkloadSpec{Image: "x", Custom: &benchv1.CustomWorkload{Command: []string{"bench"}, Format: benchv1.CustomLines,
+			PrimaryMetric: benchv1.CustomMetricKey{Name: "opsPerSecond"}}}
+		inv := custom.Custom{}.Run(spec, workloads.Endpoint{Host: "db", Port: 5432}, workloads.Step{Name: "default"})
+		return workloads.ParseInput{Output: []byte(custom.LinesHeader + "\nmetric opsPerSecond - 1200 ops/s HigherIsBetter\n"),
+			Config: []byte(inv.Files[path.Base(inv.ParserConfig)])}
 	}
 	t.Fatalf("no good output for tool %s: add one", tool)
 	return workloads.ParseInput{}

@@ -52,6 +52,9 @@ type ParseInput struct {
 	Files map[string][]byte
 	// ExitCode of the tool; nil when unknown (parsing an old log).
 	ExitCode *int
+	// Config is the parser's configuration (Invocation.ParserConfig, as
+	// the runner read it); nil when the invocation has none.
+	Config []byte
 }
 
 // Step is one value of the sweep.
@@ -152,6 +155,12 @@ type Invocation struct {
 	// describe itself (custom metrics of a script): their unit and
 	// direction, handed to the SampleParser.
 	Metrics []MetricDeclaration
+	// ParserConfig is the path, under FilesDir (one of Files), of what
+	// the workload's parser needs beyond the tool's output (a custom
+	// tool's result format, primary metric and declarations): the runner
+	// reads it (--parser-config) and hands it to Parse as
+	// ParseInput.Config. Empty: none.
+	ParserConfig string
 }
 
 // MetricDeclaration is the unit and direction the user declared for a

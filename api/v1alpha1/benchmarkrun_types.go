@@ -19,6 +19,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.hammerdb) || !has(self.target.mysql) || self.workload.hammerdb.database == 'mysql'",message="workload.hammerdb.database must be mysql for a mysql target"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.hammerdb) || !has(self.target.postgres) || self.workload.hammerdb.database == 'postgres'",message="workload.hammerdb.database must be postgres for a postgres target"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.hammerdb) || !(has(self.target.valkey) || has(self.target.mongodb) || has(self.target.opensearch))",message="hammerdb needs a postgres, mysql or external target"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.custom) || !has(self.workload.custom.database) || has(self.target.external) || (has(self.target.postgres) && self.workload.custom.database == 'postgres') || (has(self.target.mysql) && self.workload.custom.database == 'mysql') || (has(self.target.valkey) && self.workload.custom.database == 'valkey') || (has(self.target.mongodb) && self.workload.custom.database == 'mongodb') || (has(self.target.opensearch) && self.workload.custom.database == 'opensearch')",message="workload.custom.database must be the target's kind (or the target external)"
 // BenchmarkRunSpec describes one benchmark: the database under test, the load
 // tool, where each runs, and how often the measurement is repeated.
 type BenchmarkRunSpec struct {

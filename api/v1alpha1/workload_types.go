@@ -7,7 +7,8 @@ import (
 
 // WorkloadSpec is the load tool: exactly one kind, plus the settings every
 // tool shares.
-// +kubebuilder:validation:XValidation:rule="[has(self.pgbench), has(self.memtier), has(self.redisBenchmark), has(self.ycsb), has(self.k6), has(self.osb), has(self.hammerdb)].filter(x, x).size() == 1",message="exactly one of pgbench, memtier, redisBenchmark, ycsb, k6, osb or hammerdb must be set"
+// +kubebuilder:validation:XValidation:rule="[has(self.pgbench), has(self.memtier), has(self.redisBenchmark), has(self.ycsb), has(self.k6), has(self.osb), has(self.hammerdb), has(self.custom)].filter(x, x).size() == 1",message="exactly one of pgbench, memtier, redisBenchmark, ycsb, k6, osb, hammerdb or custom must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.custom) || (has(self.image) && size(self.image) > 0)",fieldPath=".image",message="custom needs image: the image holding the tool its command runs (custom has no default image)"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || self.parallelism == 1 || !(has(self.osb) || has(self.hammerdb))",message="parallelism above 1 is not possible for osb and hammerdb: one coordinator measures the whole run"
 type WorkloadSpec struct {
 	// +optional
@@ -24,6 +25,8 @@ type WorkloadSpec struct {
 	OSB *OSBWorkload `json:"osb,omitempty"`
 	// +optional
 	HammerDB *HammerDBWorkload `json:"hammerdb,omitempty"`
+	// +optional
+	Custom *CustomWorkload `json:"custom,omitempty"`
 
 	// Parallelism is the number of load-generator pods of each measurement.
 	// They start together (a barrier: each waits until all are running,
@@ -61,7 +64,8 @@ type WorkloadSpec struct {
 	// +optional
 	Warmup *metav1.Duration `json:"warmup,omitempty"`
 
-	// Image overrides the tool's default (official) image.
+	// Image overrides the tool's default (official) image; custom, which
+	// has none, requires it.
 	// +optional
 	Image string `json:"image,omitempty"`
 

@@ -55,7 +55,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 const usage = `usage:
   dbperf-runner exec --workload NAME [flags] -- TOOL [ARGS...]
-  dbperf-runner parse --workload NAME [--input FILE] [--result-file [NAME=]FILE]... [--exit-code N] [--prepare] [--max-error-percent P]
+  dbperf-runner parse --workload NAME [--input FILE] [--result-file [NAME=]FILE]... [--parser-config FILE] [--exit-code N] [--prepare] [--max-error-percent P]
   dbperf-runner show [--input LOG] [--all]
   dbperf-runner install DEST
   dbperf-runner version`
@@ -100,6 +100,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	apdexWindow := fs.Duration("apdex-window", workloads.DefaultAPDEXWindow, "window of the APDEX counts recorded in the time series")
 	fs.Var(&apdex, "apdex", "OPERATION=DURATION: record per window the APDEX of the operation for target DURATION (\"*\": every operation); repeatable")
 	fs.Var(&declared, "declare-metric", "NAME,UNIT,DIRECTION: the unit and direction of a metric the tool cannot describe (repeatable)")
+	parserConfig := fs.String("parser-config", "", "a file configuring the workload's parser (a custom tool's result format, primary metric and declarations)")
 	if err := fs.Parse(args); err != nil {
 		return runner.ExitUsage
 	}
@@ -153,14 +154,22 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "[dbperf-runner] load generator %d of %d\n", index+1, *generators)
 	}
+	failed := func(err error) int {
+		r := results.New(*name)
+		r.Fail("%v", err)
+		if err := runner.Finish(r, *summary, stdout); err != nil {
+			fmt.Fprintf(stderr, "dbperf-runner: %v\n", err)
+		}
+		return runner.ExitFailed
+	}
+	// Read before the barrier: a missing configuration fails at once.
+	config, err := readParserConfig(*parserConfig)
+	if err != nil {
+		return failed(err)
+	}
 	if *barrier != "" {
 		if err := runner.WaitForStart(context.Background(), *barrier, *barrierTimeout, stdout, nil); err != nil {
-			r := results.New(*name)
-			r.Fail("%v", err)
-			if err := runner.Finish(r, *summary, stdout); err != nil {
-				fmt.Fprintf(stderr, "dbperf-runner: %v\n", err)
-			}
-			return runner.ExitFailed
+			return failed(err)
 		}
 	}
 	r := runner.Exec(context.Background(), runner.Options{
@@ -170,7 +179,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		Timeout: *timeout, Watchdog: runner.Watchdog{AfterFatal: *afterFatal, Always: *always}, KillGrace: *killGrace,
 		SummaryFile: *summary, CPU: runner.CPUReader{Root: *cgroup},
 		SampleEvery: *sample, Stdout: stdout, ServerStatistics: stats,
-		SampleStream: *sampleStream, Samples: samples,
+		SampleStream: *sampleStream, Samples: samples, ParserConfig: config,
 	})
 	if err := runner.Finish(r, *summary, stdout); err != nil {
 		fmt.Fprintf(stderr, "dbperf-runner: %v\n", err)
@@ -188,6 +197,7 @@ func cmdParse(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	prepare := fs.Bool("prepare", false, "the output of a prepare step: judged as exec --prepare judges it")
 	var resultFiles listFlag
 	fs.Var(&resultFiles, "result-file", "[NAME=]PATH: a result file the tool wrote beside its output, found by the parser under NAME (default: PATH's base name, as exec hands files over) (repeatable)")
+	parserConfig := fs.String("parser-config", "", "a file configuring the workload's parser, as exec takes it")
 	if err := fs.Parse(args); err != nil {
 		return runner.ExitUsage
 	}
@@ -197,6 +207,10 @@ func cmdParse(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runner.ExitUsage
 	}
 	in := workloads.ParseInput{Files: map[string][]byte{}}
+	if in.Config, err = readParserConfig(*parserConfig); err != nil {
+		fmt.Fprintf(stderr, "dbperf-runner parse: %v\n", err)
+		return runner.ExitUsage
+	}
 	data, err := readInput(*input, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "dbperf-runner parse: %v\n", err)
@@ -256,6 +270,18 @@ func readResultFile(arg string) (name string, data []byte, err error) {
 		return "", nil, fmt.Errorf("while reading the result file: %w", err)
 	}
 	return name, data, nil
+}
+
+// readParserConfig reads the --parser-config file; none is nil.
+func readParserConfig(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("while reading the parser configuration: %w", err)
+	}
+	return data, nil
 }
 
 func readInput(path string, stdin io.Reader) ([]byte, error) {

@@ -44,6 +44,7 @@ func TestReportNamesEveryTool(t *testing.T) {
 		"k6":              {K6: &benchv1.K6Workload{}},
 		"osb":             {OSB: &benchv1.OSBWorkload{}},
 		"hammerdb":        {HammerDB: &benchv1.HammerDBWorkload{}},
+		"custom":          {Custom: &benchv1.CustomWorkload{}},
 	}
 	var covered []string
 	for tool := range tools {

@@ -72,6 +72,9 @@ type Options struct {
 	// sample sink when it has one; Samples configure the sink.
 	SampleStream string
 	Samples      workloads.SampleOptions
+	// ParserConfig is handed to the parser as ParseInput.Config (the
+	// invocation's ParserConfig file, which `exec --parser-config` reads).
+	ParserConfig []byte
 }
 
 // Exec runs the tool and returns the result it produced. It never returns
@@ -117,7 +120,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	_ = out.Flush()
 
 	exitCode := exitCodeOf(runErr)
-	in := workloads.ParseInput{Output: out.copy.Bytes(), Files: readFiles(o.ResultFiles), ExitCode: &exitCode}
+	in := workloads.ParseInput{Output: out.copy.Bytes(), Files: readFiles(o.ResultFiles), ExitCode: &exitCode, Config: o.ParserConfig}
 	r := Judge(o.Parser, in, o.Prepare, end.Sub(start))
 	r.StartTime, r.EndTime = &start, &end
 	if sink != nil {

@@ -304,6 +304,9 @@ func runnerArgs(p JobParams) []string {
 	for _, f := range p.Invocation.ResultFiles {
 		args = append(args, "--result-file", f)
 	}
+	if c := p.Invocation.ParserConfig; c != "" && p.Role == RoleLoadgen {
+		args = append(args, "--parser-config", c)
+	}
 	args = append(args, sampleStreamArgs(p)...)
 	redacted := map[string]bool{}
 	for _, e := range p.Invocation.SecretEnv {

@@ -3,7 +3,6 @@ package k6
 import (
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/workloads"
@@ -29,9 +28,8 @@ func builtin(name string) bool {
 }
 
 // inferDirection tells a custom metric's direction where it is
-// unambiguous: a time trend is a latency; a rate or counter whose name
-// says failure or error is lower-is-better, one that says success, ok or
-// pass higher-is-better (a rate of successes is never Neutral).
+// unambiguous: a time trend is a latency; a rate or counter follows
+// workloads.DirectionOfShare (a rate of successes is never Neutral).
 func inferDirection(name, kind string, time bool) (results.Direction, bool) {
 	switch kind {
 	case "trend":
@@ -39,50 +37,9 @@ func inferDirection(name, kind string, time bool) (results.Direction, bool) {
 			return results.LowerIsBetter, true
 		}
 	case "rate", "counter":
-		bad, good := false, false
-		for _, w := range words(name) {
-			switch {
-			case strings.HasPrefix(w, "fail"), strings.HasPrefix(w, "error"), w == "err", w == "errs":
-				bad = true
-			case strings.HasPrefix(w, "succe"), w == "ok", strings.HasPrefix(w, "pass"):
-				good = true
-			}
-		}
-		switch {
-		case bad && !good:
-			return results.LowerIsBetter, true
-		case good && !bad:
-			return results.HigherIsBetter, true
-		}
+		return workloads.DirectionOfShare(name)
 	}
 	return results.Neutral, false
-}
-
-// words splits snake_case, kebab-case and camelCase into lower-case words.
-func words(name string) []string {
-	var out []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			out = append(out, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	prevLower := false
-	for _, c := range name {
-		switch {
-		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
-			flush()
-		case unicode.IsUpper(c) && prevLower: // camelCase; OK stays one word
-			flush()
-			cur = append(cur, c)
-		default:
-			cur = append(cur, c)
-		}
-		prevLower = unicode.IsLower(c)
-	}
-	flush()
-	return out
 }
 
 func (s *sink) declaration(name string) (workloads.MetricDeclaration, bool) {

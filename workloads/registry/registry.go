@@ -8,6 +8,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/workloads"
+	"github.com/dbperf-io/dbperf-operator/workloads/custom"
 	"github.com/dbperf-io/dbperf-operator/workloads/hammerdb"
 	"github.com/dbperf-io/dbperf-operator/workloads/k6"
 	"github.com/dbperf-io/dbperf-operator/workloads/memtier"
@@ -30,6 +31,7 @@ var entries = []entry{
 	{k6.K6{}, func(s *benchv1.WorkloadSpec) bool { return s.K6 != nil }},
 	{osb.OSB{}, func(s *benchv1.WorkloadSpec) bool { return s.OSB != nil }},
 	{hammerdb.HammerDB{}, func(s *benchv1.WorkloadSpec) bool { return s.HammerDB != nil }},
+	{custom.Custom{}, func(s *benchv1.WorkloadSpec) bool { return s.Custom != nil }},
 }
 
 // For returns the workload a spec selects.

@@ -1,0 +1,202 @@
+package custom
+
+import (
+	"path"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// Custom implements workloads.Workload for the user's own tool.
+type Custom struct{}
+
+var (
+	_ workloads.Workload         = Custom{}
+	_ workloads.ServerStatistics = Custom{}
+)
+
+func (Custom) Name() string { return "custom" }
+
+// DefaultImage: none. The schema requires spec.workload.image with custom.
+func (Custom) DefaultImage() string { return "" }
+
+// singleStep names the one step of a workload without parameters.
+const singleStep = "default"
+
+func (Custom) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
+	c := spec.Custom
+	if len(c.Parameters) == 0 {
+		return []workloads.Step{{Name: singleStep, Params: map[string]int32{}}}
+	}
+	dims := make([]workloads.Dimension, 0, len(c.Parameters))
+	for _, p := range c.Parameters {
+		dims = append(dims, workloads.Dimension{Name: p.Name, Values: p.Values})
+	}
+	return workloads.Sweep(dims...)
+}
+
+func (Custom) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workloads.Invocation {
+	p := spec.Custom.Prepare
+	if p == nil {
+		return nil
+	}
+	return &workloads.Invocation{
+		Command:   append(append([]string{}, p.Command...), p.Args...),
+		Env:       environment(spec, ep, nil),
+		SecretEnv: secretEnv(ep),
+	}
+}
+
+func (Custom) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.Step) workloads.Invocation {
+	c := spec.Custom
+	cmd := make([]string, 0, len(c.Command)+len(c.Args))
+	for _, a := range append(append([]string{}, c.Command...), c.Args...) {
+		cmd = append(cmd, expand(a, step.Params))
+	}
+	inv := workloads.Invocation{
+		Command:      cmd,
+		Env:          environment(spec, ep, &step),
+		SecretEnv:    secretEnv(ep),
+		Files:        map[string]string{configFile: string(encodeConfig(spec))},
+		ParserConfig: workloads.FilesDir + "/" + configFile,
+	}
+	if c.ResultFile != "" {
+		inv.ResultFiles = []string{resultPath(c)}
+	}
+	return inv
+}
+
+// resultPath is where the tool writes its result file in the pod.
+func resultPath(c *benchv1.CustomWorkload) string {
+	return workloads.OutputDir + "/" + c.ResultFile
+}
+
+// Variables of a custom tool's environment besides the credentials
+// (workloads.EnvUsername, workloads.EnvPassword).
+const (
+	EnvHost            = "DBPERF_TARGET_HOST"
+	EnvPort            = "DBPERF_TARGET_PORT"
+	EnvDatabase        = "DBPERF_TARGET_DATABASE"
+	EnvTLS             = "DBPERF_TARGET_TLS"
+	EnvCAFile          = "DBPERF_TARGET_CA_FILE"
+	EnvCertFile        = "DBPERF_TARGET_CERT_FILE"
+	EnvKeyFile         = "DBPERF_TARGET_KEY_FILE"
+	EnvServerName      = "DBPERF_TARGET_SERVER_NAME"
+	EnvOutputDir       = "DBPERF_OUTPUT_DIR"
+	EnvResultFile      = "DBPERF_RESULT_FILE"
+	EnvDurationSeconds = "DBPERF_DURATION_SECONDS"
+	EnvStep            = "DBPERF_STEP"
+	EnvGenerators      = "DBPERF_GENERATORS"
+)
+
+// environment is the target, then dbperf's own settings, then the user's
+// variables in their order (placeholders replaced for a step; the prepare
+// step, of no step, gets none of those that hold one): the kubelet expands
+// $(VAR) references to earlier variables, so the user's values may name
+// the target's.
+func environment(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step *workloads.Step) []corev1.EnvVar {
+	c := spec.Custom
+	env := []corev1.EnvVar{
+		{Name: EnvHost, Value: ep.Host},
+		{Name: EnvPort, Value: strconv.Itoa(int(ep.Port))},
+	}
+	if ep.Database != "" {
+		env = append(env, corev1.EnvVar{Name: EnvDatabase, Value: ep.Database})
+	}
+	env = append(env, ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword)...)
+	env = append(env, corev1.EnvVar{Name: EnvTLS, Value: strconv.FormatBool(ep.TLS)})
+	if ep.TLS && ep.CASecret != "" {
+		env = append(env, corev1.EnvVar{Name: EnvCAFile, Value: workloads.CAFile})
+	}
+	if ep.TLS && ep.ClientCertSecret != "" {
+		env = append(env, corev1.EnvVar{Name: EnvCertFile, Value: workloads.TLSDir + "/tls.crt"},
+			corev1.EnvVar{Name: EnvKeyFile, Value: workloads.TLSDir + "/tls.key"})
+	}
+	if ep.TLS && ep.ServerName != "" {
+		env = append(env, corev1.EnvVar{Name: EnvServerName, Value: ep.ServerName})
+	}
+	env = append(env, corev1.EnvVar{Name: EnvOutputDir, Value: workloads.OutputDir})
+	if c.ResultFile != "" {
+		env = append(env, corev1.EnvVar{Name: EnvResultFile, Value: resultPath(c)})
+	}
+	if c.Duration != nil {
+		env = append(env, corev1.EnvVar{Name: EnvDurationSeconds, Value: strconv.Itoa(int(c.Duration.Seconds()))})
+	}
+	env = append(env, corev1.EnvVar{Name: EnvGenerators, Value: strconv.Itoa(int(max(spec.Parallelism, 1)))})
+	params := map[string]int32{}
+	if step != nil {
+		env = append(env, corev1.EnvVar{Name: EnvStep, Value: step.Name})
+		params = step.Params
+	}
+	for _, e := range c.Env {
+		if step == nil && placeholder.MatchString(e.Value) {
+			continue // the prepare step runs once, for every step's values
+		}
+		env = append(env, corev1.EnvVar{Name: e.Name, Value: expand(e.Value, params)})
+	}
+	return env
+}
+
+func secretEnv(ep workloads.Endpoint) []string {
+	if ep.Password == nil {
+		return nil
+	}
+	return []string{workloads.EnvPassword}
+}
+
+// ServerStatistics: the database the spec says the tool drives, if any.
+func (Custom) ServerStatistics(spec *benchv1.WorkloadSpec) (string, string) {
+	if spec.Custom == nil {
+		return "", ""
+	}
+	switch spec.Custom.Database {
+	case benchv1.CustomPostgres:
+		return dbstats.SourcePostgreSQL, ""
+	case benchv1.CustomMySQL:
+		return dbstats.SourceMySQL, ""
+	case benchv1.CustomValkey:
+		return dbstats.SourceRedis, ""
+	case benchv1.CustomMongoDB:
+		return dbstats.SourceMongoDB, ""
+	case benchv1.CustomOpenSearch:
+		return dbstats.SourceOpenSearch, ""
+	}
+	return "", ""
+}
+
+// toolName is how reasons name the tool: its command's base name.
+func toolName(c *benchv1.CustomWorkload) string {
+	if len(c.Command) == 0 {
+		return "the custom tool"
+	}
+	name := path.Base(c.Command[0])
+	if name == "sh" || name == "bash" || strings.HasPrefix(name, "python") {
+		// An interpreter: the script it runs says more.
+		for _, a := range append(append([]string{}, c.Command[1:]...), c.Args...) {
+			if a == "-c" || strings.ContainsAny(a, " \t\n") {
+				break // an inline script
+			}
+			if !strings.HasPrefix(a, "-") {
+				return name + " " + path.Base(a)
+			}
+		}
+	}
+	return name
+}
+
+// maxSteps bounds the sweep: each step is a Job per repetition.
+const maxSteps = 256
+
+// sweepSize is the number of steps of the sweep (at most 32⁴ by the schema).
+func sweepSize(c *benchv1.CustomWorkload) int {
+	n := 1
+	for _, p := range c.Parameters {
+		n *= max(len(p.Values), 1)
+	}
+	return n
+}
