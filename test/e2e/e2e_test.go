@@ -153,10 +153,22 @@ func TestEndToEnd(t *testing.T) {
 	// the tools' counts with the servers'.
 	memtierRedis := testutil.StartRedis(t)
 	hammerPG := testutil.StartPostgres(t)
+	customRedis := testutil.StartRedis(t)
 	testutil.NeedEnv(t, "MEMTIER")
 	testutil.NeedEnv(t, "HAMMERDB_HOME")
 
-	stack, err := sim.Up(ctx, sim.StackOptions{
+	// The custom workload's two example images: the psql script with the
+	// PostgreSQL client beside it, and the histograms program built here.
+	customImage := filepath.Join(work, "custom-image")
+	if err := os.MkdirAll(customImage, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	build(t, customImage, "./workloads/custom/examples/histograms", "dbperf-example-histograms")
+	images := map[string][]string{
+		"dbperf-psql-statements":    append([]string{filepath.Join(testutil.RepoRoot(), "workloads", "custom", "examples", "psql-statements")}, executor.DefaultImages()["postgres"]...),
+		"dbperf-example-histograms": {customImage},
+	}
+	stack, err := sim.Up(ctx, sim.StackOptions{Images: images,
 		Name: fmt.Sprintf("e2e-%d", os.Getpid()), Dir: work, BinDir: binDir, Helm: helm,
 		Chart: filepath.Join(testutil.RepoRoot(), "charts", "dbperf-operator"), Manager: manager, Runner: runner,
 		// CloudNativePG's own CRDs: the test plays CloudNativePG's part below.
@@ -186,7 +198,7 @@ func TestEndToEnd(t *testing.T) {
 	}))
 	defer web.Close()
 	webPort := web.Listener.Addr().(*net.TCPAddr).Port
-	manifest := fmt.Sprintf(runsYAML, pg.User, pg.Password, pg.Port, redis.Port, webPort, memtierRedis.Port)
+	manifest := fmt.Sprintf(runsYAML, pg.User, pg.Password, pg.Port, redis.Port, webPort, memtierRedis.Port, customRedis.Port)
 	if out, err := c.Kubectl(ctx, strings.NewReader("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n"), "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -204,7 +216,8 @@ func TestEndToEnd(t *testing.T) {
 		}()
 	}
 
-	runs := []string{"pgbench-external", "redis-external", "pgbench-cnpg", "pgbench-parallel", "ycsb-parallel", "k6-http", "memtier-redis", "hammerdb-cnpg"}
+	runs := []string{"pgbench-external", "redis-external", "pgbench-cnpg", "pgbench-parallel", "ycsb-parallel", "k6-http", "memtier-redis", "hammerdb-cnpg",
+		"custom-psql", "custom-hist-v3", "custom-hist-v4a"}
 	final := map[string]*benchv1.BenchmarkRun{}
 	testutil.Eventually(t, 6*time.Minute, "every run finished", func() error {
 		run, err := getRun(ctx, dyn, "osb-missing-tool")
@@ -353,6 +366,7 @@ func TestEndToEnd(t *testing.T) {
 	// 7a. memtier and HammerDB: their numbers against the servers' own
 	// counters and the tools' own output.
 	checkRealTools(ctx, t, plugin, c, final, memtierRedis, hammerPG)
+	checkCustom(ctx, t, plugin, c, final, pg, customRedis)
 
 	// 7b. Parallel load generators: both pods waited at the barrier and were
 	// released with one start instant; the measurement merges both.
@@ -598,6 +612,76 @@ spec:
     placement:
       nodeSelector: {pool: standard-v4a}
 ---
+# A custom workload: the psql-statements example (workloads/custom/examples)
+# times four statements with psql against the external PostgreSQL, 20 times
+# each, and reports them in dbperf-lines v1.
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: custom-psql
+spec:
+  target:
+    external: {host: 127.0.0.1, port: %[3]d, database: postgres, secretRef: {name: local-pg}}
+  workload:
+    image: registry.example/dbperf-psql-statements:1
+    custom:
+      command: [psql-statements.sh]
+      args: [run, "{{repeat}}"]
+      prepare: {command: [psql-statements.sh], args: [prepare]}
+      parameters: [{name: repeat, values: [20]}]
+      format: Lines
+      primaryMetric: {name: statementsPerSecond}
+      database: postgres
+    placement:
+      nodeSelector: {pool: standard-v3}
+---
+# A custom workload with histograms: the histograms example (a Go program)
+# as two load generators against a Redis of its own, on each pool, twice:
+# their HdrHistograms merge, and the two runs compare like any others.
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: custom-hist-v3
+  labels: {variant: standard-v3}
+spec:
+  repetitions: 2
+  target:
+    external: {host: 127.0.0.1, port: %[7]d}
+  workload:
+    image: registry.example/dbperf-example-histograms:1
+    parallelism: 2
+    custom:
+      command: [dbperf-example-histograms]
+      args: [-clients, "{{clients}}", -requests, "2000"]
+      parameters: [{name: clients, values: [4]}]
+      format: Lines
+      primaryMetric: {name: opsPerSecond}
+      database: valkey
+    placement:
+      nodeSelector: {pool: standard-v3}
+---
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: custom-hist-v4a
+  labels: {variant: standard-v4a}
+spec:
+  repetitions: 2
+  target:
+    external: {host: 127.0.0.1, port: %[7]d}
+  workload:
+    image: registry.example/dbperf-example-histograms:1
+    parallelism: 2
+    custom:
+      command: [dbperf-example-histograms]
+      args: [-clients, "{{clients}}", -requests, "2000"]
+      parameters: [{name: clients, values: [4]}]
+      format: Lines
+      primaryMetric: {name: opsPerSecond}
+      database: valkey
+    placement:
+      nodeSelector: {pool: standard-v4a}
+---
 # OpenSearch Benchmark is not installed here: the run must fail, saying so.
 apiVersion: bench.dbperf.io/v1alpha1
 kind: BenchmarkRun
@@ -750,7 +834,8 @@ func checkPlacement(ctx context.Context, t *testing.T, c *sim.Cluster, seen *pla
 	t.Helper()
 	wantPool := map[string]string{"pgbench-external": "standard-v3", "redis-external": "standard-v4a", "pgbench-cnpg": "standard-v4a",
 		"osb-missing-tool": "loadgen", "pgbench-parallel": "loadgen", "ycsb-parallel": "loadgen", "k6-http": "standard-v3",
-		"memtier-redis": "standard-v3", "hammerdb-cnpg": "standard-v4a"}
+		"memtier-redis": "standard-v3", "hammerdb-cnpg": "standard-v4a", "custom-psql": "standard-v3", "custom-hist-v3": "standard-v3",
+		"custom-hist-v4a": "standard-v4a"}
 	byUID := map[string]string{}
 	for name, run := range final {
 		byUID[string(run.UID)] = name
@@ -791,7 +876,7 @@ func checkPlacement(ctx context.Context, t *testing.T, c *sim.Cluster, seen *pla
 	// memtier: the load + 2 pipelines; HammerDB: the schema build + 1; the
 	// missing OpenSearch Benchmark: its one attempt.
 	want := map[string]int{"pgbench-external": 5, "redis-external": 2, "pgbench-cnpg": 2, "pgbench-parallel": 2, "ycsb-parallel": 2, "k6-http": 1,
-		"memtier-redis": 3, "hammerdb-cnpg": 2, "osb-missing-tool": 1}
+		"memtier-redis": 3, "hammerdb-cnpg": 2, "osb-missing-tool": 1, "custom-psql": 2, "custom-hist-v3": 4, "custom-hist-v4a": 4}
 	for run, want := range want {
 		if counted[run] != want {
 			t.Errorf("%s: saw %d workload pods, want %d", run, counted[run], want)

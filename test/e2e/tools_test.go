@@ -131,3 +131,102 @@ func checkRealTools(ctx context.Context, t *testing.T, plugin string, c *sim.Clu
 		t.Logf("hammerdb-cnpg: NOPM %v TPM %v (HammerDB: %s); the server: %v new orders", nopm, tpm, line[0], newOrders)
 	}
 }
+
+// checkCustom checks the custom workload's two examples against their
+// servers, and that two runs of one compare like runs of any tool:
+//   - custom-psql: the insert statement ran as many times as the script
+//     reports (rows of dbperf_history, which its prepare step made empty);
+//   - custom-hist-v3 and -v4a: the server ran exactly the SETs and GETs the
+//     programs counted in every measurement (INFO commandstats), each
+//     measurement merged two generators' histograms into exact percentiles,
+//     and kubectl dbperf compare gives a verdict on the primary metric and
+//     on each operation.
+func checkCustom(ctx context.Context, t *testing.T, plugin string, c *sim.Cluster, final map[string]*benchv1.BenchmarkRun,
+	pg testutil.Postgres, redis testutil.Redis) {
+	t.Helper()
+	dbperf := func(args ...string) (string, error) {
+		out, err := exec.CommandContext(ctx, plugin, append(args, "--kubeconfig", c.Kubeconfig, "-n", ns)...).CombinedOutput()
+		return string(out), err
+	}
+	full := func(name string) compare.Run {
+		t.Helper()
+		out, err := exec.CommandContext(ctx, plugin, "results", name, "--kubeconfig", c.Kubeconfig, "-n", ns, "-o", "json").Output()
+		if err != nil {
+			t.Fatalf("kubectl dbperf results %s: %v\n%s", name, err, out)
+		}
+		var r compare.Run
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("kubectl dbperf results %s: %v", name, err)
+		}
+		return r
+	}
+	value := func(r *results.Result, name, op string) float64 {
+		m, _ := r.Get(results.Key{Name: name, Operation: op})
+		return m.Value
+	}
+	for _, name := range []string{"custom-psql", "custom-hist-v3", "custom-hist-v4a"} {
+		if run := final[name]; run == nil || run.Status.Phase != benchv1.PhaseSucceeded {
+			return // reported with the other runs
+		}
+	}
+
+	psql := full("custom-psql")
+	if len(psql.Measurements) != 1 {
+		t.Fatalf("custom-psql: %d measurements, want 1", len(psql.Measurements))
+	}
+	m := psql.Measurements[0].Result
+	inserts := value(m, "operations", "insert")
+	rows, err := pg.Query("SELECT count(*) FROM dbperf_history")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inserts != 20 || rows != "20" {
+		t.Errorf("custom-psql: the script reports %v inserts, the table holds %s rows; want 20 (repeat 20)", inserts, rows)
+	}
+	for _, op := range []string{"point_select", "update", "insert", "aggregate"} {
+		if value(m, "latencyP95Millis", op) <= 0 {
+			t.Errorf("custom-psql: no p95 latency of %s: %+v", op, m.Metrics)
+		}
+	}
+
+	client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:" + strconv.Itoa(redis.Port)})
+	defer client.Close()
+	calls := map[string]float64{}
+	info, err := client.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if v, ok := strings.CutPrefix(rest, "calls="); ok {
+			v, _, _ = strings.Cut(v, ",")
+			calls[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	var sets, gets float64
+	for _, name := range []string{"custom-hist-v3", "custom-hist-v4a"} {
+		r := full(name)
+		if len(r.Measurements) != 2 {
+			t.Errorf("%s: %d measurements, want 2", name, len(r.Measurements))
+		}
+		for _, m := range r.Measurements {
+			s, g := value(m.Result, "requests", "SET"), value(m.Result, "requests", "GET")
+			// 2 generators × 4 clients × 2000 requests, SET and GET alternating.
+			if s+g != 2*4*2000 {
+				t.Errorf("%s #%d: %v SETs and %v GETs, want 16000 requests from the two generators", name, m.Repetition, s, g)
+			}
+			sets, gets = sets+s, gets+g
+			if len(m.Result.Histograms) == 0 || value(m.Result, "latencyP99Millis", "GET") <= 0 {
+				t.Errorf("%s #%d: no merged histograms or p99: %v", name, m.Repetition, m.Result.Metrics)
+			}
+		}
+	}
+	if calls["set"] != sets || calls["get"] != gets {
+		t.Errorf("custom-hist: the server ran %v SETs and %v GETs, the programs counted %v and %v", calls["set"], calls["get"], sets, gets)
+	}
+	out, err := dbperf("compare", "custom-hist-v3", "custom-hist-v4a")
+	if err != nil || !strings.Contains(out, "opsPerSecond") || !strings.Contains(out, "latencyP99Millis") {
+		t.Errorf("kubectl dbperf compare custom-hist-v3 custom-hist-v4a: %v\n%s", err, out)
+	}
+	t.Logf("custom: %v inserts; %v SETs and %v GETs as the server counted them; compare:\n%.1500s", inserts, sets, gets, out)
+}

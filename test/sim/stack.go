@@ -28,6 +28,9 @@ type StackOptions struct {
 	HelmSets []string
 	// ManagerArgs are extra flags of the manager (--telemetry-resources=kubelet).
 	ManagerArgs []string
+	// Images are more image repositories the test executor maps to local
+	// directories (a custom workload's image), beside executor.DefaultImages.
+	Images map[string][]string
 }
 
 // Stack is the simulated cluster with the operator installed by its chart,
@@ -101,8 +104,12 @@ func Up(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 	if err := os.MkdirAll(podsDir, 0o755); err != nil {
 		return nil, err
 	}
+	images := executor.DefaultImages()
+	for repo, dirs := range o.Images {
+		images[repo] = dirs
+	}
 	ex, err := executor.New(executor.Options{Client: c.Clientset, RunnerPath: o.Runner, WorkDir: podsDir,
-		KubeletAddr: c.KubeletAddr(), Log: o.Log})
+		KubeletAddr: c.KubeletAddr(), Log: o.Log, Images: images})
 	if err != nil {
 		return nil, err
 	}
