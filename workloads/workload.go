@@ -128,6 +128,10 @@ const FilesDir = "/etc/dbperf/workload"
 // OutputDir is a writable directory for result files in workload pods.
 const OutputDir = "/dbperf/out"
 
+// EnvOutputDir names OutputDir in a tool's environment (the custom
+// workload's); the runner makes that directory before the tool starts.
+const EnvOutputDir = "DBPERF_OUTPUT_DIR"
+
 // Invocation is one run of a tool: the command after `--` in
 // `dbperf-runner exec`, its environment and its files.
 type Invocation struct {

@@ -92,6 +92,15 @@ func Exec(ctx context.Context, o Options) *results.Result {
 		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, fmt.Errorf("the %s timeout passed", o.Timeout))
 		defer cancel()
 	}
+	// The output directory the tool is told about exists even when no
+	// result file is named in it (a custom tool printing to stdout).
+	if d := os.Getenv(workloads.EnvOutputDir); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			r := results.New(o.Command[0])
+			r.Fail("the runner could not make the output directory %s: %v", d, err)
+			return r
+		}
+	}
 	if err := prepareResultFiles(o.ResultFiles); err != nil {
 		r := results.New(o.Command[0])
 		r.Fail("the runner could not prepare the result files: %v", err)
@@ -204,6 +213,9 @@ func reasonSuffix(r *results.Result) string {
 	return ": " + strings.Join(r.Reasons, "; ")
 }
 
+// redactResult redacts every text of a result that a tool may have
+// written (a custom tool writes its own names, operations and versions),
+// not only reasons and parameter values.
 func redactResult(r *results.Result, red *Redactor) {
 	for i := range r.Reasons {
 		r.Reasons[i] = red.String(r.Reasons[i])
@@ -211,8 +223,32 @@ func redactResult(r *results.Result, red *Redactor) {
 	for i := range r.Warnings {
 		r.Warnings[i] = red.String(r.Warnings[i])
 	}
-	for k, v := range r.Parameters {
-		r.Parameters[k] = red.String(v)
+	r.Tool, r.ToolVersion = red.String(r.Tool), red.String(r.ToolVersion)
+	r.Primary.Name, r.Primary.Operation = red.String(r.Primary.Name), red.String(r.Primary.Operation)
+	if len(r.Parameters) > 0 {
+		params := make(map[string]string, len(r.Parameters))
+		for k, v := range r.Parameters {
+			params[red.String(k)] = red.String(v)
+		}
+		r.Parameters = params
+	}
+	for i := range r.Metrics {
+		m := &r.Metrics[i]
+		m.Name, m.Operation, m.Unit = red.String(m.Name), red.String(m.Operation), red.String(m.Unit)
+	}
+	for i := range r.TimeSeries {
+		renamed := make(map[string]float64, len(r.TimeSeries[i].Values))
+		for k, v := range r.TimeSeries[i].Values {
+			renamed[red.String(k)] = v
+		}
+		r.TimeSeries[i].Values = renamed
+	}
+	if len(r.Histograms) > 0 {
+		hists := make(map[string]string, len(r.Histograms))
+		for k, v := range r.Histograms {
+			hists[red.String(k)] = v
+		}
+		r.Histograms = hists
 	}
 }
 

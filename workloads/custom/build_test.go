@@ -181,7 +181,15 @@ func TestValidate(t *testing.T) {
 		"a sweep too large": {func(s *benchv1.WorkloadSpec) {
 			s.Custom.Parameters[0].Values = make([]int32, 32)
 			s.Custom.Parameters[1].Values = make([]int32, 9)
+			for _, p := range s.Custom.Parameters {
+				for i := range p.Values {
+					p.Values[i] = int32(i)
+				}
+			}
 		}, []string{"spec.workload.custom.parameters: Too many: 288: must have at most 256 items"}},
+		"a value twice (two steps of one name)": {func(s *benchv1.WorkloadSpec) {
+			s.Custom.Parameters[0].Values = []int32{4, 8, 4}
+		}, []string{"spec.workload.custom.parameters[0].values[2]: Duplicate value: 4"}},
 		"a parameter twice": {func(s *benchv1.WorkloadSpec) { s.Custom.Parameters[1].Name = "threads" }, []string{
 			"spec.workload.custom.parameters[1].name: Duplicate value: \"threads\"",
 			"spec.workload.custom.args[1]: Invalid value: \"--tables={{tables}}\": unknown placeholder {{tables}}: the placeholders of parameters are {{threads}}",

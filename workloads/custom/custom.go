@@ -87,7 +87,7 @@ const (
 	EnvCertFile        = "DBPERF_TARGET_CERT_FILE"
 	EnvKeyFile         = "DBPERF_TARGET_KEY_FILE"
 	EnvServerName      = "DBPERF_TARGET_SERVER_NAME"
-	EnvOutputDir       = "DBPERF_OUTPUT_DIR"
+	EnvOutputDir       = workloads.EnvOutputDir
 	EnvResultFile      = "DBPERF_RESULT_FILE"
 	EnvDurationSeconds = "DBPERF_DURATION_SECONDS"
 	EnvStep            = "DBPERF_STEP"
@@ -114,8 +114,8 @@ func environment(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step *worklo
 		env = append(env, corev1.EnvVar{Name: EnvCAFile, Value: workloads.CAFile})
 	}
 	if ep.TLS && ep.ClientCertSecret != "" {
-		env = append(env, corev1.EnvVar{Name: EnvCertFile, Value: workloads.TLSDir + "/tls.crt"},
-			corev1.EnvVar{Name: EnvKeyFile, Value: workloads.TLSDir + "/tls.key"})
+		env = append(env, corev1.EnvVar{Name: EnvCertFile, Value: workloads.ClientCertFile},
+			corev1.EnvVar{Name: EnvKeyFile, Value: workloads.ClientKeyFile})
 	}
 	if ep.TLS && ep.ServerName != "" {
 		env = append(env, corev1.EnvVar{Name: EnvServerName, Value: ep.ServerName})

@@ -1,7 +1,6 @@
 package custom
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,30 +49,6 @@ func histogramsSpec(format benchv1.CustomResultFormat, requests int, clients ...
 	return &benchv1.WorkloadSpec{Image: "registry.example/dbperf-example-histograms:1", Custom: c}
 }
 
-// commandCalls is the server's own count of each command it ran (INFO
-// commandstats: cmdstat_get:calls=…), lower case.
-func commandCalls(t *testing.T, c *goredis.Client) map[string]float64 {
-	t.Helper()
-	info, err := c.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		for _, kv := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, "calls="); ok {
-				n, _ := strconv.ParseFloat(v, 64)
-				out[strings.TrimPrefix(name, "cmdstat_")] = n
-			}
-		}
-	}
-	return out
-}
-
 // histogramCount is the number of latencies a result's histogram of op holds.
 func histogramCount(t *testing.T, r *results.Result, op string) int64 {
 	t.Helper()
@@ -108,9 +83,9 @@ func TestRealHistogramsExample(t *testing.T) {
 		spec := histogramsSpec(benchv1.CustomLines, requests, 1, 3)
 		valid(t, spec)
 		for _, step := range (Custom{}).Steps(spec) {
-			s0 := commandCalls(t, client)
+			s0 := testutil.RedisCommandCalls(t, client)
 			r, out := execLocal(t, (Custom{}).Run(spec, ep, step), secrets, false)
-			s1 := commandCalls(t, client)
+			s1 := testutil.RedisCommandCalls(t, client)
 			if r.Verdict != results.Succeeded || len(r.Warnings) > 0 {
 				t.Fatalf("%s: %s %v %v\n%s", step.Name, r.Verdict, r.Reasons, r.Warnings, out)
 			}
@@ -138,7 +113,7 @@ func TestRealHistogramsExample(t *testing.T) {
 			valid(t, spec)
 			spec.Parallelism = 2
 			inv := (Custom{}).Run(spec, ep, (Custom{}).Steps(spec)[0])
-			s0 := commandCalls(t, client)
+			s0 := testutil.RedisCommandCalls(t, client)
 			parts := make([]*results.Result, 2)
 			outs := make([]string, 2)
 			var wg sync.WaitGroup
@@ -152,7 +127,7 @@ func TestRealHistogramsExample(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			s1 := commandCalls(t, client)
+			s1 := testutil.RedisCommandCalls(t, client)
 			for i, p := range parts {
 				if p.Verdict != results.Succeeded || len(p.Warnings) > 0 {
 					t.Fatalf("generator %d: %s %v %v\n%s", i, p.Verdict, p.Reasons, p.Warnings, outs[i])

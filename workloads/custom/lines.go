@@ -89,6 +89,11 @@ func (c *collector) record(loc, line string) {
 	case "progress":
 		c.progressRecord(loc, f)
 	case "param":
+		if f[1] == "tool" || f[1] == "loadGenerators" {
+			// dbperf's own parameters: a merge of generators sets them.
+			c.invalid("%s, field 2 (name): %q is a parameter of dbperf's own; name it otherwise", loc, f[1])
+			return
+		}
 		c.r.SetParam(f[1], strings.Join(f[2:], " "))
 	case "tool":
 		c.r.SetParam("tool", f[1])

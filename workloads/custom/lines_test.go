@@ -165,6 +165,8 @@ func TestLinesMalformed(t *testing.T) {
 			reason: `output line 1: "# dbperf-lines v2": this dbperf-runner reads dbperf-lines v1`},
 		"the tool's log after the header": {out: LinesHeader + "\n" + good + "\nWARNING: slow query\n",
 			verdict: results.Invalid, reason: `output line 3, field 1 (kind): "WARNING:" is not a record of dbperf-lines v1`, keeps: []string{"opsPerSecond"}},
+		"dbperf's own parameter": {out: LinesHeader + "\n" + good + "\nparam loadGenerators 1\n",
+			verdict: results.Invalid, reason: `output line 3, field 2 (name): "loadGenerators" is a parameter of dbperf's own`, keeps: []string{"opsPerSecond"}},
 		"a metric twice": {out: LinesHeader + "\n" + good + "\n" + strings.Replace(good, "100", "200", 1) + "\n",
 			verdict: results.Invalid, reason: "output line 3: opsPerSecond was already reported (output line 2); the first is kept", keeps: []string{"opsPerSecond"}},
 		"a histogram that is not one": {out: LinesHeader + "\n" + good + "\nhistogram GET us bm90IGEgaGlzdG9ncmFt\n",

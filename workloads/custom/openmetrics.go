@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -248,11 +249,15 @@ func (c *collector) promSummary(loc, op string, s *dto.Summary, scale float64) {
 // latencyP99Millis, 0.999 latencyP999Millis (results.PercentileOfName
 // reads it back).
 func percentileName(q float64) string {
-	digits := strings.Replace(fmt.Sprintf("%g", 100*q), ".", "", 1)
-	if 100*q < 10 {
-		// 5th percentile: "5" reads back as 5, "05" would not.
-		digits = strings.TrimLeft(digits, "0")
+	p := math.Round(100*q*1e4) / 1e4 // 0.55 → 55, not 55.00000000000001
+	digits := strconv.FormatFloat(p, 'f', -1, 64)
+	if p >= 10 {
+		// 99.9 → "999", 55.5 → "555": PercentileOfName reads the first
+		// two digits as the whole part.
+		digits = strings.Replace(digits, ".", "", 1)
 	}
+	// Below 10 a fraction keeps its point (0.1 → "0.1", 5.5 → "5.5"):
+	// without it 0.1 and 1 would both be "1".
 	return "latencyP" + digits + "Millis"
 }
 

@@ -1,6 +1,7 @@
 package custom
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -140,13 +141,30 @@ func TestOpenMetricsValuesAboveTheBuckets(t *testing.T) {
 
 func TestPercentileName(t *testing.T) {
 	for q, want := range map[float64]string{0.5: "latencyP50Millis", 0.99: "latencyP99Millis", 0.999: "latencyP999Millis",
-		0.9999: "latencyP9999Millis", 0.995: "latencyP995Millis", 0.05: "latencyP5Millis", 1: "latencyP100Millis"} {
+		0.9999: "latencyP9999Millis", 0.995: "latencyP995Millis", 0.05: "latencyP5Millis", 1: "latencyP100Millis",
+		0.001: "latencyP0.1Millis", 0.01: "latencyP1Millis", 0.055: "latencyP5.5Millis", 0.55: "latencyP55Millis"} {
 		if got := percentileName(q); got != want {
 			t.Errorf("%g: %s, want %s", q, got, want)
 		}
 		digits := strings.TrimSuffix(strings.TrimPrefix(want, "latencyP"), "Millis")
-		if back := results.PercentileOfName(digits); back != 100*q && !(q == 0.9999 && back == 99.99) {
+		if back := results.PercentileOfName(digits); math.Abs(back-100*q) > 1e-9 {
 			t.Errorf("%s reads back as p%g, want p%g", want, back, 100*q)
 		}
+	}
+}
+
+// A NaN sum (the Prometheus parser accepts it) leaves out the average it
+// would make, says so, and the rest of the result can still be encoded:
+// NaN has no JSON form, and an unencodable result loses everything.
+func TestOpenMetricsNaNIsLeftOut(t *testing.T) {
+	in := strings.Replace(goodExposition, "commit_latency_seconds_sum 0.9", "commit_latency_seconds_sum NaN", 1)
+	r := Custom{}.Parse(workloads.ParseInput{Output: []byte(in), ExitCode: exit(0),
+		Config: config(t, benchv1.CustomOpenMetrics, results.Key{Name: "ops_per_second"}, "", declaration{Name: "queries_total", Direction: results.Neutral})})
+	testutil.CheckVerdict(t, r, results.Invalid, "latencyAverageMillis[commit_latency_seconds] is NaN")
+	if _, err := results.EncodeBlock(r); err != nil {
+		t.Fatalf("the result cannot be encoded: %v", err)
+	}
+	if got := testutil.MetricValue(t, r, "ops_per_second", ""); got != 1500.5 {
+		t.Errorf("ops_per_second %v, want 1500.5 kept", got)
 	}
 }

@@ -95,6 +95,11 @@ func (c *collector) invalid(format string, args ...any) {
 // ("" when not, then declared or inferred); unitField and dirField name
 // where they would be given.
 func (c *collector) add(loc, unitField, dirField string, m results.Metric) {
+	if !finite(m.Value) {
+		// NaN and ±Inf have no JSON form: the whole result would be lost.
+		c.invalid("%s: %s is %v, not a number the results can keep; left out", loc, m.Key(), m.Value)
+		return
+	}
 	if at, dup := c.first[m.Key()]; dup {
 		c.invalid("%s: %s was already reported (%s); the first is kept", loc, m.Key(), at)
 		return

@@ -108,10 +108,16 @@ func validateParameters(c *benchv1.CustomWorkload, path *field.Path) field.Error
 		if len(prm.Values) == 0 {
 			errs = append(errs, field.Required(ip.Child("values"), "at least one value"))
 		}
+		values := map[int32]bool{}
 		for j, v := range prm.Values {
-			if v < 0 {
+			switch {
+			case v < 0:
 				errs = append(errs, field.Invalid(ip.Child("values").Index(j), v, "must not be negative"))
+			case values[v]:
+				// Two steps of one name: status keys steps by name.
+				errs = append(errs, field.Duplicate(ip.Child("values").Index(j), v))
 			}
+			values[v] = true
 		}
 	}
 	if n := sweepSize(c); n > maxSteps {
