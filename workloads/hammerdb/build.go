@@ -247,10 +247,9 @@ func script(w *benchv1.HammerDBWorkload, ep workloads.Endpoint, vu int32) string
 		diset("tpcc", "pass", pass)
 	} else {
 		mode := "prefer"
-		if ep.TLS {
-			mode = "require"
-			if ep.CASecret != "" {
-				mode = "verify-full"
+		for _, e := range workloads.LibpqTLSEnv(ep) {
+			if e.Name == "PGSSLMODE" { // the mode every libpq tool of ours uses
+				mode = e.Value
 			}
 		}
 		diset("connection", "sslmode", mode)

@@ -42,7 +42,7 @@ func TestParseFixtures(t *testing.T) {
 		"mysql-v4.1-autopilot-hammerdb.log-incomplete-run.txt": {verdict: results.Succeeded, nopm: 7667, tpm: 23310, vus: "64",
 			warning: "7 timed tests"},
 		"mysql-v4.1-buildschema-1wh-diset-errors.txt": {verdict: results.Failed, reason: "refused 4 configuration command"},
-		"mysql-v4.1-cli-sequence-1-64vu.txt":          {verdict: results.Succeeded, nopm: 711, tpm: 2256, vus: "64", warning: "7 timed tests"},
+		"mysql-v4.1-cli-sequence-1-64vu.txt":          {verdict: results.Invalid, reason: `refused 2 configuration command(s), so the test did not run with the settings asked for: Dictionary "tpcc" for MySQL exists but key "my_duration" doesn't`, nopm: 711, tpm: 2256, vus: "64", warning: "7 timed tests"},
 		"mysql-v4.1-xtprof-hdbxtprofile.txt":          {verdict: results.Failed, reason: "no TEST RESULT", profile: [2]float64{90.448, 128.481}},
 		"pg-400wh-100vu-raiseerror-vuser-failed.txt": {verdict: results.Invalid, reason: "95 virtual user(s) FINISHED FAILED (Vuser 2, 3, 4, 5, 6, 7, 8, 9 and 87 more: ERROR:  invalid transaction termination)",
 			nopm: 2891, tpm: 6888, vus: "100"},
@@ -153,6 +153,23 @@ func TestUnknownKeyOfHammerDB412IsRefused(t *testing.T) {
 	testutil.CheckVerdict(t, r, results.Invalid, `refused 1 configuration command(s), so the test did not run with the settings asked for: Dictionary "tpcc" for PostgreSQL exists but key "pg_prepared" doesn't`)
 	if got := testutil.MetricValue(t, r, "nopm", ""); got != 70544 {
 		t.Errorf("NOPM %v, want HammerDB's 70544", got)
+	}
+}
+
+// Every form of diset's refusal that does not begin with "Error:" (4.x's
+// gencli.tcl and older releases) makes the measurement Invalid.
+func TestDisetRefusalsWithoutError(t *testing.T) {
+	ok := string(readTestdata(t, "real-4.12-pg15-2vu-rampup1-duration1.log"))
+	for _, refusal := range []string{
+		`Dictionary "tpcx" for PostgreSQL does not exist`,
+		`Dictionary "tpcc" for PostgreSQL exists but key "pg_k" doesn't`,
+		`Dictionary "tpcc" for PostgreSQL exists but key "pg_k" doesn't, key "pg_k" is in the "connection" dictionary`,
+		`Failed to set Dictionary value: bad value`,
+	} {
+		out := strings.Replace(ok, "Script loaded", refusal+"\nScript loaded", 1)
+		r := HammerDB{}.Parse(workloads.ParseInput{Output: []byte(out),
+			Files: map[string][]byte{TimeProfileFile: readTestdata(t, "real-4.12-pg15-2vu-rampup1-duration1-hdbxtprofile.log")}})
+		testutil.CheckVerdict(t, r, results.Invalid, refusal)
 	}
 }
 

@@ -283,7 +283,7 @@ func refusedSetting(lines []string, i int) (string, bool) {
 	// diset's refusals that do not begin with "Error:" (HammerDB 4.x,
 	// src/generic/gencli.tcl): an unknown key, a dictionary that does not
 	// exist, a value the dictionary refused.
-	if strings.HasPrefix(line, "Dictionary \"") && (strings.Contains(line, "\" doesn't, key \"") || strings.HasSuffix(line, "\" does not exist")) ||
+	if strings.HasPrefix(line, "Dictionary \"") && (strings.Contains(line, " exists but key \"") || strings.HasSuffix(line, " does not exist")) ||
 		strings.HasPrefix(line, "Failed to set Dictionary value: ") {
 		return line, true
 	}
