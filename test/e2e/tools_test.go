@@ -32,39 +32,14 @@ import (
 func checkRealTools(ctx context.Context, t *testing.T, plugin string, c *sim.Cluster, final map[string]*benchv1.BenchmarkRun,
 	redis testutil.Redis, pg testutil.Postgres) {
 	t.Helper()
-	full := func(name string) compare.Run {
-		t.Helper()
-		out, err := exec.CommandContext(ctx, plugin, "results", name, "--kubeconfig", c.Kubeconfig, "-n", ns, "-o", "json").Output()
-		if err != nil {
-			t.Fatalf("kubectl dbperf results %s: %v\n%s", name, err, out)
-		}
-		var r compare.Run
-		if err := json.Unmarshal(out, &r); err != nil {
-			t.Fatalf("kubectl dbperf results %s: %v", name, err)
-		}
-		return r
-	}
-	value := func(r *results.Result, name, op string) float64 {
-		m, _ := r.Get(results.Key{Name: name, Operation: op})
-		return m.Value
-	}
+	full := func(name string) compare.Run { return fullResults(ctx, t, plugin, c, name) }
+	value := metricValue
 
 	// memtier.
 	if run := final["memtier-redis"]; run != nil && run.Status.Phase == benchv1.PhaseSucceeded {
 		client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:" + strconv.Itoa(redis.Port)})
 		defer client.Close()
-		calls := map[string]float64{}
-		info, err := client.Info(ctx, "commandstats").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(info, "\n") {
-			name, rest, _ := strings.Cut(strings.TrimSpace(line), ":")
-			if v, ok := strings.CutPrefix(rest, "calls="); ok {
-				v, _, _ = strings.Cut(v, ",")
-				calls[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.ParseFloat(v, 64)
-			}
-		}
+		calls := testutil.RedisCommandCalls(t, client)
 		var sets, gets float64
 		r := full("memtier-redis")
 		if len(r.Measurements) != 2 {
@@ -148,22 +123,8 @@ func checkCustom(ctx context.Context, t *testing.T, plugin string, c *sim.Cluste
 		out, err := exec.CommandContext(ctx, plugin, append(args, "--kubeconfig", c.Kubeconfig, "-n", ns)...).CombinedOutput()
 		return string(out), err
 	}
-	full := func(name string) compare.Run {
-		t.Helper()
-		out, err := exec.CommandContext(ctx, plugin, "results", name, "--kubeconfig", c.Kubeconfig, "-n", ns, "-o", "json").Output()
-		if err != nil {
-			t.Fatalf("kubectl dbperf results %s: %v\n%s", name, err, out)
-		}
-		var r compare.Run
-		if err := json.Unmarshal(out, &r); err != nil {
-			t.Fatalf("kubectl dbperf results %s: %v", name, err)
-		}
-		return r
-	}
-	value := func(r *results.Result, name, op string) float64 {
-		m, _ := r.Get(results.Key{Name: name, Operation: op})
-		return m.Value
-	}
+	full := func(name string) compare.Run { return fullResults(ctx, t, plugin, c, name) }
+	value := metricValue
 	for _, name := range []string{"custom-psql", "custom-hist-v3", "custom-hist-v4a"} {
 		if run := final[name]; run == nil || run.Status.Phase != benchv1.PhaseSucceeded {
 			return // reported with the other runs
@@ -191,18 +152,7 @@ func checkCustom(ctx context.Context, t *testing.T, plugin string, c *sim.Cluste
 
 	client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:" + strconv.Itoa(redis.Port)})
 	defer client.Close()
-	calls := map[string]float64{}
-	info, err := client.Info(ctx, "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, _ := strings.Cut(strings.TrimSpace(line), ":")
-		if v, ok := strings.CutPrefix(rest, "calls="); ok {
-			v, _, _ = strings.Cut(v, ",")
-			calls[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.ParseFloat(v, 64)
-		}
-	}
+	calls := testutil.RedisCommandCalls(t, client)
 	var sets, gets float64
 	for _, name := range []string{"custom-hist-v3", "custom-hist-v4a"} {
 		r := full(name)
@@ -229,4 +179,25 @@ func checkCustom(ctx context.Context, t *testing.T, plugin string, c *sim.Cluste
 		t.Errorf("kubectl dbperf compare custom-hist-v3 custom-hist-v4a: %v\n%s", err, out)
 	}
 	t.Logf("custom: %v inserts; %v SETs and %v GETs as the server counted them; compare:\n%.1500s", inserts, sets, gets, out)
+}
+
+// fullResults is a run's full results, as kubectl dbperf results -o json
+// exports them.
+func fullResults(ctx context.Context, t *testing.T, plugin string, c *sim.Cluster, name string) compare.Run {
+	t.Helper()
+	out, err := exec.CommandContext(ctx, plugin, "results", name, "--kubeconfig", c.Kubeconfig, "-n", ns, "-o", "json").Output()
+	if err != nil {
+		t.Fatalf("kubectl dbperf results %s: %v\n%s", name, err, out)
+	}
+	var r compare.Run
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("kubectl dbperf results %s: %v", name, err)
+	}
+	return r
+}
+
+// metricValue is a metric's value in a result, 0 when it has none.
+func metricValue(r *results.Result, name, op string) float64 {
+	m, _ := r.Get(results.Key{Name: name, Operation: op})
+	return m.Value
 }

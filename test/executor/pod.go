@@ -214,6 +214,12 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 	// Service names in ConfigMap files (HammerDB's scripts name the host)
 	// resolve as cluster DNS would, like those in arguments.
 	var svcRefs []string
+	prepared := false
+	defer func() {
+		if !prepared { // every Service reference taken so far goes with the error
+			e.services.release(svcRefs)
+		}
+	}()
 	var contentErr error
 	rewriteContent := func(b []byte) []byte {
 		out, refs, err := e.services.rewrite(ctx, contentReplacer.Replace(string(b)))
@@ -227,12 +233,10 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 		return nil, cleanup, &notRunnable{"CreateContainerConfigError", err.Error()}
 	}
 	if contentErr != nil {
-		e.services.release(svcRefs)
 		return nil, cleanup, &notRunnable{"CreateContainerConfigError", fmt.Sprintf("a ConfigMap file: %v", contentErr)}
 	}
 	env, err := e.resolveEnv(ctx, pod, c)
 	if err != nil {
-		e.services.release(svcRefs)
 		return nil, cleanup, &notRunnable{"CreateContainerConfigError", err.Error()}
 	}
 	rewrite := func(s string) (string, error) {
@@ -317,6 +321,7 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
+	prepared = true
 	return cmd, cleanup, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,30 +18,6 @@ import (
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
-
-// commandCalls is the server's own count of each command it ran (INFO
-// commandstats: cmdstat_get:calls=…), lower case.
-func commandCalls(t *testing.T, c *goredis.Client) map[string]float64 {
-	t.Helper()
-	info, err := c.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		for _, kv := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, "calls="); ok {
-				n, _ := strconv.ParseFloat(v, 64)
-				out[strings.TrimPrefix(name, "cmdstat_")] = n
-			}
-		}
-	}
-	return out
-}
 
 // The real memtier_benchmark 2.1.1 through the runner, as the operator
 // builds its command lines, against a local redis-server: the load step
@@ -83,9 +58,9 @@ func TestRealMemtierLoadMixPipelinesAndIncr(t *testing.T) {
 	spec.Memtier.Pipeline = []int32{1, 8}
 	spec.Memtier.Duration.Duration = 2 * time.Second
 
-	before := commandCalls(t, client)
+	before := testutil.RedisCommandCalls(t, client)
 	exec(*Memtier{}.Prepare(spec, ep), true)
-	loaded := commandCalls(t, client)
+	loaded := testutil.RedisCommandCalls(t, client)
 	if n, _ := client.DBSize(context.Background()).Result(); n != 5000 || loaded["set"]-before["set"] != 5000 {
 		t.Fatalf("the load step left %d keys after %g SETs, want the 5000 of the key range", n, loaded["set"]-before["set"])
 	}
@@ -96,9 +71,9 @@ func TestRealMemtierLoadMixPipelinesAndIncr(t *testing.T) {
 	}
 	var throughput []float64
 	for _, step := range steps {
-		s0 := commandCalls(t, client)
+		s0 := testutil.RedisCommandCalls(t, client)
 		r := exec(Memtier{}.Run(spec, ep, step), false)
-		s1 := commandCalls(t, client)
+		s1 := testutil.RedisCommandCalls(t, client)
 		sets, gets := metric(r, "requests", "Sets"), metric(r, "requests", "Gets")
 		if sets != s1["set"]-s0["set"] || gets != s1["get"]-s0["get"] {
 			t.Errorf("%s: memtier counts %g SETs and %g GETs, the server ran %g and %g", step.Name, sets, gets, s1["set"]-s0["set"], s1["get"]-s0["get"])
@@ -122,9 +97,9 @@ func TestRealMemtierLoadMixPipelinesAndIncr(t *testing.T) {
 	incr := seed()
 	incr.Memtier.KeyMaximum = 100
 	incr.Memtier.Commands = []benchv1.MemtierCommand{{Command: "INCR __key__", Ratio: 1, KeyPattern: "R"}}
-	s0 := commandCalls(t, client)
+	s0 := testutil.RedisCommandCalls(t, client)
 	r := exec(Memtier{}.Run(incr, ep, Memtier{}.Steps(incr)[0]), false)
-	s1 := commandCalls(t, client)
+	s1 := testutil.RedisCommandCalls(t, client)
 	if n := metric(r, "requests", "Incrs"); n <= 0 || n != s1["incr"]-s0["incr"] {
 		t.Errorf("memtier counts %g INCRs, the server ran %g", n, s1["incr"]-s0["incr"])
 	}
