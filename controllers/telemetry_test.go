@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,6 +82,14 @@ func TestTargetTelemetryAndDisturbances(t *testing.T) {
 	tool := []string{"redis-benchmark", "-h", "127.0.0.1", "-p", strconv.Itoa(rd.Port), "-c", "10", "-n", "60000", "-t", "set", "--csv"}
 
 	job := h.waitJob(specs.MeasureJobName(run, 0, 1))
+	// The status read before the Job existed may not name the target yet
+	// (it failed here once in CI, under load).
+	testutil.Eventually(t, 30*time.Second, "the status names the target", func() error {
+		if run = h.run("tele"); run.Status.Target == nil {
+			return fmt.Errorf("no status.target yet")
+		}
+		return nil
+	})
 	args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
 	if !strings.Contains(args, "--server-statistics redis --server-address "+run.Status.Target.Host+":6379") || !strings.Contains(args, "--server-poll-interval 2s") {
 		t.Fatalf("the job's runner arguments do not poll the target: %s", args)
