@@ -198,7 +198,10 @@ func TestEndToEnd(t *testing.T) {
 	}))
 	defer web.Close()
 	webPort := web.Listener.Addr().(*net.TCPAddr).Port
-	manifest := fmt.Sprintf(runsYAML, pg.User, pg.Password, pg.Port, redis.Port, webPort, memtierRedis.Port, customRedis.Port)
+	manifest := fmt.Sprintf(runsYAML, pg.User, pg.Password, pg.Port, redis.Port, webPort, memtierRedis.Port)
+	for _, pool := range []string{"v3", "v4a"} {
+		manifest += fmt.Sprintf(customHistYAML, pool, customRedis.Port)
+	}
 	if out, err := c.Kubectl(ctx, strings.NewReader("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n"), "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -635,53 +638,6 @@ spec:
     placement:
       nodeSelector: {pool: standard-v3}
 ---
-# A custom workload with histograms: the histograms example (a Go program)
-# as two load generators against a Redis of its own, on each pool, twice:
-# their HdrHistograms merge, and the two runs compare like any others.
-apiVersion: bench.dbperf.io/v1alpha1
-kind: BenchmarkRun
-metadata:
-  name: custom-hist-v3
-  labels: {variant: standard-v3}
-spec:
-  repetitions: 2
-  target:
-    external: {host: 127.0.0.1, port: %[7]d}
-  workload:
-    image: registry.example/dbperf-example-histograms:1
-    parallelism: 2
-    custom:
-      command: [dbperf-example-histograms]
-      args: [-clients, "{{clients}}", -requests, "2000"]
-      parameters: [{name: clients, values: [4]}]
-      format: Lines
-      primaryMetric: {name: opsPerSecond}
-      database: valkey
-    placement:
-      nodeSelector: {pool: standard-v3}
----
-apiVersion: bench.dbperf.io/v1alpha1
-kind: BenchmarkRun
-metadata:
-  name: custom-hist-v4a
-  labels: {variant: standard-v4a}
-spec:
-  repetitions: 2
-  target:
-    external: {host: 127.0.0.1, port: %[7]d}
-  workload:
-    image: registry.example/dbperf-example-histograms:1
-    parallelism: 2
-    custom:
-      command: [dbperf-example-histograms]
-      args: [-clients, "{{clients}}", -requests, "2000"]
-      parameters: [{name: clients, values: [4]}]
-      format: Lines
-      primaryMetric: {name: opsPerSecond}
-      database: valkey
-    placement:
-      nodeSelector: {pool: standard-v4a}
----
 # OpenSearch Benchmark is not installed here: the run must fail, saying so.
 apiVersion: bench.dbperf.io/v1alpha1
 kind: BenchmarkRun
@@ -694,6 +650,35 @@ spec:
     osb: {name: http_logs, testProcedure: append-no-conflicts-index-only, clients: [1]}
     placement:
       nodeSelector: {pool: loadgen}
+`
+
+// customHistYAML is the custom workload with histograms, one run per pool
+// (custom-hist-v3, custom-hist-v4a; arguments: the pool's suffix and the
+// Redis port): the histograms example (a Go program) as two load generators
+// against a Redis of its own, twice; their HdrHistograms merge, and the two
+// runs compare like any others.
+const customHistYAML = `
+---
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: custom-hist-%[1]s
+spec:
+  repetitions: 2
+  target:
+    external: {host: 127.0.0.1, port: %[2]d}
+  workload:
+    image: registry.example/dbperf-example-histograms:1
+    parallelism: 2
+    custom:
+      command: [dbperf-example-histograms]
+      args: [-clients, "{{clients}}", -requests, "2000"]
+      parameters: [{name: clients, values: [4]}]
+      format: Lines
+      primaryMetric: {name: opsPerSecond}
+      database: valkey
+    placement:
+      nodeSelector: {pool: standard-%[1]s}
 `
 
 const comparisonYAML = `
