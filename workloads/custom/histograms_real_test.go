@@ -147,10 +147,13 @@ func TestRealHistogramsExample(t *testing.T) {
 					t.Errorf("%s: the merged result counts %g requests with %d latencies, the server ran %g", op, got, histogramCount(t, merged, op), server)
 				}
 				// A percentile of the union lies between the generators'
-				// own, and comes from the merged histogram, not as a bound.
+				// own, and comes from the merged histogram, not as a bound:
+				// within the histogram's resolution (3 significant digits,
+				// reported as the highest equivalent value: 309.1 µs reads
+				// 310 µs), so 0.5 % either side.
 				p99 := testutil.MetricValue(t, merged, "latencyP99Millis", op)
 				a, b := testutil.MetricValue(t, parts[0], "latencyP99Millis", op), testutil.MetricValue(t, parts[1], "latencyP99Millis", op)
-				if p99 < min(a, b)*0.999 || p99 > max(a, b)*1.001 {
+				if p99 < min(a, b)*0.995 || p99 > max(a, b)*1.005 {
 					t.Errorf("%s: merged p99 %g ms, the generators' %g and %g", op, p99, a, b)
 				}
 				if _, ok := merged.Get(results.Key{Name: "latencyP99UpperBoundMillis", Operation: op}); ok {
