@@ -3,6 +3,7 @@ package custom
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,7 +36,7 @@ func checkTemplate(s string, known []string, path *field.Path) field.ErrorList {
 	}
 	var errs field.ErrorList
 	for _, m := range placeholder.FindAllStringSubmatch(s, -1) {
-		if !contains(known, m[1]) {
+		if !slices.Contains(known, m[1]) {
 			errs = append(errs, field.Invalid(path, s, fmt.Sprintf("unknown placeholder %s: %s", m[0], knownPlaceholders(known))))
 		}
 	}
@@ -62,13 +63,4 @@ func knownPlaceholders(known []string) string {
 		out[i] = "{{" + k + "}}"
 	}
 	return "the placeholders of parameters are " + strings.Join(out, ", ")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -2,6 +2,7 @@ package custom
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -40,7 +41,7 @@ func (Custom) Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.Error
 func validateTemplates(c *benchv1.CustomWorkload, p *field.Path) field.ErrorList {
 	var known []string
 	for _, prm := range c.Parameters {
-		if !contains(known, prm.Name) {
+		if !slices.Contains(known, prm.Name) {
 			known = append(known, prm.Name)
 		}
 	}
