@@ -121,10 +121,13 @@ func candidateNodes(run *benchv1.BenchmarkRun, nodes []corev1.Node) map[string]b
 	placements := []benchv1.Placement{run.Spec.Workload.Placement}
 	if targets.RunsPods(run) {
 		placements = append(placements, run.Spec.Target.Placement)
+		if run.Spec.Target.ReplicaPlacement != nil {
+			placements = append(placements, *run.Spec.Target.ReplicaPlacement)
+		}
 	}
 	out := map[string]bool{}
 	for _, p := range placements {
-		pod := &corev1.Pod{Spec: corev1.PodSpec{NodeSelector: p.NodeSelector, Affinity: p.Affinity, Tolerations: p.Tolerations}}
+		pod := &corev1.Pod{Spec: corev1.PodSpec{NodeSelector: p.Selector(), Affinity: p.Affinity, Tolerations: p.Tolerations}}
 		req := nodeaffinity.GetRequiredNodeAffinity(pod)
 		for i := range nodes {
 			n := &nodes[i]

@@ -84,6 +84,19 @@ type Endpoint struct {
 	// administrator's credentials for tools that create their own schema
 	// and user (HammerDB on PostgreSQL).
 	Superuser, SuperuserPassword *corev1.SecretKeySelector
+	// Cluster: the target is a sharded cluster the client must follow
+	// (Valkey Cluster: memtier --cluster-mode); Host and Port are one of
+	// its members.
+	Cluster bool
+	// ReadHost is a Service of the target's replicas, for tools that can
+	// send reads to replicas; empty when it has none.
+	ReadHost string
+	// TLSVersion and TLSCipher are what the client must ask for (MySQL
+	// protocol); each measurement checks what was negotiated.
+	TLSVersion, TLSCipher string
+	// SessionVariables a session of the workload's user must have
+	// (MySQL protocol), checked at each measurement.
+	SessionVariables map[string]string
 }
 
 // TLSDir holds ca.crt and, for two-way TLS, tls.crt and tls.key in workload pods.

@@ -209,6 +209,15 @@ type ValiditySpec struct {
 	// +optional
 	MaxDriftPercent Percent `json:"maxDriftPercent,omitempty"`
 
+	// LoadGeneratorsInPrimaryZone requires every load generator to run in
+	// the zone of the target's primary (the primary's pod's node label
+	// topology.kubernetes.io/zone): a measurement with a load generator
+	// elsewhere is Invalid, naming both zones, since the zone boundary
+	// adds latency that hides what is compared. Off (the default): the
+	// zones are recorded, not judged.
+	// +optional
+	LoadGeneratorsInPrimaryZone bool `json:"loadGeneratorsInPrimaryZone,omitempty"`
+
 	// MaxCoefficientOfVariationPercent marks a step unstable when the
 	// run-to-run variation of its primary metric is above it (needs at
 	// least two repetitions). Zero disables the check.

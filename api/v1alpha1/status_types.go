@@ -257,6 +257,17 @@ type Environment struct {
 	// Nodes used by the target and the load generators.
 	// +optional
 	Nodes []NodeInfo `json:"nodes,omitempty"`
+	// Instances are the target's pods, with their roles (primary,
+	// replica, shard, keeper, server), and the load generators' (loadgen),
+	// each with its node, pool and zone.
+	// +kubebuilder:validation:MaxItems=512
+	// +optional
+	Instances []InstanceInfo `json:"instances,omitempty"`
+	// Volumes of the target besides its data directory's defaults: data,
+	// WAL and tablespaces with their storage classes and sizes.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Volumes []VolumeInfo `json:"volumes,omitempty"`
 	// Images used, by role.
 	// +optional
 	Images map[string]string `json:"images,omitempty"`

@@ -6,7 +6,8 @@ import (
 )
 
 // TargetSpec is the database under test: exactly one kind, plus where it runs.
-// +kubebuilder:validation:XValidation:rule="[has(self.postgres), has(self.valkey), has(self.mysql), has(self.mongodb), has(self.opensearch), has(self.external)].filter(x, x).size() == 1",message="exactly one of postgres, valkey, mysql, mongodb, opensearch or external must be set"
+// +kubebuilder:validation:XValidation:rule="[has(self.postgres), has(self.valkey), has(self.mysql), has(self.mongodb), has(self.opensearch), has(self.clickhouse), has(self.external)].filter(x, x).size() == 1",message="exactly one of postgres, valkey, mysql, mongodb, opensearch, clickhouse or external must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicaPlacement) || (has(self.postgres) && has(self.postgres.instances) && self.postgres.instances > 1) || (has(self.mysql) && has(self.mysql.replicas) && self.mysql.replicas > 0) || (has(self.valkey) && has(self.valkey.replicas) && self.valkey.replicas > 0) || (has(self.clickhouse) && has(self.clickhouse.replicas) && self.clickhouse.replicas > 1)",fieldPath=".replicaPlacement",message="replicaPlacement needs replicas: postgres.instances above 1, mysql.replicas or valkey.replicas above 0, or clickhouse.replicas above 1"
 type TargetSpec struct {
 	// Postgres provisions a CloudNativePG Cluster owned by the run.
 	// +optional
@@ -30,18 +31,36 @@ type TargetSpec struct {
 	// +optional
 	OpenSearch *OpenSearchTarget `json:"opensearch,omitempty"`
 
+	// ClickHouse provisions a ClickHouse shard (and its Keeper servers)
+	// owned by the run.
+	// +optional
+	ClickHouse *ClickHouseTarget `json:"clickhouse,omitempty"`
+
 	// External points at an existing endpoint, such as a managed service.
 	// +optional
 	External *ExternalTarget `json:"external,omitempty"`
 
 	// Placement is where the target's pods run: the platform under test.
-	// Ignored for external targets.
+	// For a replicated target it places the primary (and the replicas,
+	// unless replicaPlacement is set). Ignored for external targets.
 	// +optional
 	Placement Placement `json:"placement,omitempty"`
+
+	// ReplicaPlacement is where the replicas of a replicated target run
+	// (CloudNativePG standbys, MySQL and Valkey replicas, ClickHouse
+	// replicas), such as another zone than the primary's. Unset: placement.
+	// +optional
+	ReplicaPlacement *Placement `json:"replicaPlacement,omitempty"`
 }
 
 // Placement says which nodes a set of pods may use.
 type Placement struct {
+	// Zone the pods must run in: the node label
+	// topology.kubernetes.io/zone, added to nodeSelector.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	// +optional
+	Zone string `json:"zone,omitempty"`
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// +optional
@@ -85,12 +104,45 @@ type PostgresTarget struct {
 	// Resources of each PostgreSQL instance.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Replication of the standbys (instances above 1): asynchronous by
+	// default, or synchronous with a number of confirming standbys.
+	// +optional
+	Replication *PostgresReplication `json:"replication,omitempty"`
+
+	// WALStorage puts pg_wal on a volume of its own (CloudNativePG's
+	// walStorage), on each instance. Unset: the WAL shares the data volume.
+	// +optional
+	WALStorage *StorageSpec `json:"walStorage,omitempty"`
+
+	// Tablespaces on volumes of their own; a temporary one receives
+	// temporary tables and spills (temp_tablespaces).
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Tablespaces []PostgresTablespace `json:"tablespaces,omitempty"`
 }
 
 // ValkeyTarget is a Valkey server created for the run (default image
-// valkey/valkey:8.1; args such as ["--io-threads", "4"]).
+// valkey/valkey:8.1; args such as ["--io-threads", "4"]): one server,
+// a primary with replicas, or a sharded cluster.
+// +kubebuilder:validation:XValidation:rule="!(has(self.cluster) && has(self.replicas) && self.replicas > 0)",message="replicas is for one primary; a cluster's replicas are cluster.replicasPerShard"
 type ValkeyTarget struct {
 	ServerTarget `json:",inline"`
+
+	// Replicas of the one primary (replicaof), each in its own pod on
+	// replicaPlacement. Zero: no replication. Load tools write to the
+	// primary; the replicas' Service is recorded in status.target.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=8
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// Cluster shards the keys over several primaries (Valkey Cluster);
+	// load tools connect in cluster mode (memtier --cluster-mode).
+	// +optional
+	Cluster *ValkeyCluster `json:"cluster,omitempty"`
 }
 
 // ExternalTarget is an existing endpoint the run does not own.
@@ -118,6 +170,16 @@ type ExternalTarget struct {
 	// TLS settings for connecting to the endpoint.
 	// +optional
 	TLS *TLSSpec `json:"tls,omitempty"`
+
+	// SessionVariables the endpoint's sessions must have (MySQL protocol),
+	// such as autocommit: ON. They are not set: each measurement checks
+	// them on a session of the workload's user, and a difference makes it
+	// Invalid with both values.
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z_][a-z0-9_]{0,63}$'))",message="variable names are lower-case letters, digits and underscores"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k].matches('^[A-Za-z0-9_.,-]{1,128}$'))",message="variable values are letters, digits and _.,-"
+	// +optional
+	SessionVariables map[string]string `json:"sessionVariables,omitempty"`
 }
 
 // TLSSpec is how the load tool connects over TLS.
@@ -135,6 +197,17 @@ type TLSSpec struct {
 	// `tls.key`: the client certificate of two-way (mutual) TLS.
 	// +optional
 	ClientCertSecretRef *corev1.LocalObjectReference `json:"clientCertSecretRef,omitempty"`
+	// Version the client asks for (MySQL protocol: --tls-version); each
+	// measurement checks the version negotiated.
+	// +optional
+	Version TLSVersion `json:"version,omitempty"`
+	// Cipher the client asks for, by its IANA (TLS_AES_128_GCM_SHA256)
+	// or OpenSSL name (ECDHE-RSA-AES128-GCM-SHA256). Each measurement
+	// checks the cipher a session of the workload's user negotiated, and
+	// a different one makes it Invalid with both names.
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-]{1,64}$`
+	// +optional
+	Cipher string `json:"cipher,omitempty"`
 }
 
 // ServerTarget are the settings every operator-owned server shares.
@@ -171,6 +244,22 @@ type MySQLTarget struct {
 	// TLS serves connections over TLS and makes the load tool use it.
 	// +optional
 	TLS *ServerTLS `json:"tls,omitempty"`
+
+	// Replicas of the primary (GTID-based asynchronous replication), each
+	// in its own pod on replicaPlacement. Zero: no replication.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=8
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// SessionVariables are set as the server's defaults (such as
+	// autocommit: ON) and checked on a session of the workload's user at
+	// each measurement; a difference makes it Invalid with both values.
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z_][a-z0-9_]{0,63}$'))",message="variable names are lower-case letters, digits and underscores"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k].matches('^[A-Za-z0-9_.,-]{1,128}$'))",message="variable values are letters, digits and _.,-"
+	// +optional
+	SessionVariables map[string]string `json:"sessionVariables,omitempty"`
 }
 
 // ServerTLS is TLS on an operator-owned server.
@@ -187,6 +276,18 @@ type ServerTLS struct {
 	// one for the load generators.
 	// +optional
 	RequireClientCertificates bool `json:"requireClientCertificates,omitempty"`
+	// Version is the only TLS version the server accepts; each
+	// measurement checks the version negotiated.
+	// +optional
+	Version TLSVersion `json:"version,omitempty"`
+	// Cipher is the only cipher the server offers and the client asks
+	// for (IANA name for TLS 1.3, such as TLS_AES_128_GCM_SHA256; OpenSSL
+	// name for TLS 1.2). Each measurement checks the cipher a session of
+	// the workload's user negotiated, and a different one makes it
+	// Invalid with both names.
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-]{1,64}$`
+	// +optional
+	Cipher string `json:"cipher,omitempty"`
 }
 
 // MongoDBTarget is a MongoDB-wire document store created for the run (for

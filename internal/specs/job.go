@@ -136,7 +136,7 @@ func podSpec(p JobParams) corev1.PodSpec {
 			FSGroup:        ptr.To[int64](nonRootUID),
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
-		NodeSelector: w.Placement.NodeSelector,
+		NodeSelector: w.Placement.Selector(),
 		Tolerations:  w.Placement.Tolerations,
 		Affinity:     loadgenAffinity(w.Placement.Affinity, p.AvoidPods),
 		InitContainers: []corev1.Container{{

@@ -125,7 +125,7 @@ func (s Server) StatefulSet() *appsv1.StatefulSet {
 						RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(s.UID), RunAsGroup: ptr.To(s.UID), FSGroup: ptr.To(s.UID),
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
-					NodeSelector: pl.NodeSelector,
+					NodeSelector: pl.Selector(),
 					Tolerations:  pl.Tolerations,
 					Affinity:     serverAffinity(pl.Affinity, replicas, ServerPodLabels(run)),
 					Containers:   []corev1.Container{c},

@@ -110,9 +110,9 @@ func CNPGCluster(run *benchv1.BenchmarkRun, superuser bool) (*unstructured.Unstr
 // cnpgAffinity maps a placement onto CloudNativePG's affinity stanza.
 func cnpgAffinity(p benchv1.Placement) (map[string]any, error) {
 	out := map[string]any{}
-	if len(p.NodeSelector) > 0 {
+	if sel := p.Selector(); len(sel) > 0 {
 		ns := map[string]any{}
-		for k, v := range p.NodeSelector {
+		for k, v := range sel {
 			ns[k] = v
 		}
 		out["nodeSelector"] = ns
