@@ -5,7 +5,8 @@ const (
 	// ConditionTargetReady: True when the database under test accepts
 	// connections (CNPG reports the cluster healthy, the StatefulSet's pods are
 	// ready, or an external target's Secret exists); False with a reason while
-	// it is not (Provisioning, CRDNotInstalled, SecretNotFound); Unknown before
+	// it is not (Provisioning, CRDNotInstalled, SecretNotFound, SwitchingOver,
+	// PlacementUnsatisfied, ClusterNotCreated); Unknown before
 	// the operator has looked.
 	ConditionTargetReady = "TargetReady"
 
@@ -53,11 +54,21 @@ const (
 	ReasonProvisioning    = "Provisioning"
 	ReasonReady           = "Ready"
 	ReasonCRDNotInstalled = "CRDNotInstalled"
-	ReasonSecretNotFound  = "SecretNotFound"
-	ReasonInvalidSpec     = "InvalidSpec"
-	ReasonPreparing       = "Preparing"
-	ReasonPrepareFailed   = "PrepareFailed"
-	ReasonNotNeeded       = "NotNeeded"
+	// ReasonSwitchingOver (TargetReady False): the primary is being
+	// switched over to an instance on target.placement.
+	ReasonSwitchingOver = "SwitchingOver"
+	// ReasonPlacementUnsatisfied (TargetReady False): an instance is not
+	// where target.placement or target.replicaPlacement asks; the message
+	// says which, on which node and zone.
+	ReasonPlacementUnsatisfied = "PlacementUnsatisfied"
+	// ReasonClusterNotCreated (TargetReady False): the Job that joins a
+	// Valkey Cluster's servers failed; the message says what it said.
+	ReasonClusterNotCreated = "ClusterNotCreated"
+	ReasonSecretNotFound    = "SecretNotFound"
+	ReasonInvalidSpec       = "InvalidSpec"
+	ReasonPreparing         = "Preparing"
+	ReasonPrepareFailed     = "PrepareFailed"
+	ReasonNotNeeded         = "NotNeeded"
 	// ReasonSkipped (Prepared=True): spec.workload.skipPrepare.
 	ReasonSkipped         = "Skipped"
 	ReasonPrepared        = "Prepared"

@@ -10,6 +10,10 @@ const (
 	// LabelRole says what a run's child is for: loadgen, prepare, target
 	// or results.
 	LabelRole = "bench.dbperf.io/role"
+	// LabelInstanceRole is on the pods of operator-owned servers: the part
+	// the pod plays in its target, one of the InstanceRole values (primary,
+	// replica, shard, keeper, server). status.environment.instances reads it.
+	LabelInstanceRole = "bench.dbperf.io/instance-role"
 	// LabelStep and LabelRepetition are on measurement Jobs and their pods:
 	// the step's index in the sweep and the repetition, from 1.
 	LabelStep       = "bench.dbperf.io/step"

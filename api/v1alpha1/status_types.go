@@ -41,7 +41,8 @@ type BenchmarkRunStatus struct {
 	// Admitted: True once the run may use its nodes; False (WaitingForNodes,
 	// phase Queued) while another run may use the same nodes.
 	// TargetReady: True (Ready) when the database accepts connections; False
-	// while it does not (Provisioning, CRDNotInstalled, SecretNotFound).
+	// while it does not (Provisioning, CRDNotInstalled, SecretNotFound,
+	// SwitchingOver, PlacementUnsatisfied, ClusterNotCreated).
 	// Prepared: True when the prepare step finished (Prepared), the tool has
 	// none (NotNeeded) or spec.workload.skipPrepare (Skipped); False while it
 	// runs (Preparing) or after it failed (PrepareFailed).

@@ -5,6 +5,7 @@ package v1alpha1
 // replicate through ClickHouse Keeper (keeper.replicas servers). The
 // operator generates the password of the user `dbperf` in the Secret
 // `<run>-clickhouse-credentials`; clients use the HTTP interface (8123).
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas <= 1 || has(self.keeper)",fieldPath=".keeper",message="keeper is required with replicas above 1: the replicas replicate through ClickHouse Keeper"
 type ClickHouseTarget struct {
 	ServerTarget `json:",inline"`
 

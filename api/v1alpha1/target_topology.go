@@ -23,7 +23,6 @@ const (
 )
 
 // PostgresReplication is how a CloudNativePG cluster's standbys replicate.
-// +kubebuilder:validation:XValidation:rule="self.mode != 'Synchronous' || self.synchronousReplicas >= 1",message="synchronousReplicas must be at least 1 with mode Synchronous"
 type PostgresReplication struct {
 	// Mode of streaming replication to the standbys.
 	// +kubebuilder:default=Asynchronous
@@ -32,7 +31,7 @@ type PostgresReplication struct {
 	// SynchronousReplicas is how many standbys confirm each commit with
 	// mode Synchronous (CloudNativePG's postgresql.synchronous.number,
 	// method any); it must be below the cluster's instances.
-	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=8
 	// +kubebuilder:default=1
 	// +optional
@@ -56,7 +55,7 @@ type PostgresTablespace struct {
 
 // ValkeyCluster shards the keys over several Valkey primaries (Valkey
 // Cluster, 16384 slots), each with its replicas.
-// +kubebuilder:validation:XValidation:rule="(self.shards * (1 + self.replicasPerShard)) % self.instancesPerNode == 0",message="instancesPerNode must divide shards × (1 + replicasPerShard): every node holds the same number of instances"
+// +kubebuilder:validation:XValidation:rule="(self.shards * (1 + (has(self.replicasPerShard) ? self.replicasPerShard : 0))) % (has(self.instancesPerNode) ? self.instancesPerNode : 1) == 0",message="instancesPerNode must divide shards × (1 + replicasPerShard): every node holds the same number of instances"
 type ValkeyCluster struct {
 	// Shards is the number of primaries the slots are spread over.
 	// +kubebuilder:validation:Minimum=3
@@ -86,6 +85,13 @@ const (
 	TLSv12 TLSVersion = "TLSv1.2"
 	TLSv13 TLSVersion = "TLSv1.3"
 )
+
+// SessionValue is the value of a session variable (ON, 1,
+// READ-COMMITTED): letters, digits and _.,- only, so that it can never be
+// read as SQL.
+// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_.,-]{1,128}$`
+// +kubebuilder:validation:MaxLength=128
+type SessionValue string
 
 // InstanceRole is the part an instance plays in its target.
 type InstanceRole string

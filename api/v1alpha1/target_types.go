@@ -81,6 +81,7 @@ type StorageSpec struct {
 }
 
 // PostgresTarget is a CloudNativePG cluster created for the run.
+// +kubebuilder:validation:XValidation:rule="!has(self.replication) || !has(self.replication.mode) || self.replication.mode != 'Synchronous' || (has(self.instances) && self.replication.synchronousReplicas < self.instances)",fieldPath=".replication.synchronousReplicas",message="synchronous replication needs more instances than synchronousReplicas: a primary plus that many standbys"
 type PostgresTarget struct {
 	// Instances in the cluster (one primary plus replicas).
 	// +kubebuilder:validation:Minimum=1
@@ -177,9 +178,8 @@ type ExternalTarget struct {
 	// Invalid with both values.
 	// +kubebuilder:validation:MaxProperties=16
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z_][a-z0-9_]{0,63}$'))",message="variable names are lower-case letters, digits and underscores"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k].matches('^[A-Za-z0-9_.,-]{1,128}$'))",message="variable values are letters, digits and _.,-"
 	// +optional
-	SessionVariables map[string]string `json:"sessionVariables,omitempty"`
+	SessionVariables map[string]SessionValue `json:"sessionVariables,omitempty"`
 }
 
 // TLSSpec is how the load tool connects over TLS.
@@ -257,9 +257,8 @@ type MySQLTarget struct {
 	// each measurement; a difference makes it Invalid with both values.
 	// +kubebuilder:validation:MaxProperties=16
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z_][a-z0-9_]{0,63}$'))",message="variable names are lower-case letters, digits and underscores"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k].matches('^[A-Za-z0-9_.,-]{1,128}$'))",message="variable values are letters, digits and _.,-"
 	// +optional
-	SessionVariables map[string]string `json:"sessionVariables,omitempty"`
+	SessionVariables map[string]SessionValue `json:"sessionVariables,omitempty"`
 }
 
 // ServerTLS is TLS on an operator-owned server.

@@ -69,15 +69,20 @@ type QueryWorkload struct {
 	// (SET at connection). Names are the server's own.
 	// +kubebuilder:validation:MaxProperties=32
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_.]{0,127}$'))",message="setting names are letters, digits, underscores and dots"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k].matches('^[A-Za-z0-9_.:/+ -]{0,256}$'))",message="setting values are letters, digits, spaces and _.:/+-"
 	// +optional
-	Settings map[string]string `json:"settings,omitempty"`
+	Settings map[string]QuerySettingValue `json:"settings,omitempty"`
 
 	// Prepare creates and loads the data before the measurements;
 	// spec.workload.skipPrepare skips it.
 	// +optional
 	Prepare *QueryPrepare `json:"prepare,omitempty"`
 }
+
+// QuerySettingValue is the value of a query setting: letters, digits,
+// spaces and _.:/+- only, so that it can never be read as SQL.
+// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_.:/+ -]{0,256}$`
+// +kubebuilder:validation:MaxLength=256
+type QuerySettingValue string
 
 // NamedQuery is one timed query.
 type NamedQuery struct {

@@ -7,9 +7,9 @@ import (
 
 // WorkloadSpec is the load tool: exactly one kind, plus the settings every
 // tool shares.
-// +kubebuilder:validation:XValidation:rule="[has(self.pgbench), has(self.memtier), has(self.redisBenchmark), has(self.ycsb), has(self.k6), has(self.osb), has(self.hammerdb), has(self.custom), has(self.query)].filter(x, x).size() == 1",message="exactly one of pgbench, memtier, redisBenchmark, ycsb, k6, osb, hammerdb, custom or query must be set"
+// +kubebuilder:validation:XValidation:rule="[has(self.pgbench), has(self.memtier), has(self.redisBenchmark), has(self.ycsb), has(self.k6), has(self.osb), has(self.hammerdb), has(self.custom), has(self.queryBench)].filter(x, x).size() == 1",message="exactly one of pgbench, memtier, redisBenchmark, ycsb, k6, osb, hammerdb, custom or queryBench must be set"
 // +kubebuilder:validation:XValidation:rule="!has(self.custom) || (has(self.image) && size(self.image) > 0)",fieldPath=".image",message="custom needs image: the image holding the tool its command runs (custom has no default image)"
-// +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || self.parallelism == 1 || !(has(self.osb) || has(self.hammerdb) || has(self.query))",message="parallelism above 1 is not possible for osb, hammerdb and query: one client measures the whole run"
+// +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || self.parallelism == 1 || !(has(self.osb) || has(self.hammerdb) || has(self.queryBench))",message="parallelism above 1 is not possible for osb, hammerdb and queryBench: one client measures the whole run"
 type WorkloadSpec struct {
 	// +optional
 	Pgbench *PgbenchWorkload `json:"pgbench,omitempty"`
@@ -28,7 +28,7 @@ type WorkloadSpec struct {
 	// +optional
 	Custom *CustomWorkload `json:"custom,omitempty"`
 	// +optional
-	Query *QueryWorkload `json:"query,omitempty"`
+	QueryBench *QueryWorkload `json:"queryBench,omitempty"`
 
 	// Parallelism is the number of load-generator pods of each measurement.
 	// They start together (a barrier: each waits until all are running,

@@ -729,7 +729,7 @@ func (in *ExternalTarget) DeepCopyInto(out *ExternalTarget) {
 	}
 	if in.SessionVariables != nil {
 		in, out := &in.SessionVariables, &out.SessionVariables
-		*out = make(map[string]string, len(*in))
+		*out = make(map[string]SessionValue, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val
 		}
@@ -1039,7 +1039,7 @@ func (in *MySQLTarget) DeepCopyInto(out *MySQLTarget) {
 	}
 	if in.SessionVariables != nil {
 		in, out := &in.SessionVariables, &out.SessionVariables
-		*out = make(map[string]string, len(*in))
+		*out = make(map[string]SessionValue, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val
 		}
@@ -1415,7 +1415,7 @@ func (in *QueryWorkload) DeepCopyInto(out *QueryWorkload) {
 	}
 	if in.Settings != nil {
 		in, out := &in.Settings, &out.Settings
-		*out = make(map[string]string, len(*in))
+		*out = make(map[string]QuerySettingValue, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val
 		}
@@ -1927,8 +1927,8 @@ func (in *WorkloadSpec) DeepCopyInto(out *WorkloadSpec) {
 		*out = new(CustomWorkload)
 		(*in).DeepCopyInto(*out)
 	}
-	if in.Query != nil {
-		in, out := &in.Query, &out.Query
+	if in.QueryBench != nil {
+		in, out := &in.QueryBench, &out.QueryBench
 		*out = new(QueryWorkload)
 		(*in).DeepCopyInto(*out)
 	}
