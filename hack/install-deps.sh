@@ -4,9 +4,10 @@
 # Chromium (renders the HTML comparison report headless in a test), a
 # Java runtime (runs the real YCSB client from Maven Central in a test), and
 # MariaDB (a real MySQL-compatible server for the MySQL target's TLS test),
-# Tcl (runs the generated HammerDB scripts through a real interpreter), and
+# Tcl (runs the generated HammerDB scripts through a real interpreter),
 # Prometheus with node_exporter (the Prometheus telemetry source's tests
-# query a real server scraping a real exporter).
+# query a real server scraping a real exporter), and ClickHouse (the query
+# workload's tests time real queries against Debian's clickhouse-server).
 set -euo pipefail
 need=()
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
@@ -20,8 +21,9 @@ command -v mariadb >/dev/null || need+=(mariadb-client)
 command -v tclsh >/dev/null || need+=(tcl)
 command -v prometheus >/dev/null || need+=(prometheus)
 command -v prometheus-node-exporter >/dev/null || need+=(prometheus-node-exporter)
+[ -x /usr/sbin/clickhouse-server ] || need+=(clickhouse-server)
 if [ "${#need[@]}" = 0 ]; then
-  echo "[deps] postgresql, redis, chromium, java, mariadb, tcl and prometheus already installed" >&2
+  echo "[deps] postgresql, redis, chromium, java, mariadb, tcl, prometheus and clickhouse already installed" >&2
   exit 0
 fi
 SUDO=""
@@ -36,4 +38,5 @@ if command -v service >/dev/null; then
   $SUDO service mariadb stop >/dev/null 2>&1 || true
   $SUDO service prometheus stop >/dev/null 2>&1 || true
   $SUDO service prometheus-node-exporter stop >/dev/null 2>&1 || true
+  $SUDO service clickhouse-server stop >/dev/null 2>&1 || true
 fi

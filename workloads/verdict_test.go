@@ -16,6 +16,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/custom"
+	"github.com/dbperf-io/dbperf-operator/workloads/query"
 	"github.com/dbperf-io/dbperf-operator/workloads/registry"
 )
 
@@ -49,6 +50,13 @@ func goodOutput(t *testing.T, tool string) workloads.ParseInput {
 		inv := custom.Custom{}.Run(spec, workloads.Endpoint{Host: "db", Port: 5432}, workloads.Step{Name: "default"})
 		return workloads.ParseInput{Output: []byte(custom.LinesHeader + "\nmetric opsPerSecond - 1200 ops/s HigherIsBetter\n"),
 			Config: []byte(inv.Files[path.Base(inv.ParserConfig)])}
+	case "query-bench":
+		// A report of `dbperf-runner query`: two queries, 3 runs each.
+		b, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "workloads", "query", "testdata", "clean-3-runs.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return workloads.ParseInput{Files: map[string][]byte{query.ResultFileName: b}}
 	}
 	t.Fatalf("no good output for tool %s: add one", tool)
 	return workloads.ParseInput{}

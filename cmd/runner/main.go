@@ -3,6 +3,7 @@
 //
 //	dbperf-runner exec --workload pgbench [flags] -- pgbench -c 10 ...
 //	dbperf-runner parse --workload memtier [--input FILE] [--result-file [NAME=]F] [--prepare]
+//	dbperf-runner query --driver clickhouse --queries FILE --runs 3 ...
 //	dbperf-runner install DEST
 package main
 
@@ -42,6 +43,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdParse(args[1:], stdin, stdout, stderr)
 	case "show":
 		return cmdShow(args[1:], stdin, stdout, stderr)
+	case "query":
+		return cmdQuery(args[1:], stdout, stderr)
 	case "install":
 		return cmdInstall(args[1:], stderr)
 	case "version":
@@ -57,6 +60,7 @@ const usage = `usage:
   dbperf-runner exec --workload NAME [flags] -- TOOL [ARGS...]
   dbperf-runner parse --workload NAME [--input FILE] [--result-file [NAME=]FILE]... [--parser-config FILE] [--exit-code N] [--prepare] [--max-error-percent P]
   dbperf-runner show [--input LOG] [--all]
+  dbperf-runner query --driver DRIVER --host H --port P --queries FILE [--runs N] [--prepare] ... (dbperf-runner query -h)
   dbperf-runner install DEST
   dbperf-runner version`
 
@@ -92,6 +96,8 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	generators := fs.Int("generators", 1, "load generators of the measurement; this one's index is $JOB_COMPLETION_INDEX")
 	var server serverFlags
 	server.register(fs)
+	var session sessionFlags
+	session.register(fs)
 	var resultFiles, redactEnv, apdex, declared listFlag
 	fs.Var(&resultFiles, "result-file", "a file the tool writes its result to (repeatable)")
 	fs.Var(&redactEnv, "redact-env", "an environment variable whose value must never be printed (repeatable)")
@@ -137,6 +143,10 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		secrets = append(secrets, os.Getenv(e))
 	}
 	stats, err := server.statistics()
+	var check runner.SessionCheck
+	if err == nil {
+		check, err = session.check()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "dbperf-runner exec: %v\n", err)
 		return runner.ExitUsage
@@ -150,7 +160,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		}
 		command = runner.ForGenerator(command, index, *generators)
 		if index > 0 {
-			stats = nil // the first load generator polls the server, once for all
+			stats, check = nil, nil // the first load generator polls the server and checks a session, once for all
 		}
 		fmt.Fprintf(stdout, "[dbperf-runner] load generator %d of %d\n", index+1, *generators)
 	}
@@ -179,7 +189,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		Timeout: *timeout, Watchdog: runner.Watchdog{AfterFatal: *afterFatal, Always: *always}, KillGrace: *killGrace,
 		SummaryFile: *summary, CPU: runner.CPUReader{Root: *cgroup},
 		SampleEvery: *sample, Stdout: stdout, ServerStatistics: stats,
-		SampleStream: *sampleStream, Samples: samples, ParserConfig: config,
+		SampleStream: *sampleStream, Samples: samples, ParserConfig: config, SessionCheck: check,
 	})
 	if err := runner.Finish(r, *summary, stdout); err != nil {
 		fmt.Fprintf(stderr, "dbperf-runner: %v\n", err)

@@ -45,6 +45,7 @@ func TestReportNamesEveryTool(t *testing.T) {
 		"osb":             {OSB: &benchv1.OSBWorkload{}},
 		"hammerdb":        {HammerDB: &benchv1.HammerDBWorkload{}},
 		"custom":          {Custom: &benchv1.CustomWorkload{}},
+		"query-bench":     {QueryBench: &benchv1.QueryWorkload{}},
 	}
 	var covered []string
 	for tool := range tools {

@@ -14,6 +14,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/workloads/memtier"
 	"github.com/dbperf-io/dbperf-operator/workloads/osb"
 	"github.com/dbperf-io/dbperf-operator/workloads/pgbench"
+	"github.com/dbperf-io/dbperf-operator/workloads/query"
 	"github.com/dbperf-io/dbperf-operator/workloads/redisbenchmark"
 	"github.com/dbperf-io/dbperf-operator/workloads/ycsb"
 )
@@ -31,6 +32,7 @@ var entries = []entry{
 	{k6.K6{}, func(s *benchv1.WorkloadSpec) bool { return s.K6 != nil }},
 	{osb.OSB{}, func(s *benchv1.WorkloadSpec) bool { return s.OSB != nil }},
 	{hammerdb.HammerDB{}, func(s *benchv1.WorkloadSpec) bool { return s.HammerDB != nil }},
+	{query.Query{}, func(s *benchv1.WorkloadSpec) bool { return s.QueryBench != nil }},
 	{custom.Custom{}, func(s *benchv1.WorkloadSpec) bool { return s.Custom != nil }},
 }
 
