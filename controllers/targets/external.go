@@ -28,7 +28,7 @@ func (e External) Ensure(ctx context.Context, c client.Client, run *benchv1.Benc
 	ext := run.Spec.Target.External
 	o := Observed{
 		Status:   benchv1.TargetStatus{Kind: e.Kind(), Host: ext.Host, Port: ext.Port},
-		Endpoint: workloads.Endpoint{Host: ext.Host, Port: ext.Port, Database: ext.Database},
+		Endpoint: workloads.Endpoint{Host: ext.Host, Port: ext.Port, Database: ext.Database, SessionVariables: sessionStrings(ext.SessionVariables)},
 	}
 	if ref := ext.SecretRef; ref != nil {
 		if missing, err := secretMissing(ctx, c, run.Namespace, ref.Name); err != nil || missing {
@@ -39,6 +39,7 @@ func (e External) Ensure(ctx context.Context, c client.Client, run *benchv1.Benc
 	}
 	if tls := ext.TLS; tls != nil && tls.Enabled {
 		o.Endpoint.TLS, o.Endpoint.ServerName = true, tls.ServerName
+		o.Endpoint.TLSVersion, o.Endpoint.TLSCipher = string(tls.Version), tls.Cipher
 		if ref := tls.CASecretRef; ref != nil {
 			if missing, err := secretMissing(ctx, c, run.Namespace, ref.Name); err != nil || missing {
 				return notReady(o, benchv1.ReasonSecretNotFound, fmt.Sprintf("spec.target.external.tls.caSecretRef: Secret %q not found", ref.Name)), err

@@ -1,7 +1,6 @@
 package targets
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -33,26 +32,7 @@ func TestMySQLTargetTLSWithARealServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Not t.TempDir(): the server runs as the mysql user, who must reach it.
-	dir, err := os.MkdirTemp("", "dbperf-mariadb-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	_ = os.Chmod(dir, 0o755)
-	write := func(sub string, files map[string][]byte) string {
-		d := filepath.Join(dir, sub)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for k, v := range files {
-			if err := os.WriteFile(filepath.Join(d, k), v, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return d
-	}
-	serverDir, clientDir := write("server-tls", server), write("client-tls", client)
+	serverDir, clientDir := testutil.WriteTLSDirs(t, "dbperf-mariadb-", server, client)
 	var args []string
 	for _, a := range s.Args {
 		args = append(args, strings.ReplaceAll(a, specs.MySQLTLSDir, serverDir))
@@ -60,7 +40,7 @@ func TestMySQLTargetTLSWithARealServer(t *testing.T) {
 	if !strings.Contains(strings.Join(args, " "), "--require-secure-transport=ON") {
 		t.Fatalf("the target does not require TLS: %v", s.Args)
 	}
-	db := testutil.StartMariaDB(t, dir, args...)
+	db := testutil.StartMariaDB(t, filepath.Dir(serverDir), args...)
 	// As the mysql image's init would, for two-way TLS: the user needs a certificate.
 	if out, err := db.Client("--socket="+db.Socket, "-e", "CREATE USER 'bench'@'%' IDENTIFIED BY 'pw' REQUIRE X509; GRANT ALL ON *.* TO 'bench'@'%';"); err != nil {
 		t.Fatalf("%v\n%s", err, out)

@@ -75,6 +75,9 @@ type Options struct {
 	// ParserConfig is handed to the parser as ParseInput.Config (the
 	// invocation's ParserConfig file, which `exec --parser-config` reads).
 	ParserConfig []byte
+	// SessionCheck, when set, checks a session of the workload's user
+	// after the tool ran.
+	SessionCheck SessionCheck
 }
 
 // Exec runs the tool and returns the result it produced. It never returns
@@ -147,6 +150,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	case runErr != nil && exitCode < 0:
 		r.Fail("the tool could not be run: %s", red.String(runErr.Error()))
 	}
+	o.checkSession(ctx, r)
 	if out.dropped > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d bytes of output beyond %d were not parsed", out.dropped, o.MaxOutputBytes))
 	}

@@ -54,6 +54,11 @@ type JobParams struct {
 	// ServerStatistics, when its Source is set, makes the runner poll the
 	// target's own statistics while the tool runs.
 	ServerStatistics ServerStatistics
+	// SQLProtocol is the SQL protocol the tool speaks to the target
+	// (workloads.SQLProtocolOf): over MySQL's, each measurement checks a
+	// session of the workload's user against the Endpoint's TLS version,
+	// cipher and session variables.
+	SQLProtocol string
 }
 
 // ServerStatistics is what the runner polls of the target's own
@@ -215,10 +220,11 @@ func tlsVolume(ep workloads.Endpoint) (corev1.Volume, bool) {
 }
 
 // containerEnv is the invocation's environment, plus the credentials the
-// statistics poller reads when the tool itself takes none from it.
+// statistics poller and the session check read when the tool itself takes
+// none from it.
 func containerEnv(p JobParams) []corev1.EnvVar {
 	env := p.Invocation.Env
-	if p.ServerStatistics.Source == "" {
+	if p.ServerStatistics.Source == "" && len(sessionCheckArgs(p)) == 0 {
 		return env
 	}
 	has := map[string]bool{}
@@ -313,11 +319,10 @@ func runnerArgs(p JobParams) []string {
 		args = append(args, "--redact-env", e)
 		redacted[e] = true
 	}
-	if stats := serverStatisticsArgs(p); len(stats) > 0 {
-		args = append(args, stats...)
-		if !redacted[workloads.EnvPassword] && p.Endpoint.Password != nil {
-			args = append(args, "--redact-env", workloads.EnvPassword)
-		}
+	stats, session := serverStatisticsArgs(p), sessionCheckArgs(p)
+	args = append(append(args, stats...), session...)
+	if len(stats)+len(session) > 0 && !redacted[workloads.EnvPassword] && p.Endpoint.Password != nil {
+		args = append(args, "--redact-env", workloads.EnvPassword)
 	}
 	if p.ActiveDeadlineSeconds != nil {
 		// Stop the tool a little before the Job's deadline kills the pod,

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
@@ -99,4 +100,32 @@ func StartFerretDB(t testing.TB, username, password string) FerretDB {
 	}
 	t.Cleanup(f.Stop)
 	return f
+}
+
+// WriteTLSDirs writes a server's and a client's certificate files (as
+// certs.ServerSecrets makes them) into the directories server-tls and
+// client-tls of a new directory readable by every user (not t.TempDir():
+// a server that runs as its own user, such as mysql, must reach it); it is
+// removed with the test.
+func WriteTLSDirs(t testing.TB, prefix string, server, client map[string][]byte) (serverDir, clientDir string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	_ = os.Chmod(dir, 0o755)
+	write := func(sub string, files map[string][]byte) string {
+		d := filepath.Join(dir, sub)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range files {
+			if err := os.WriteFile(filepath.Join(d, k), v, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	return write("server-tls", server), write("client-tls", client)
 }

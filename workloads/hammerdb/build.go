@@ -13,6 +13,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/tlsciphers"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -242,6 +243,13 @@ func script(w *benchv1.HammerDBWorkload, ep workloads.Endpoint, vu int32) string
 			} else {
 				diset("connection", "ssl_two_way", "false")
 			}
+		}
+		if ep.TLS && ep.TLSCipher != "" && !tlsciphers.IsTLS13(ep.TLSCipher) {
+			// HammerDB hands mysql_ssl_cipher to mysqltcl's -sslcipher,
+			// the C client's list of TLS 1.2 ciphers by OpenSSL name. It
+			// has no setting for TLS 1.3 suites (nor for the version):
+			// those the runner's session check guards.
+			diset("connection", "ssl_cipher", brace(tlsciphers.OpenSSL(ep.TLSCipher)))
 		}
 		diset("tpcc", "user", user)
 		diset("tpcc", "pass", pass)

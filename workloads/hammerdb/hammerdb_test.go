@@ -426,6 +426,7 @@ func TestScriptKeysExistInHammerDBsDictionary(t *testing.T) {
 			Superuser: secretKey("s", "username"), SuperuserPassword: secretKey("s", "password")}},
 		{"mysql", "mysql-print-dict-ssl-options.txt", workloads.Endpoint{Host: "h", Port: 3306, TLS: true, CASecret: "ca", ClientCertSecret: "client"}},
 		{"mysql", "mysql-print-dict-ssl-options.txt", workloads.Endpoint{Host: "h", Port: 3306, TLS: true}},
+		{"mysql", "mysql-print-dict-ssl-options.txt", workloads.Endpoint{Host: "h", Port: 3306, TLS: true, TLSCipher: "ECDHE-RSA-AES128-GCM-SHA256"}},
 	} {
 		known := map[string]string{} // key → section
 		section := ""

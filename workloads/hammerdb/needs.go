@@ -11,3 +11,14 @@ var _ workloads.TargetNeeds = HammerDB{}
 // database and schema user, which on PostgreSQL takes the superuser (the
 // script of every step names it, as tpcc superuser).
 func (HammerDB) NeedsAdministrator(*benchv1.WorkloadSpec) bool { return true }
+
+var _ workloads.SQLProtocol = HammerDB{}
+
+// SQLProtocol: HammerDB speaks MySQL's protocol to MySQL, PostgreSQL's to
+// PostgreSQL.
+func (HammerDB) SQLProtocol(spec *benchv1.WorkloadSpec) string {
+	if spec.HammerDB != nil && spec.HammerDB.Database == benchv1.HammerDBMySQL {
+		return workloads.ProtocolMySQL
+	}
+	return workloads.ProtocolPostgreSQL
+}
