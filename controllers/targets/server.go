@@ -3,9 +3,11 @@ package targets
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,6 +47,9 @@ func (k serverTarget) Ensure(ctx context.Context, c client.Client, run *benchv1.
 		PodSelector: specs.ServerPodLabels(run),
 		Image:       s.Image,
 	}
+	if s.Replicas <= 1 && s.Role != benchv1.InstanceShard {
+		o.PrimarySelector = s.Selector()
+	}
 	if s.User != "" {
 		name := specs.CredentialsSecretName(run, k.Kind())
 		err := ensureSecret(ctx, c, run, name, func() (map[string][]byte, error) {
@@ -62,24 +67,79 @@ func (k serverTarget) Ensure(ctx context.Context, c client.Client, run *benchv1.
 	if err != nil || o.Reason != "" { // the kind said why it cannot be ready
 		return o, err
 	}
-	for _, svc := range s.Services() {
-		if err := createIfMissing(ctx, c, svc); err != nil {
-			return o, fmt.Errorf("while creating the %s service: %w", k.Kind(), err)
+	servers := k.servers(run)
+	if len(servers) > 1 {
+		o.Endpoint.ReadHost = servers[1].Host()
+	}
+	for _, srv := range servers {
+		for _, svc := range srv.Services() {
+			if err := createIfMissing(ctx, c, svc); err != nil {
+				return o, fmt.Errorf("while creating the %s service: %w", k.Kind(), err)
+			}
+		}
+		if err := createIfMissing(ctx, c, k.statefulSet(run, srv)); err != nil {
+			return o, fmt.Errorf("while creating the %s statefulset: %w", k.Kind(), err)
 		}
 	}
-	if err := createIfMissing(ctx, c, s.StatefulSet()); err != nil {
-		return o, fmt.Errorf("while creating the %s statefulset: %w", k.Kind(), err)
+	var pods []string
+	for _, srv := range servers {
+		var sts appsv1.StatefulSet
+		if err := c.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: srv.Name}, &sts); err != nil {
+			return o, err
+		}
+		want := max(srv.Replicas, 1)
+		if sts.Status.ReadyReplicas < want {
+			return notReady(o, benchv1.ReasonProvisioning, fmt.Sprintf("waiting for StatefulSet %s: %d/%d pods ready", srv.Name, sts.Status.ReadyReplicas, want)), nil
+		}
+		pods = append(pods, fmt.Sprintf("%d/%d pods", sts.Status.ReadyReplicas, want))
+		if len(servers) > 1 {
+			pods[len(pods)-1] += " of " + srv.Name
+		}
 	}
-	var sts appsv1.StatefulSet
-	if err := c.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: s.Name}, &sts); err != nil {
-		return o, err
+	if cl, ok := k.serverKind.(clustered); ok {
+		if job := cl.createJob(run); job != nil {
+			o.Endpoint.Cluster = true
+			return joined(ctx, c, job, o)
+		}
 	}
-	want := max(s.Replicas, 1)
-	if sts.Status.ReadyReplicas < want {
-		return notReady(o, benchv1.ReasonProvisioning, fmt.Sprintf("waiting for StatefulSet %s: %d/%d pods ready", s.Name, sts.Status.ReadyReplicas, want)), nil
-	}
-	o.Ready, o.Reason, o.Message = true, benchv1.ReasonReady, fmt.Sprintf("%s is ready (%d/%d pods)", k.Kind(), sts.Status.ReadyReplicas, want)
+	o.Ready, o.Reason, o.Message = true, benchv1.ReasonReady, fmt.Sprintf("%s is ready (%s)", k.Kind(), strings.Join(pods, ", "))
 	return o, nil
+}
+
+// replicated is a serverKind whose replicas are StatefulSets of their own
+// (another placement, another role), beside the primary's.
+type replicated interface {
+	// replicas are the replicas' servers; none when replication is off.
+	replicas(run *benchv1.BenchmarkRun) []specs.Server
+}
+
+// clustered is a serverKind whose servers, once their pods are ready, a
+// Job joins into one cluster; the target is ready when the Job succeeded.
+type clustered interface {
+	// statefulSet replaces the Server's own (several servers per pod);
+	// nil when the run's target is not a cluster.
+	statefulSet(run *benchv1.BenchmarkRun) *appsv1.StatefulSet
+	// createJob is the Job that joins the servers; nil when the run's
+	// target is not a cluster.
+	createJob(run *benchv1.BenchmarkRun) *batchv1.Job
+}
+
+// servers are the kind's server and its replicas' servers, primary first.
+func (k serverTarget) servers(run *benchv1.BenchmarkRun) []specs.Server {
+	out := []specs.Server{k.server(run)}
+	if r, ok := k.serverKind.(replicated); ok {
+		out = append(out, r.replicas(run)...)
+	}
+	return out
+}
+
+func (k serverTarget) statefulSet(run *benchv1.BenchmarkRun, s specs.Server) *appsv1.StatefulSet {
+	if cl, ok := k.serverKind.(clustered); ok && s.Name == k.server(run).Name {
+		if sts := cl.statefulSet(run); sts != nil {
+			return sts
+		}
+	}
+	return s.StatefulSet()
 }
 
 // ensureTLS issues the server certificate (unless the user brings one) and,
@@ -149,13 +209,21 @@ func ensureSecret(ctx context.Context, c client.Client, run *benchv1.BenchmarkRu
 }
 
 func (k serverTarget) Cleanup(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun) error {
-	s := k.server(run)
-	if err := deleteIfExists(ctx, c, &appsv1.StatefulSet{ObjectMeta: specs.ObjectMeta(run, s.Name, specs.RoleTarget)}); err != nil {
-		return err
+	if cl, ok := k.serverKind.(clustered); ok {
+		if job := cl.createJob(run); job != nil {
+			if err := deleteIfExists(ctx, c, job); err != nil {
+				return err
+			}
+		}
 	}
-	for _, svc := range s.Services() {
-		if err := deleteIfExists(ctx, c, svc); err != nil {
+	for _, s := range k.servers(run) {
+		if err := deleteIfExists(ctx, c, &appsv1.StatefulSet{ObjectMeta: specs.ObjectMeta(run, s.Name, specs.RoleTarget)}); err != nil {
 			return err
+		}
+		for _, svc := range s.Services() {
+			if err := deleteIfExists(ctx, c, svc); err != nil {
+				return err
+			}
 		}
 	}
 	// The generated Secrets go with the run (owner references): a kept

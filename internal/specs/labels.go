@@ -7,8 +7,13 @@ import (
 // The labels and annotations of a run's children, declared with the API
 // (users select by them).
 const (
-	LabelRunUID       = benchv1.LabelRunUID
-	LabelRole         = benchv1.LabelRole
+	LabelRunUID = benchv1.LabelRunUID
+	LabelRole   = benchv1.LabelRole
+	// LabelInstanceRole is on every target pod the operator runs: its
+	// benchv1.InstanceRole (primary, replica, shard, or server for the one
+	// server of an unreplicated target), which status.environment.instances
+	// records.
+	LabelInstanceRole = benchv1.LabelInstanceRole
 	LabelStep         = benchv1.LabelStep
 	LabelRepetition   = benchv1.LabelRepetition
 	LabelJob          = benchv1.LabelJob

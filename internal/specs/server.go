@@ -48,6 +48,15 @@ type Server struct {
 	// PeerPorts are ports the pods use among themselves (OpenSearch's
 	// transport), published on the headless Service.
 	PeerPorts []corev1.ContainerPort
+	// Role is the part the pods play (LabelInstanceRole), which then also
+	// selects them: a target of several StatefulSets sets it on each.
+	// Empty: the one server, or the nodes of a cluster without a primary.
+	Role benchv1.InstanceRole
+	// Placement of the pods; nil: spec.target.placement.
+	Placement *benchv1.Placement
+	// Readiness replaces the TCP probe on Port (a replica is ready when it
+	// replicates, not when it listens).
+	Readiness *corev1.Probe
 }
 
 // SecretMount mounts a Secret's keys in a directory.
@@ -58,6 +67,26 @@ type SecretMount struct {
 // ServerPodLabels select a server's pods.
 func ServerPodLabels(run *benchv1.BenchmarkRun) map[string]string {
 	return map[string]string{LabelRunUID: string(run.UID), LabelRole: RoleTarget}
+}
+
+// Selector selects the server's own pods: ServerPodLabels, and its Role
+// when it has one.
+func (s Server) Selector() map[string]string {
+	l := ServerPodLabels(s.Run)
+	if s.Role != "" {
+		l[LabelInstanceRole] = string(s.Role)
+	}
+	return l
+}
+
+// podLabels are the labels of the server's pods.
+func (s Server) podLabels() map[string]string {
+	l := BaseLabels(s.Run, RoleTarget)
+	l[LabelInstanceRole] = string(s.Role)
+	if s.Role == "" {
+		l[LabelInstanceRole] = string(benchv1.InstanceServer)
+	}
+	return l
 }
 
 // HeadlessName is the headless Service that names each pod.
@@ -71,12 +100,22 @@ func (s Server) PodHost(i int) string {
 // Host is the Service's DNS name.
 func (s Server) Host() string { return fmt.Sprintf("%s.%s.svc", s.Name, s.Run.Namespace) }
 
-// StatefulSet runs the server on the target's placement, as non-root, with
-// a TCP readiness probe on its port.
+// StatefulSet runs the server on its placement, as non-root, with its
+// Readiness probe, else a TCP probe on its port.
 func (s Server) StatefulSet() *appsv1.StatefulSet {
 	run := s.Run
-	labels := BaseLabels(run, RoleTarget)
+	labels := s.podLabels()
 	pl := run.Spec.Target.Placement
+	if s.Placement != nil {
+		pl = *s.Placement
+	}
+	probe := s.Readiness
+	if probe == nil {
+		probe = &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(s.Port)}},
+			PeriodSeconds: 2, FailureThreshold: 3,
+		}
+	}
 	replicas := max(s.Replicas, 1)
 	c := corev1.Container{
 		Name: s.Container, Image: s.Image, Command: s.Command, Args: s.Args, Env: s.Env,
@@ -88,11 +127,8 @@ func (s Server) StatefulSet() *appsv1.StatefulSet {
 			RunAsNonRoot:             ptr.To(true),
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		},
-		ReadinessProbe: &corev1.Probe{
-			ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(s.Port)}},
-			PeriodSeconds: 2, FailureThreshold: 3,
-		},
-		VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: s.DataPath}},
+		ReadinessProbe: probe,
+		VolumeMounts:   []corev1.VolumeMount{{Name: "data", MountPath: s.DataPath}},
 	}
 	var volumes []corev1.Volume
 	for _, m := range s.Secrets {
@@ -111,7 +147,7 @@ func (s Server) StatefulSet() *appsv1.StatefulSet {
 			Replicas:            ptr.To(replicas),
 			ServiceName:         s.HeadlessName(),
 			PodManagementPolicy: appsv1.ParallelPodManagement,
-			Selector:            &metav1.LabelSelector{MatchLabels: ServerPodLabels(run)},
+			Selector:            &metav1.LabelSelector{MatchLabels: s.Selector()},
 			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
 				WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
 				WhenScaled:  appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
@@ -127,7 +163,7 @@ func (s Server) StatefulSet() *appsv1.StatefulSet {
 					},
 					NodeSelector: pl.Selector(),
 					Tolerations:  pl.Tolerations,
-					Affinity:     serverAffinity(pl.Affinity, replicas, ServerPodLabels(run)),
+					Affinity:     s.affinity(pl.Affinity, replicas),
 					Containers:   []corev1.Container{c},
 					Volumes:      volumes,
 				},
@@ -154,6 +190,19 @@ func (s Server) StatefulSet() *appsv1.StatefulSet {
 	return sts
 }
 
+// affinity spreads the pods of a multi-node server over nodes, and keeps
+// a replica off its primary's node: a primary and its replicas measure
+// replication between machines, never within one.
+func (s Server) affinity(user *corev1.Affinity, replicas int32) *corev1.Affinity {
+	a := serverAffinity(user, replicas, s.Selector())
+	if s.Role != benchv1.InstanceReplica {
+		return a
+	}
+	primary := s.Selector()
+	primary[LabelInstanceRole] = string(benchv1.InstancePrimary)
+	return loadgenAffinity(a, primary)
+}
+
 // serverAffinity spreads the replicas of a multi-node server over nodes,
 // so that a cluster of N measures N machines.
 func serverAffinity(user *corev1.Affinity, replicas int32, self map[string]string) *corev1.Affinity {
@@ -167,13 +216,13 @@ func serverAffinity(user *corev1.Affinity, replicas int32, self map[string]strin
 func (s Server) Services() []*corev1.Service {
 	port := []corev1.ServicePort{{Name: s.PortName, Port: s.Port, TargetPort: intstr.FromInt32(s.Port)}}
 	client := &corev1.Service{ObjectMeta: ObjectMeta(s.Run, s.Name, RoleTarget),
-		Spec: corev1.ServiceSpec{Selector: ServerPodLabels(s.Run), Ports: port}}
+		Spec: corev1.ServiceSpec{Selector: s.Selector(), Ports: port}}
 	peers := append([]corev1.ServicePort{}, port...)
 	for _, p := range s.PeerPorts {
 		peers = append(peers, corev1.ServicePort{Name: p.Name, Port: p.ContainerPort, TargetPort: intstr.FromInt32(p.ContainerPort)})
 	}
 	headless := &corev1.Service{ObjectMeta: ObjectMeta(s.Run, s.HeadlessName(), RoleTarget),
-		Spec: corev1.ServiceSpec{Selector: ServerPodLabels(s.Run), Ports: peers, ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true}}
+		Spec: corev1.ServiceSpec{Selector: s.Selector(), Ports: peers, ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true}}
 	return []*corev1.Service{client, headless}
 }
 

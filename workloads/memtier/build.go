@@ -70,6 +70,11 @@ func common(m *benchv1.MemtierWorkload, ep workloads.Endpoint) ([]string, worklo
 		"--data-size", strconv.Itoa(int(dataSize(m))),
 		"--hide-histogram",
 	}
+	if ep.Cluster {
+		// memtier asks the member it reaches for the slot map, then sends
+		// each key to its shard's primary.
+		cmd = append(cmd, "--cluster-mode")
+	}
 	inv := workloads.Invocation{Env: ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword)}
 	if ep.Password != nil {
 		inv.SecretEnv = []string{workloads.EnvPassword}

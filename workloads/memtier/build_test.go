@@ -1,6 +1,7 @@
 package memtier
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +84,20 @@ func TestKeyMinimumIsAtLeastOne(t *testing.T) {
 	cmd := strings.Join(Memtier{}.Run(spec, workloads.Endpoint{}, Memtier{}.Steps(spec)[0]).Command, " ")
 	if !strings.Contains(cmd, "--key-minimum 1 ") {
 		t.Errorf("command %s", cmd)
+	}
+}
+
+// A Valkey Cluster endpoint makes memtier follow the slot map, in the
+// prepare step and the measurement alike; a plain server does not.
+func TestClusterMode(t *testing.T) {
+	spec := seed()
+	for name, ep := range map[string]workloads.Endpoint{"cluster": {Host: "kv", Port: 6379, Cluster: true}, "server": {Host: "kv", Port: 6379}} {
+		run := Memtier{}.Run(spec, ep, Memtier{}.Steps(spec)[0]).Command
+		prepare := Memtier{}.Prepare(spec, ep).Command
+		for step, cmd := range map[string][]string{"run": run, "prepare": prepare} {
+			if got := slices.Contains(cmd, "--cluster-mode"); got != ep.Cluster {
+				t.Errorf("%s %s: --cluster-mode %v in %q", name, step, got, cmd)
+			}
+		}
 	}
 }

@@ -71,6 +71,9 @@ func (RedisBenchmark) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, ste
 		"-t", strings.Join(tests, ","),
 		"--csv",
 	}
+	if ep.Cluster {
+		cmd = append(cmd, "--cluster")
+	}
 	if w.KeySpace > 0 {
 		cmd = append(cmd, "-r", strconv.FormatInt(w.KeySpace, 10))
 	}
