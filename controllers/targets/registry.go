@@ -27,6 +27,7 @@ var entries = []entry{
 	{func(t *benchv1.TargetSpec) bool { return t.MySQL != nil }, serverTarget{mysqlServer{}}},
 	{func(t *benchv1.TargetSpec) bool { return t.MongoDB != nil }, serverTarget{mongodbServer{}}},
 	{func(t *benchv1.TargetSpec) bool { return t.OpenSearch != nil }, serverTarget{opensearchServer{}}},
+	{func(t *benchv1.TargetSpec) bool { return t.ClickHouse != nil }, ClickHouse{}},
 	{func(t *benchv1.TargetSpec) bool { return t.External != nil }, External{}},
 }
 

@@ -299,33 +299,7 @@ func startTelemetryStack(ctx context.Context, t *testing.T, name string, pools [
 	if err != nil {
 		t.Fatal(err)
 	}
-	work, err := os.MkdirTemp("", "dbperf-e2e-"+name+"-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(work, 0o755); err != nil { // pods run as their runAsUser
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("kept the work directory for inspection: %s", work)
-			return
-		}
-		_ = os.RemoveAll(work)
-	})
-	logf, err := os.Create(filepath.Join(work, "components.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			raw, _ := os.ReadFile(logf.Name())
-			if len(raw) > 30000 {
-				raw = raw[len(raw)-30000:]
-			}
-			t.Logf("manager and executor log (end):\n%s", raw)
-		}
-	})
+	work, logf := workDir(t, "dbperf-e2e-"+name+"-")
 	bins := t.TempDir()
 	manager := build(t, bins, "./cmd/manager", "manager")
 	runner := build(t, bins, "./cmd/runner", "dbperf-runner")

@@ -28,7 +28,11 @@
 //     cgroups and the machine (stats.go), and cAdvisor's
 //     /metrics/cadvisor from the same cgroups (cadvisor.go); the local server behind a
 //     simulated target pod's Service is moved into a cgroup of that pod
-//     (adopt.go).
+//     (adopt.go);
+//   - target pods: a ClickHouse target's pod is played by Debian's
+//     clickhouse-server with a configuration translated from the pod's
+//     (clickhouse.go); other target pods stay kwok's, with a local server
+//     the test points their Service at.
 package executor
 
 import (
@@ -95,6 +99,10 @@ type Executor struct {
 	// cgroup of the pod (adopt.go), under mu.
 	adopted   map[types.UID]*adoptedPod
 	lastAdopt time.Time
+	// played are the local servers that stand for simulated target pods
+	// (clickhouse.go), under mu.
+	played   map[types.UID]*playedServer
+	lastPlay time.Time
 }
 
 // New returns an executor; call Run.
@@ -137,7 +145,8 @@ func New(o Options) (*Executor, error) {
 			return nil, err
 		}
 	}
-	e := &Executor{o: o, pods: map[types.UID]*podRun{}, cgroups: newCgroupManager(), adopted: map[types.UID]*adoptedPod{}}
+	e := &Executor{o: o, pods: map[types.UID]*podRun{}, cgroups: newCgroupManager(), adopted: map[types.UID]*adoptedPod{},
+		played: map[types.UID]*playedServer{}}
 	e.services = &serviceProxy{client: o.Client, log: o.Log}
 	return e, nil
 }
@@ -162,6 +171,7 @@ func (e *Executor) Run(ctx context.Context) error {
 		}
 		e.services.close()
 		e.releaseAdopted()
+		e.stopPlayed()
 		e.mu.Lock()
 		runs := make([]*podRun, 0, len(e.pods))
 		for _, r := range e.pods {
@@ -178,6 +188,9 @@ func (e *Executor) Run(ctx context.Context) error {
 	for {
 		if err := e.sync(ctx); err != nil && ctx.Err() == nil {
 			e.logf("list pods: %v", err)
+		}
+		if err := e.playTargets(ctx); err != nil && ctx.Err() == nil {
+			e.logf("played target pods: %v", err)
 		}
 		if err := e.adoptBackends(ctx); err != nil && ctx.Err() == nil {
 			e.logf("simulated target pods: %v", err)
@@ -217,9 +230,14 @@ func (e *Executor) sync(ctx context.Context) error {
 			// Running but not ours: started by an executor that is gone.
 			e.failOrphan(ctx, pod)
 		default:
-			// The target's server runs before the load starts: adopt it
-			// now rather than on the next round, so that its pod's cgroup
-			// counts the whole measurement.
+			// The target's server runs before the load starts: play and
+			// adopt it now rather than on the next round, so that the
+			// Service leads to it and its pod's cgroup counts the whole
+			// measurement.
+			e.lastPlay = time.Time{}
+			if err := e.playTargets(ctx); err != nil && ctx.Err() == nil {
+				e.logf("played target pods: %v", err)
+			}
 			e.lastAdopt = time.Time{}
 			if err := e.adoptBackends(ctx); err != nil && ctx.Err() == nil {
 				e.logf("simulated target pods: %v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,6 +148,11 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 	}
 	repo := ImageRepository(c.Image)
 	toolPath := ""
+	if filepath.Base(tool) == runnerName {
+		// A tool built into the runner (the query workload's client), in
+		// whatever image: the runner of this build stands for it.
+		toolPath = e.o.RunnerPath
+	}
 	for _, d := range e.o.Images[repo] {
 		if p := filepath.Join(d, filepath.Base(tool)); isExecutable(p) {
 			toolPath = p
@@ -168,6 +174,12 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 		}
 		_ = os.Chmod(host, 0o777)
 		mounts[m.MountPath] = host
+		if m.MountPath == runnerDir {
+			// What the init container installs there.
+			if err := installRunner(e.o.RunnerPath, host); err != nil {
+				return nil, cleanup, err
+			}
+		}
 	}
 	if err := writeDownwardAPI(pod, filepath.Join(r.dir, "volumes")); err != nil {
 		return nil, cleanup, &notRunnable{"CreateContainerConfigError", err.Error()}
@@ -323,6 +335,45 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 	cmd.WaitDelay = 5 * time.Second
 	prepared = true
 	return cmd, cleanup, nil
+}
+
+// runnerDir is where a workload pod's init container installs the runner,
+// as bin/dbperf-runner (internal/specs.RunnerDir).
+const (
+	runnerDir  = "/dbperf"
+	runnerName = "dbperf-runner"
+)
+
+// installRunner puts the runner of this build where the pod's init
+// container would have installed it, for commands that name it there: a
+// hard link (the pod's user may not reach the runner's own directory),
+// else a copy.
+func installRunner(runner, dir string) error {
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
+	}
+	dst := filepath.Join(bin, runnerName)
+	if _, err := os.Stat(dst); err == nil {
+		return nil
+	}
+	if os.Link(runner, dst) == nil {
+		return nil
+	}
+	in, err := os.Open(runner)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 func runAs(pod *corev1.Pod, c corev1.Container) (uid, gid int64, ok bool) {

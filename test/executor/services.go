@@ -29,6 +29,37 @@ type serviceProxy struct {
 	mu     sync.Mutex
 	next   int
 	byName map[string]*forwarder
+	// starting are backends (host:port) whose server is not serving yet:
+	// connections to them wait, as clients of a pod not yet ready would.
+	starting map[string]bool
+}
+
+// startingWait is how long a connection waits for a starting backend.
+const startingWait = time.Minute
+
+func (p *serviceProxy) setStarting(backend string, on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.starting == nil {
+		p.starting = map[string]bool{}
+	}
+	if on {
+		p.starting[backend] = true
+	} else {
+		delete(p.starting, backend)
+	}
+}
+
+// waitStarted waits until backend is not starting, for at most startingWait.
+func (p *serviceProxy) waitStarted(backend string) {
+	for deadline := time.Now().Add(startingWait); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		p.mu.Lock()
+		starting := p.starting[backend]
+		p.mu.Unlock()
+		if !starting {
+			return
+		}
+	}
 }
 
 type forwarder struct {
@@ -104,6 +135,7 @@ func (p *serviceProxy) serve(l net.Listener, ns, name string, sp corev1.ServiceP
 				fmt.Fprintf(p.log, "executor: service %s/%s: %v\n", ns, name, err)
 				return
 			}
+			p.waitStarted(addr)
 			up, err := net.DialTimeout("tcp", addr, 10*time.Second)
 			if err != nil {
 				fmt.Fprintf(p.log, "executor: service %s/%s: %v\n", ns, name, err)
