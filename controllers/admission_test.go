@@ -50,14 +50,14 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 	}{
 		"two workloads": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Workload.Memtier = &benchv1.MemtierWorkload{Duration: metav1.Duration{Duration: time.Minute}}
-		}, []string{"spec.workload", "exactly one of pgbench, memtier, redisBenchmark, ycsb, k6, osb, hammerdb or custom"}},
+		}, []string{"spec.workload", "exactly one of pgbench, memtier, redisBenchmark, ycsb, k6, osb, hammerdb, custom or queryBench"}},
 		"no target": {func(r *benchv1.BenchmarkRun) { r.Spec.Target = benchv1.TargetSpec{} },
-			[]string{"spec.target", "exactly one of postgres, valkey, mysql, mongodb, opensearch or external"}},
+			[]string{"spec.target", "exactly one of postgres, valkey, mysql, mongodb, opensearch, clickhouse or external"}},
 		"two targets": {func(r *benchv1.BenchmarkRun) { r.Spec.Target.Valkey = &benchv1.ValkeyTarget{} },
 			[]string{"spec.target", "exactly one of"}},
 		"hammerdb in parallel": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Workload = benchv1.WorkloadSpec{Parallelism: 2, HammerDB: &benchv1.HammerDBWorkload{Database: benchv1.HammerDBPostgres, VirtualUsers: []int32{20}}}
-		}, []string{"spec.workload", "parallelism above 1 is not possible for osb and hammerdb"}},
+		}, []string{"spec.workload", "parallelism above 1 is not possible for osb, hammerdb and queryBench"}},
 		"hammerdb postgresql on mysql": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Target = benchv1.TargetSpec{MySQL: &benchv1.MySQLTarget{}}
 			r.Spec.Workload = benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: benchv1.HammerDBPostgres, VirtualUsers: []int32{20}}}
@@ -65,6 +65,41 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 		"hammerdb build users above warehouses": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Workload = benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: benchv1.HammerDBPostgres, Warehouses: 2, BuildVirtualUsers: 4, VirtualUsers: []int32{20}}}
 		}, []string{"spec.workload.hammerdb", "buildVirtualUsers must not exceed warehouses"}},
+		"replica placement without replicas": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Target = benchv1.TargetSpec{Postgres: &benchv1.PostgresTarget{Instances: 1}, ReplicaPlacement: &benchv1.Placement{Zone: "zone-b"}}
+		}, []string{"spec.target.replicaPlacement", "replicaPlacement needs replicas"}},
+		"zone that is not a label value": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Target = benchv1.TargetSpec{Postgres: &benchv1.PostgresTarget{}, Placement: benchv1.Placement{Zone: "zone a;"}}
+		}, []string{"spec.target.placement.zone"}},
+		"synchronous without enough standbys": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Target = benchv1.TargetSpec{Postgres: &benchv1.PostgresTarget{Instances: 2,
+				Replication: &benchv1.PostgresReplication{Mode: benchv1.ReplicationSynchronous, SynchronousReplicas: 2}}}
+		}, []string{"spec.target.postgres.replication.synchronousReplicas", "needs more instances than synchronousReplicas"}},
+		"tablespace named like a system one": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Target = benchv1.TargetSpec{Postgres: &benchv1.PostgresTarget{Tablespaces: []benchv1.PostgresTablespace{{Name: "pg_temp2"}}}}
+		}, []string{"spec.target.postgres.tablespaces[0].name", "reserved"}},
+		"valkey cluster with uneven nodes": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Target = benchv1.TargetSpec{Valkey: &benchv1.ValkeyTarget{Cluster: &benchv1.ValkeyCluster{Shards: 3, ReplicasPerShard: 1, InstancesPerNode: 4}}}
+		}, []string{"spec.target.valkey.cluster", "instancesPerNode must divide"}},
+		"valkey cluster and replicas": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Target = benchv1.TargetSpec{Valkey: &benchv1.ValkeyTarget{Replicas: 1, Cluster: &benchv1.ValkeyCluster{Shards: 3, InstancesPerNode: 1}}}
+		}, []string{"spec.target.valkey", "a cluster's replicas are cluster.replicasPerShard"}},
+		"session variable that could be SQL": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Target = benchv1.TargetSpec{MySQL: &benchv1.MySQLTarget{SessionVariables: map[string]benchv1.SessionValue{"autocommit": "ON'; DROP TABLE x"}}}
+		}, []string{"spec.target.mysql.sessionVariables.autocommit", "should match"}},
+		"tls cipher with a space": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Target = benchv1.TargetSpec{MySQL: &benchv1.MySQLTarget{TLS: &benchv1.ServerTLS{Enabled: true, Cipher: "TLS AES"}}}
+		}, []string{"spec.target.mysql.tls.cipher"}},
+		"query workload with both query sources": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = benchv1.WorkloadSpec{QueryBench: &benchv1.QueryWorkload{Driver: benchv1.QueryDriverPostgres,
+				Queries:          []benchv1.NamedQuery{{Name: "Q1", SQL: "SELECT 1"}},
+				QueriesConfigMap: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "q"}, Key: "queries.sql"}}}
+		}, []string{"spec.workload.queryBench", "exactly one of queries or queriesConfigMap"}},
+		"query load from a file URL": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = benchv1.WorkloadSpec{QueryBench: &benchv1.QueryWorkload{Driver: benchv1.QueryDriverPostgres,
+				Queries: []benchv1.NamedQuery{{Name: "Q1", SQL: "SELECT 1"}},
+				Prepare: &benchv1.QueryPrepare{Loads: []benchv1.QueryLoad{{Table: "t", URL: "file:///etc/passwd"}}}}}
+		}, []string{"spec.workload.queryBench.prepare.loads[0].url"}},
 		"opensearch with 20 nodes": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Target = benchv1.TargetSpec{OpenSearch: &benchv1.OpenSearchTarget{Nodes: 20}}
 		}, []string{"spec.target.opensearch.nodes"}},

@@ -26,6 +26,8 @@ var cpuModelLabels = []string{"dbperf.io/cpu-model", "feature.node.kubernetes.io
 func (r *BenchmarkRunReconciler) environment(ctx context.Context, st *runState) (*benchv1.Environment, error) {
 	run := st.run
 	roles := map[string]map[string]bool{}
+	var instances []benchv1.InstanceInfo
+	loadgenNodes := map[string]bool{}
 	addPods := func(sel map[string]string, role string) error {
 		if len(sel) == 0 {
 			return nil
@@ -34,6 +36,7 @@ func (r *BenchmarkRunReconciler) environment(ctx context.Context, st *runState) 
 		if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels(sel)); err != nil {
 			return err
 		}
+		sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
 		for _, p := range pods.Items {
 			if p.Spec.NodeName == "" {
 				continue
@@ -42,6 +45,15 @@ func (r *BenchmarkRunReconciler) environment(ctx context.Context, st *runState) 
 				roles[p.Spec.NodeName] = map[string]bool{}
 			}
 			roles[p.Spec.NodeName][role] = true
+			// Every target pod; one load generator per node (a run has
+			// one pod per measurement and load generator).
+			if role == "loadgen" {
+				if loadgenNodes[p.Spec.NodeName] {
+					continue
+				}
+				loadgenNodes[p.Spec.NodeName] = true
+			}
+			instances = append(instances, benchv1.InstanceInfo{Name: p.Name, Role: instanceRole(&p, role, st.target.RoleLabels), Node: p.Spec.NodeName})
 		}
 		return nil
 	}
@@ -82,7 +94,38 @@ func (r *BenchmarkRunReconciler) environment(ctx context.Context, st *runState) 
 		describeNode(&info, &node)
 		env.Nodes = append(env.Nodes, info)
 	}
+	byNode := map[string]benchv1.NodeInfo{}
+	for _, n := range env.Nodes {
+		byNode[n.Name] = n
+	}
+	for i := range instances {
+		n := byNode[instances[i].Node]
+		instances[i].Pool, instances[i].Zone = n.Pool, n.Zone
+	}
+	if len(instances) > maxInstances {
+		instances = instances[:maxInstances]
+	}
+	env.Instances = instances
+	env.Volumes = st.target.Volumes
 	return env, nil
+}
+
+// maxInstances bounds status.environment.instances (its schema's MaxItems).
+const maxInstances = 512
+
+// instanceRole is the part a pod plays: a load generator, or the role its
+// target's labels give it (the operator's own label, or another
+// operator's, such as CloudNativePG's instance role), else the one server.
+func instanceRole(p *corev1.Pod, role string, roleLabels []string) benchv1.InstanceRole {
+	if role == "loadgen" {
+		return benchv1.InstanceLoadGenerator
+	}
+	for _, l := range append([]string{specs.LabelInstanceRole}, roleLabels...) {
+		if v := p.Labels[l]; v != "" {
+			return benchv1.InstanceRole(v)
+		}
+	}
+	return benchv1.InstanceServer
 }
 
 func describeNode(info *benchv1.NodeInfo, node *corev1.Node) {

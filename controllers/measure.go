@@ -96,6 +96,9 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 		if err := r.judgeTarget(ctx, st, out.result, timeOf(out.started), timeOf(out.finished)); err != nil {
 			return ctrl.Result{}, err
 		}
+		if err := r.judgeZones(ctx, st, job, out.result); err != nil {
+			return ctrl.Result{}, err
+		}
 		stored, err := r.storeUnit(ctx, st, u, out.result)
 		if err != nil {
 			return ctrl.Result{}, err

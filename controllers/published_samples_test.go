@@ -2,9 +2,11 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -49,10 +51,38 @@ type publishedComparison struct {
 	args, stepArgs, prepareArgs, notArgs []string
 	// files are in the run's files ConfigMap, by key.
 	files map[string][]string
-	// serverArgs are in the provisioned server's container args;
-	// serverReplicas, when set, is its StatefulSet's size.
+	// serverArgs are in the args of every container of the provisioned
+	// server (each StatefulSet's); serverReplicas, when set, is its
+	// StatefulSet's size; containers, when set, the containers of each of
+	// its pods, and serverCPU each container's CPU request and limit.
 	serverArgs     []string
 	serverReplicas int32
+	containers     int
+	serverCPU      string
+	// replicaArgs are in the command line of the replicas' StatefulSet.
+	replicaArgs []string
+	// clusterServers is how many servers the Job that creates a Valkey
+	// cluster joins.
+	clusterServers int
+	// clusterSpec are fragments of each variant's CloudNativePG Cluster
+	// spec, as JSON (keys sorted).
+	clusterSpec map[string][]string
+	// pool, when set, is the pool of every variant's target (the variants
+	// do not name it); otherwise each variant is named after its pool.
+	pool string
+	// instances are, by variant, the target's instances as the runs'
+	// status.environment records them (role@zone, sorted), every load
+	// generator in loadgenZone; volumes its volumes (purpose size class
+	// [temporary]); sets its StatefulSets (role×pods, sorted).
+	instances   map[string][]string
+	loadgenZone string
+	volumes     map[string][]string
+	sets        map[string][]string
+	// prepareNotArgs are not in the prepare Job's command line.
+	prepareNotArgs []string
+	// generators is the load generators of each measurement (an Indexed
+	// Job of that many pods); 0 or 1: one pod.
+	generators int32
 	// runsEnd is the phase every run ends in: Succeeded, or Invalid when
 	// the recorded output breaks the sample's validity thresholds, with
 	// invalidBecause in the run's Valid condition.
@@ -71,6 +101,17 @@ type publishedComparison struct {
 // property files) against the sample's settings; until every comparison has
 // Succeeded with its report. Shrunk: runsPerVariant 5 → 2 (see above).
 //
+// The topologies are played as their controllers would: CloudNativePG's
+// instances are pods on the nodes the Cluster's affinity admits, the first
+// by name its primary (so a primary asked for in zone-b starts in zone-a
+// and the operator must switch it over, which the test plays too); every
+// StatefulSet of a target is reported ready, the Job that creates a Valkey
+// cluster succeeded; a measurement of several load generators is an
+// Indexed Job whose pods start, wait for the operator's start barrier and
+// end; each Job runs on a load-generator node its node selector admits.
+// The runs' status.environment must then show each instance's role and
+// zone, and their volumes, as the sample asks.
+//
 // Recorded outputs (../shared/fixtures): HammerDB on MySQL over TLS —
 // mysql-400wh-100vu-ssl-cipher-allwh.txt, whose virtual users print their
 // Ssl_cipher, which a TLS target requires; HammerDB on PostgreSQL — the
@@ -82,7 +123,10 @@ type publishedComparison struct {
 // workload F run 307 READs failed (7.67e-05 % of its operations): under the
 // sample's maxErrorPercent 0 every F measurement is Invalid, and the test
 // checks that the runs say so and the comparison still ends with its report,
-// every measurement excluded; OSB — the documentation's quickstart summary.
+// every measurement excluded; OSB — the documentation's quickstart summary;
+// pgbench with a custom script — a pgbench 15 run of one (its statement
+// latencies); the query benchmark — the reports in workloads/query/testdata
+// (see the ClickHouse cases).
 func TestPublishedSamples(t *testing.T) {
 	hammerdbBuild := func(t *testing.T) string {
 		return writeTemp(t, "Vuser 1:CREATING TPCC TABLES\nVuser 1:TPCC SCHEMA COMPLETE\nVuser 1:FINISHED SUCCESS\nALL VIRTUAL USERS COMPLETE\n")
@@ -120,6 +164,9 @@ func TestPublishedSamples(t *testing.T) {
 	cases := []struct {
 		file        string
 		comparisons map[string]publishedComparison
+		// configMaps are what the sample's comment has the user create
+		// before applying it: name → key → content.
+		configMaps map[string]map[string]string
 	}{
 		{file: "hammerdb-tprocc-postgres-1wh.yaml", comparisons: map[string]publishedComparison{
 			"tprocc-pg-1wh": {tool: "hammerdb", fixture: "testdata:real-4.12-pg15-2vu-rampup1-duration1.log", prepare: hammerdbBuild,
@@ -176,6 +223,122 @@ func TestPublishedSamples(t *testing.T) {
 			"osb-index-append-managed": {tool: "osb", fixture: "docs-quickstart-percolator-test-mode-summary.txt", steps: []string{"clients=8"},
 				args: append(osbArgs("3", "1"), "basic_auth_user:"), runsEnd: benchv1.PhaseSucceeded},
 		}},
+		{file: "postgres-replica-across-zones.yaml", comparisons: map[string]publishedComparison{
+			"tprocc-pg-zones": {tool: "hammerdb", fixture: "testdata:real-4.12-pg15-2vu-rampup1-duration1.log", prepare: hammerdbBuild,
+				steps: []string{"vu=16", "vu=32"}, stepArgs: hammerdbRuns, prepareArgs: hammerdbPrepare,
+				files: map[string][]string{
+					"build.tcl": {"dbset db pg\n", "diset tpcc pg_count_ware 10\n", "diset tpcc pg_num_vu 4\n", "buildschema\n"},
+					"run-0.tcl": {"diset tpcc pg_rampup 2\n", "diset tpcc pg_duration 5\n", "diset tpcc pg_timeprofile true\n", "vuset vu 16\n"},
+					"run-1.tcl": {"vuset vu 32\n"},
+				},
+				pool: "standard-v4a", loadgenZone: "zone-b",
+				clusterSpec: map[string][]string{
+					"across-zones":            {`"instances":2,`, pgSynchronous, `"topologyKey":"topology.kubernetes.io/zone"`},
+					"single-node":             {`"instances":1,`, `"nodeSelector":{"pool":"standard-v4a","topology.kubernetes.io/zone":"zone-b"}`},
+					"primary-in-loadgen-zone": {`"instances":2,`, pgSynchronous, `"topologyKey":"topology.kubernetes.io/zone"`},
+				},
+				instances: map[string][]string{
+					"across-zones": {"primary@zone-a", "replica@zone-b"}, "single-node": {"primary@zone-b"},
+					"primary-in-loadgen-zone": {"primary@zone-b", "replica@zone-a"},
+				},
+				runsEnd: benchv1.PhaseSucceeded},
+		}},
+		{file: "postgres-temp-tablespace.yaml", comparisons: map[string]publishedComparison{
+			"pg-temp-tablespace": {tool: "pgbench", fixture: "pg15plus-custom-script-r-per-statement-latency.txt",
+				steps: []string{"clients=4", "clients=8"}, args: []string{"--time 180", "--no-vacuum --file /etc/dbperf/workload/"},
+				stepArgs: []string{"--client 4 --jobs 4 ", "--client 8 --jobs 4 "}, notArgs: []string{"--builtin"},
+				files: map[string][]string{"script.sql": {"FROM generate_series(1, 2000000) AS g ORDER BY md5(g::text)"}},
+				pool:  "standard-v4a", loadgenZone: "zone-a",
+				clusterSpec: map[string][]string{
+					"temp-on-data":     {pgWAL, `"tablespaces":[{"name":"temp_ts","storage":{"resizeInUseVolumes":true,"size":"100Gi","storageClass":"local-nvme"},"temporary":false}]`},
+					"temp-on-own-disk": {pgWAL, `"tablespaces":[{"name":"temp_ts","storage":{"resizeInUseVolumes":true,"size":"100Gi","storageClass":"local-nvme"},"temporary":true}]`},
+				},
+				instances: map[string][]string{"temp-on-data": {"primary@"}, "temp-on-own-disk": {"primary@"}},
+				volumes: map[string][]string{
+					"temp-on-data":     {"data 50Gi premium-ssd", "wal 20Gi premium-ssd", "tablespace/temp_ts 100Gi local-nvme"},
+					"temp-on-own-disk": {"data 50Gi premium-ssd", "wal 20Gi premium-ssd", "tablespace/temp_ts 100Gi local-nvme temporary"},
+				},
+				runsEnd: benchv1.PhaseSucceeded},
+		}},
+		{file: "valkey-replication-on-off.yaml", comparisons: map[string]publishedComparison{
+			"valkey-replication": {tool: "memtier", fixture: "vc-redis-text-1.txt", prepare: memtierLoad,
+				prepareArgs: append([]string{"--data-size 1024"}, memtierFill...), steps: []string{"threads=4,pipeline=1", "threads=4,pipeline=16"},
+				args:     append([]string{"--data-size 1024", "--ratio 1:1"}, memtierCommon...),
+				stepArgs: []string{"--pipeline 1 --test-time 120", "--pipeline 16 --test-time 120"}, notArgs: []string{"--cluster-mode"},
+				serverArgs: []string{"--io-threads 4"}, replicaArgs: []string{"--replicaof "}, pool: "standard-v4a",
+				sets:    map[string][]string{"replication-off": {"server×1"}, "replication-on": {"primary×1", "replica×1"}},
+				runsEnd: benchv1.PhaseSucceeded},
+		}},
+		{file: "valkey-cluster-28x2.yaml", comparisons: map[string]publishedComparison{
+			"valkey-cluster-28x2": {tool: "memtier", fixture: "vc-redis-text-4.txt", prepare: memtierLoad,
+				prepareArgs: append([]string{"--data-size 100 --hide-histogram --cluster-mode"}, memtierFill...), steps: []string{"threads=8,pipeline=1", "threads=8,pipeline=8"},
+				args: []string{"--cluster-mode", "--key-minimum 1 --key-maximum 10000000 --data-size 100", "--ratio 1:10 --key-pattern R:R",
+					"--threads 8 --clients 25"},
+				stepArgs:   []string{"--pipeline 1 --test-time 180", "--pipeline 8 --test-time 180"},
+				serverArgs: []string{"--cluster-enabled yes"}, serverReplicas: 2, containers: 14, serverCPU: "1", clusterServers: 28, generators: 2,
+				sets:    map[string][]string{"standard-v3": {"shard×2"}, "standard-v4a": {"shard×2"}},
+				runsEnd: benchv1.PhaseSucceeded},
+		}},
+		// The harness has no MySQL server, so it cannot run the session
+		// check the runner runs after each measurement (the version, the
+		// cipher and autocommit a session of HammerDB's user negotiated;
+		// workloads/sessioncheck tests it against a real server): it runs
+		// the runner on the recorded output without the check's flags, and
+		// checks those flags are on every measurement's command line with
+		// the sample's version, cipher and autocommit. The recorded virtual
+		// users printed Ssl_cipher ECDHE-RSA-AES128-GCM-SHA256, a TLS 1.2
+		// suite (the recording is of another server; this sample's offers
+		// TLS_AES_128_GCM_SHA256 alone). HammerDB's parser only requires
+		// that every virtual user printed a cipher (HammerDB cannot ask for
+		// a TLS 1.3 suite, so the session check alone compares it with the
+		// one asked for), so the runs Succeed here, the cipher unchecked.
+		{file: "mysql-replica-tls13.yaml", comparisons: map[string]publishedComparison{
+			"tprocc-mysql-replica-tls13": {tool: "hammerdb", fixture: "mysql-400wh-100vu-ssl-cipher-allwh.txt", prepare: hammerdbBuild,
+				steps: []string{"vu=32"}, stepArgs: hammerdbRuns[:1], prepareArgs: hammerdbPrepare,
+				args: []string{"--session-check ", "--session-protocol mysql --session-tls --session-tls-ca ", "--session-tls-version TLSv1.3",
+					"--session-tls-cipher TLS_AES_128_GCM_SHA256", "--session-variable autocommit=ON"},
+				prepareNotArgs: []string{"--session-check"},
+				files: map[string][]string{
+					"build.tcl": {"dbset db mysql\n", "diset connection mysql_ssl true\n", "diset connection mysql_ssl_ca /etc/dbperf/tls/ca.crt\n",
+						"diset tpcc mysql_count_ware 20\n", "diset tpcc mysql_num_vu 4\n", "buildschema\n"},
+					"run-0.tcl": {"diset connection mysql_ssl true\n", "diset tpcc mysql_rampup 2\n", "diset tpcc mysql_duration 5\n",
+						"diset tpcc mysql_timeprofile true\n", "vuset vu 32\n"},
+				},
+				serverArgs: []string{"--require-secure-transport=ON", "--innodb-buffer-pool-size=8G", "--max-connections=300",
+					"--tls-version=TLSv1.3", "--tls-ciphersuites=TLS_AES_128_GCM_SHA256", "--autocommit=ON"},
+				replicaArgs: []string{"SOURCE_SSL=1", "--read-only=ON"}, pool: "standard-v4a",
+				sets:    map[string][]string{"replication-off": {"server×1"}, "replication-on": {"primary×1", "replica×1"}},
+				runsEnd: benchv1.PhaseSucceeded},
+		}},
+		// No recorded report of all 13 SSB queries exists: the SSB runs are
+		// answered with a recorded ClickHouse report of Q1.1 and Q1.2, each
+		// run 3 times, and the report must compare both, cold and hot: Δ %
+		// and a verdict in each row; every run answered alike, each
+		// interval is undefined, which the row's verdict must say. The
+		// ClickBench runs are answered with one in which a query failed
+		// every run and another once: the failed runs are counted (50 % of
+		// the runs) and named, and under the sample's validity (the default
+		// maxErrorPercent, 0) every measurement is Invalid, excluded from
+		// the comparison, which still ends with its report.
+		{file: "clickhouse-ssb-pools.yaml", configMaps: map[string]map[string]string{"ssb-clickhouse": {
+			"queries.sql": readRepoFile(t, "workloads/query/examples/ssb-clickhouse.sql"),
+			"schema.sql":  readRepoFile(t, "workloads/query/examples/ssb-clickhouse-schema.sql"),
+		}}, comparisons: map[string]publishedComparison{
+			"clickhouse-ssb": {tool: "query-bench", fixture: "testdata:clean-3-runs.json", prepare: queryPrepare, steps: []string{"default"},
+				args: []string{" query --driver clickhouse --host ", " --database ssb --queries /etc/dbperf/configmaps/ssb-clickhouse/queries.sql --runs 3 --timeout 10m0s"},
+				prepareArgs: []string{" query --prepare --driver clickhouse --host ", " --database ssb --script /etc/dbperf/configmaps/ssb-clickhouse/schema.sql",
+					"--load lineorder_flat:CSV:https://data.example.com/ssb/sf10/lineorder_flat.csv.gz"},
+				runsEnd: benchv1.PhaseSucceeded},
+		}},
+		{file: "clickhouse-clickbench-pools.yaml", configMaps: map[string]map[string]string{"clickbench": {
+			"queries.sql": clickbenchQueries, "create.sql": clickbenchCreate,
+		}}, comparisons: map[string]publishedComparison{
+			"clickhouse-clickbench": {tool: "query-bench", fixture: "testdata:one-failed-query.json", prepare: queryPrepare, steps: []string{"default"},
+				runsEnd: benchv1.PhaseInvalid, invalidBecause: "50% of requests failed, above the 0% limit",
+				args: []string{" query --driver clickhouse --host ", " --database clickbench --queries /etc/dbperf/configmaps/clickbench/queries.sql --runs 3 --timeout 10m0s"},
+				prepareArgs: []string{" query --prepare --driver clickhouse --host ", " --database clickbench --script /etc/dbperf/configmaps/clickbench/create.sql",
+					"--load hits:TSV:https://datasets.clickhouse.com/hits_compatible/hits.tsv.gz"}},
+		}},
 	}
 	files, err := filepath.Glob(filepath.Join(testutil.RepoRoot(), "config", "samples", "published", "*.yaml"))
 	if err != nil {
@@ -193,7 +356,7 @@ func TestPublishedSamples(t *testing.T) {
 	for _, c := range cases {
 		t.Run(strings.TrimSuffix(c.file, ".yaml"), func(t *testing.T) {
 			start := time.Now()
-			drivePublished(t, c.file, c.comparisons)
+			drivePublished(t, c.file, c.comparisons, c.configMaps)
 			t.Logf("%s: %d comparisons through their lifecycle in %s", c.file, len(c.comparisons), time.Since(start).Round(100*time.Millisecond))
 		})
 	}
@@ -201,13 +364,12 @@ func TestPublishedSamples(t *testing.T) {
 
 // drivePublished applies one published sample file and plays every
 // comparison in it to its end.
-func drivePublished(t *testing.T, file string, want map[string]publishedComparison) {
+func drivePublished(t *testing.T, file string, want map[string]publishedComparison, configMaps map[string]map[string]string) {
 	h := newHarness(t)
 	ctx := context.Background()
-	node := loadgenNode(h)
-	poolNode := map[string]string{"standard-v3": "v3-node", "standard-v4a": "v4a-node"}
-	for pool, n := range poolNode {
-		h.node(n, map[string]string{"pool": pool})
+	publishedNodes(h)
+	for name, data := range configMaps {
+		h.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data})
 	}
 
 	// Apply every object of the file, as kubectl apply -f would, with the
@@ -251,9 +413,11 @@ func drivePublished(t *testing.T, file string, want map[string]publishedComparis
 		t.Fatalf("%s: %d comparisons applied, %d expected", file, len(applied), len(want))
 	}
 
-	answered := map[string]bool{}
+	answered, checkedJobs := map[string]bool{}, map[string]bool{}
 	checkedFiles := map[string]bool{}
-	placed := map[string]string{} // run → the pool its target was placed on, or its endpoint
+	placed := map[string]string{}   // run → the pool its target was placed on, or its endpoint
+	shapes := map[string][]string{} // run → its StatefulSets, role×pods
+	parallel := parallelKubelet{}
 	var totalJobs int
 	testutil.Eventually(t, 120*time.Second, file+": every comparison ended", func() error {
 		var runs benchv1.BenchmarkRunList
@@ -268,7 +432,7 @@ func drivePublished(t *testing.T, file string, want map[string]publishedComparis
 			if ext := run.Spec.Target.External; ext != nil {
 				placed[run.Name] = ext.Host
 			}
-			readyPublishedTarget(t, h, run, w, placed)
+			readyPublishedTarget(t, h, run, w, placed, shapes)
 		}
 		var jobs batchv1.JobList
 		if err := k8s.List(ctx, &jobs, client.InNamespace(h.ns)); err != nil {
@@ -276,7 +440,9 @@ func drivePublished(t *testing.T, file string, want map[string]publishedComparis
 		}
 		for i := range jobs.Items {
 			j := &jobs.Items[i]
-			if answered[j.Name] {
+			// The target's own Jobs (the one that creates a Valkey
+			// cluster) are readyPublishedTarget's.
+			if answered[j.Name] || j.Labels[specs.LabelRole] == specs.RoleTarget {
 				continue
 			}
 			run := byName[j.Spec.Template.Annotations[specs.AnnotationRunName]]
@@ -290,9 +456,28 @@ func drivePublished(t *testing.T, file string, want map[string]publishedComparis
 				}
 				checkedFiles[run.Name] = true
 			}
+			if !checkedJobs[j.Name] {
+				checkPublishedJob(t, run, j, w)
+				checkMounts(ctx, t, j)
+				checkedJobs[j.Name] = true
+			}
+			nodes := schedule(ctx, t, publishedLoadgenNodes, &j.Spec.Template.Spec)
+			if len(nodes) == 0 {
+				t.Fatalf("job %s: no load generator node matches %v", j.Name, j.Spec.Template.Spec.NodeSelector)
+			}
+			recorded := fixturePath(t, w.tool, w.fixture)
+			switch {
+			case j.Labels[specs.LabelRole] == specs.RolePrepare:
+				answerJob(t, h, j, nodes[0], w.tool, w.prepare(t))
+			case ptrValue(j.Spec.Completions) > 1:
+				if !parallel.step(ctx, t, h, j, nodes, w.tool, recorded) {
+					continue
+				}
+			default:
+				answerJob(t, h, j, nodes[0], w.tool, recorded)
+			}
 			answered[j.Name] = true
 			totalJobs++
-			answerPublishedJob(t, h, node, run, j, w)
 		}
 		var pending []string
 		for name := range applied {
@@ -316,7 +501,7 @@ func drivePublished(t *testing.T, file string, want map[string]publishedComparis
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, cmp); err != nil {
 			t.Fatal(err)
 		}
-		checkPublishedComparison(t, h, cmp, w, placed)
+		checkPublishedComparison(t, h, cmp, w, placed, shapes)
 	}
 }
 
@@ -328,10 +513,11 @@ func comparisonOf(run *benchv1.BenchmarkRun) string {
 	return ""
 }
 
-// readyPublishedTarget plays CloudNativePG or the StatefulSet controller for
-// a run's provisioned target, once it exists, after checking that it stands
-// on the pool the run's variant names and has the sample's server settings.
-func readyPublishedTarget(t *testing.T, h *harness, run *benchv1.BenchmarkRun, w publishedComparison, placed map[string]string) {
+// readyPublishedTarget plays CloudNativePG, or the StatefulSet and Job
+// controllers, for a run's provisioned target, once it exists, after
+// checking that it stands on the pool the run's variant names and has the
+// sample's server settings.
+func readyPublishedTarget(t *testing.T, h *harness, run *benchv1.BenchmarkRun, w publishedComparison, placed map[string]string, shapes map[string][]string) {
 	t.Helper()
 	ctx := context.Background()
 	if run.Status.Phase.Terminal() || run.Spec.Target.External != nil {
@@ -343,17 +529,11 @@ func readyPublishedTarget(t *testing.T, h *harness, run *benchv1.BenchmarkRun, w
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.PostgresClusterName(run)}, cluster); err != nil {
 			return
 		}
-		if phase, _, _ := unstructured.NestedString(cluster.Object, "status", "phase"); phase == specs.CNPGHealthyPhase {
-			return
+		if _, seen := placed[run.Name]; !seen {
+			checkCluster(t, run, cluster, w)
 		}
 		placed[run.Name], _, _ = unstructured.NestedString(cluster.Object, "spec", "affinity", "nodeSelector", "pool")
-		if su, _, _ := unstructured.NestedBool(cluster.Object, "spec", "enableSuperuserAccess"); !su {
-			t.Errorf("run %s: HammerDB on CloudNativePG needs superuser access", run.Name)
-		}
-		if n, _, _ := unstructured.NestedInt64(cluster.Object, "spec", "instances"); n != 1 {
-			t.Errorf("run %s: %d instances, the sample asks for a single node", run.Name, n)
-		}
-		markCNPGHealthy(t, h, cluster.GetName())
+		playCNPG(ctx, t, h, cluster)
 		return
 	}
 	var sets appsv1.StatefulSetList
@@ -366,19 +546,40 @@ func readyPublishedTarget(t *testing.T, h *harness, run *benchv1.BenchmarkRun, w
 		if sts.Status.ReadyReplicas == n {
 			continue
 		}
-		placed[run.Name] = sts.Spec.Template.Spec.NodeSelector["pool"]
+		if sts.Spec.Template.Labels[specs.LabelInstanceRole] != string(benchv1.InstanceReplica) {
+			placed[run.Name] = sts.Spec.Template.Spec.NodeSelector["pool"]
+		}
 		if w.serverReplicas != 0 && n != w.serverReplicas {
 			t.Errorf("run %s: %d server pods, want %d", run.Name, n, w.serverReplicas)
 		}
-		args := strings.Join(sts.Spec.Template.Spec.Containers[0].Args, " ")
-		for _, a := range w.serverArgs {
-			if !strings.Contains(args, a) {
-				t.Errorf("run %s: server args %q lack %q", run.Name, args, a)
-			}
-		}
+		shapes[run.Name] = append(shapes[run.Name], checkServerSet(t, run, sts, w))
 		sts.Status.Replicas, sts.Status.ReadyReplicas, sts.Status.AvailableReplicas = n, n, n
+		sts.Status.ObservedGeneration = sts.Generation
 		if err := k8s.Status().Update(ctx, sts); err != nil {
 			t.Fatal(err)
+		}
+	}
+	completeClusterJob(ctx, t, run, w)
+}
+
+// checkCluster checks a CloudNativePG Cluster against the sample.
+func checkCluster(t *testing.T, run *benchv1.BenchmarkRun, cluster *unstructured.Unstructured, w publishedComparison) {
+	t.Helper()
+	spec, _, _ := unstructured.NestedMap(cluster.Object, "spec")
+	if su, _, _ := unstructured.NestedBool(spec, "enableSuperuserAccess"); w.tool == "hammerdb" && !su {
+		t.Errorf("run %s: HammerDB on CloudNativePG needs superuser access", run.Name)
+	}
+	want, ok := w.clusterSpec[run.Labels[benchv1.LabelVariant]]
+	if !ok {
+		want = []string{`"instances":1,`} // the sample asks for a single node
+	}
+	js, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range want {
+		if !strings.Contains(string(js), f) {
+			t.Errorf("run %s: the Cluster's spec lacks %s: %s", run.Name, f, js)
 		}
 	}
 }
@@ -408,9 +609,9 @@ func checkPublishedFiles(ctx context.Context, h *harness, run *benchv1.Benchmark
 	return nil
 }
 
-// answerPublishedJob checks a Job's command line and placement, then plays
-// the kubelet: the real runner on the tool's recorded output.
-func answerPublishedJob(t *testing.T, h *harness, node string, run *benchv1.BenchmarkRun, j *batchv1.Job, w publishedComparison) {
+// checkPublishedJob checks a Job's command line and placement against the
+// sample.
+func checkPublishedJob(t *testing.T, run *benchv1.BenchmarkRun, j *batchv1.Job, w publishedComparison) {
 	t.Helper()
 	if got := j.Spec.Template.Spec.NodeSelector["pool"]; got != "loadgen" {
 		t.Errorf("job %s asks for pool %q, the sample's load generators run on loadgen", j.Name, got)
@@ -425,7 +626,11 @@ func answerPublishedJob(t *testing.T, h *harness, node string, run *benchv1.Benc
 				t.Errorf("prepare job %s lacks %q: %s", j.Name, a, args)
 			}
 		}
-		h.kubelet(j, node, w.tool, w.prepare(t))
+		for _, a := range slices.Concat(w.prepareNotArgs, w.notArgs) {
+			if strings.Contains(args, a) {
+				t.Errorf("prepare job %s has %q: %s", j.Name, a, args)
+			}
+		}
 		return
 	}
 	step := -1
@@ -438,6 +643,9 @@ func answerPublishedJob(t *testing.T, h *harness, node string, run *benchv1.Benc
 	}
 	if step < 0 {
 		t.Fatalf("job %s is no measurement of the sweep %v", j.Name, w.steps)
+	}
+	if got, want := ptrValue(j.Spec.Completions), max(w.generators, 1); got != want {
+		t.Errorf("job %s (step %s): %d load generators, want %d", j.Name, w.steps[step], got, want)
 	}
 	wants := append([]string{}, w.args...)
 	if step < len(w.stepArgs) {
@@ -456,18 +664,11 @@ func answerPublishedJob(t *testing.T, h *harness, node string, run *benchv1.Benc
 			t.Errorf("job %s (step %s) has %q: %s", j.Name, w.steps[step], a, args)
 		}
 	}
-	recorded := ""
-	if name, ok := strings.CutPrefix(w.fixture, "testdata:"); ok {
-		recorded = filepath.Join(testutil.RepoRoot(), "workloads", w.tool, "testdata", name)
-	} else {
-		recorded = fixture(t, w.tool, w.fixture)
-	}
-	h.kubelet(j, node, w.tool, recorded)
 }
 
 // checkPublishedComparison checks an ended comparison: its runs, their
 // steps and placement, and its report.
-func checkPublishedComparison(t *testing.T, h *harness, cmp *benchv1.BenchmarkComparison, w publishedComparison, placed map[string]string) {
+func checkPublishedComparison(t *testing.T, h *harness, cmp *benchv1.BenchmarkComparison, w publishedComparison, placed map[string]string, shapes map[string][]string) {
 	t.Helper()
 	ctx := context.Background()
 	if cmp.Status.Phase != benchv1.ComparisonSucceeded {
@@ -486,9 +687,10 @@ func checkPublishedComparison(t *testing.T, h *harness, cmp *benchv1.BenchmarkCo
 	}
 	for _, run := range runs.Items {
 		variant := run.Labels[benchv1.LabelVariant]
-		if got := placed[run.Name]; !strings.Contains(got, variant) {
+		if got := placed[run.Name]; w.pool == "" && !strings.Contains(got, variant) || w.pool != "" && got != w.pool {
 			t.Errorf("run %s of variant %s: target placed on %q", run.Name, variant, got)
 		}
+		checkTopology(t, &run, w, shapes)
 		if run.Status.Phase != w.runsEnd {
 			t.Errorf("run %s ended %s, want %s: %s", run.Name, run.Status.Phase, w.runsEnd, mustCondition(&run))
 		}
@@ -508,7 +710,8 @@ func checkPublishedComparison(t *testing.T, h *harness, cmp *benchv1.BenchmarkCo
 	}
 	measurements := publishedRunsPerVariant * len(cmp.Spec.Variants) * len(w.steps)
 	if w.runsEnd == benchv1.PhaseSucceeded {
-		if cmp.Status.ExcludedMeasurements != 0 || len(cmp.Status.Results) != len(w.steps) {
+		// Each candidate against the baseline, step by step.
+		if cmp.Status.ExcludedMeasurements != 0 || len(cmp.Status.Results) != len(w.steps)*(len(cmp.Spec.Variants)-1) {
 			t.Errorf("comparison %s: %d excluded, results %+v", cmp.Name, cmp.Status.ExcludedMeasurements, cmp.Status.Results)
 		}
 		for _, r := range cmp.Status.Results {
@@ -528,5 +731,8 @@ func checkPublishedComparison(t *testing.T, h *harness, cmp *benchv1.BenchmarkCo
 	}
 	if md := report.Data["report.md"]; md != "" && !strings.Contains(md, w.steps[len(w.steps)-1]) {
 		t.Errorf("comparison %s: report.md does not name step %s:\n%.800s", cmp.Name, w.steps[len(w.steps)-1], md)
+	}
+	if w.tool == "query-bench" && w.runsEnd == benchv1.PhaseSucceeded {
+		checkQueryRows(t, cmp.Name, &report, fixturePath(t, w.tool, w.fixture))
 	}
 }

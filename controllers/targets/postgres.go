@@ -35,8 +35,11 @@ func (p Postgres) Ensure(ctx context.Context, c client.Client, run *benchv1.Benc
 			Username: &corev1.SecretKeySelector{LocalObjectReference: secret, Key: "username"},
 			Password: &corev1.SecretKeySelector{LocalObjectReference: secret, Key: "password"},
 		},
-		PodSelector: specs.CNPGInstancePods(name),
-		Image:       run.Spec.Target.Postgres.ImageName,
+		PodSelector:     specs.CNPGInstancePods(name),
+		PrimarySelector: map[string]string{specs.CNPGClusterLabel: name, specs.CNPGInstanceRoleLabel: "primary"},
+		RoleLabels:      []string{specs.CNPGInstanceRoleLabel},
+		Volumes:         specs.PostgresVolumes(run.Spec.Target.Postgres),
+		Image:           run.Spec.Target.Postgres.ImageName,
 	}
 	if needs.Administrator {
 		su := corev1.LocalObjectReference{Name: specs.CNPGSuperuserSecret(name)}
@@ -65,12 +68,20 @@ func (p Postgres) Ensure(ctx context.Context, c client.Client, run *benchv1.Benc
 	if img, _, _ := unstructured.NestedString(cluster.Object, "status", "image"); img != "" {
 		o.Image = img
 	}
+	current, _, _ := unstructured.NestedString(cluster.Object, "status", "currentPrimary")
+	if target, _, _ := unstructured.NestedString(cluster.Object, "status", "targetPrimary"); target != "" && current != "" && target != current {
+		return notReady(o, benchv1.ReasonSwitchingOver, fmt.Sprintf("CloudNativePG is switching the primary over from %s to %s (%s)", current, target, phase)), nil
+	}
 	if phase != specs.CNPGHealthyPhase || ready < want {
 		if phase == "" {
 			phase = "no phase reported yet"
 		}
 		return notReady(o, benchv1.ReasonProvisioning,
 			fmt.Sprintf("waiting for CloudNativePG cluster %s: %s, %d/%d instances ready", name, phase, ready, want)), nil
+	}
+	o, placed, err := placeCNPGRoles(ctx, c, run, cluster, o)
+	if err != nil || !placed {
+		return o, err
 	}
 	o.Ready, o.Reason, o.Message = true, benchv1.ReasonReady, fmt.Sprintf("CloudNativePG cluster %s is healthy", name)
 	return o, nil

@@ -12,13 +12,14 @@ import (
 	"github.com/dbperf-io/dbperf-operator/workloads/registry"
 )
 
-// apiKinds are TargetSpec's one-of members: JSON name → Go field.
+// apiKinds are TargetSpec's one-of members: JSON name → Go field (its
+// pointers to structs but the replicas' placement).
 func apiKinds() map[string]string {
 	out := map[string]string{}
 	typ := reflect.TypeOf(benchv1.TargetSpec{})
 	for i := range typ.NumField() {
 		f := typ.Field(i)
-		if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct {
+		if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct && f.Type.Elem() != reflect.TypeOf(benchv1.Placement{}) {
 			json, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			out[json] = f.Name
 		}

@@ -24,7 +24,17 @@ type Observed struct {
 	// PodSelector selects the target's pods (nil for external targets):
 	// load generators avoid their nodes, and the environment records them.
 	PodSelector map[string]string
-	Image       string
+	// PrimarySelector selects the pod of the target's primary (the one
+	// server of an unreplicated target); nil when it has no single
+	// primary (a sharded cluster, an external endpoint).
+	PrimarySelector map[string]string
+	// RoleLabels are pod labels, besides the operator's own
+	// (specs.LabelInstanceRole), whose value is the pod's InstanceRole
+	// (CloudNativePG's instance role: primary or replica).
+	RoleLabels []string
+	// Volumes are the target's volumes, as status.environment records them.
+	Volumes []benchv1.VolumeInfo
+	Image   string
 }
 
 // Provisioner manages one kind of target.
@@ -89,4 +99,16 @@ func createIfMissing(ctx context.Context, c client.Client, obj client.Object) er
 func deleteIfExists(ctx context.Context, c client.Client, obj client.Object) error {
 	err := c.Delete(ctx, obj, client.PropagationPolicy("Background"))
 	return client.IgnoreNotFound(err)
+}
+
+// sessionStrings are session variables as the endpoint carries them.
+func sessionStrings(vars map[string]benchv1.SessionValue) map[string]string {
+	if len(vars) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(vars))
+	for k, v := range vars {
+		out[k] = string(v)
+	}
+	return out
 }

@@ -129,7 +129,8 @@ func targetKinds() []string {
 	typ := reflect.TypeOf(benchv1.TargetSpec{})
 	for i := 0; i < typ.NumField(); i++ {
 		f := typ.Field(i)
-		if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct {
+		// The one-of members; replicaPlacement is a placement, not a kind.
+		if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct && f.Type.Elem() != reflect.TypeOf(benchv1.Placement{}) {
 			kinds = append(kinds, jsonName(f))
 		}
 	}

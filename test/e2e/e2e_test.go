@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -31,6 +32,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -51,6 +53,41 @@ var (
 const ns = "perf"
 
 // build compiles one of the project's commands into dir.
+// workDir makes a test's work directory (cluster logs, each pod's log and
+// termination message) and the components' log in it; both are kept, and
+// the log's end shown, when the test fails.
+func workDir(t *testing.T, prefix string) (string, *os.File) {
+	t.Helper()
+	work, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(work, 0o755); err != nil { // pods run as their runAsUser
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("kept the work directory for inspection: %s", work)
+			return
+		}
+		_ = os.RemoveAll(work)
+	})
+	logf, err := os.Create(filepath.Join(work, "components.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			raw, _ := os.ReadFile(logf.Name())
+			if len(raw) > 30000 {
+				raw = raw[len(raw)-30000:]
+			}
+			t.Logf("manager and executor log (end):\n%s", raw)
+		}
+	})
+	return work, logf
+}
+
 func build(t *testing.T, dir, pkg, name string) string {
 	t.Helper()
 	out := filepath.Join(dir, name)
@@ -211,7 +248,8 @@ func TestEndToEnd(t *testing.T) {
 	dyn := dynamic.NewForConfigOrDie(c.Config)
 	simFailed := make(chan struct{})
 	var simOnce sync.Once
-	for run, server := range map[string]testutil.Postgres{"pgbench-cnpg": pg, "hammerdb-cnpg": hammerPG} {
+	zonesPG := testutil.StartPostgres(t)
+	for run, server := range map[string]testutil.Postgres{"pgbench-cnpg": pg, "hammerdb-cnpg": hammerPG, "pg-zones": zonesPG} {
 		go func() {
 			if !playCloudNativePG(ctx, t, c, dyn, run, server) {
 				simOnce.Do(func() { close(simFailed) })
@@ -220,7 +258,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	runs := []string{"pgbench-external", "redis-external", "pgbench-cnpg", "pgbench-parallel", "ycsb-parallel", "k6-http", "memtier-redis", "hammerdb-cnpg",
-		"custom-psql", "custom-hist-v3", "custom-hist-v4a"}
+		"custom-psql", "custom-hist-v3", "custom-hist-v4a", "pg-zones"}
 	final := map[string]*benchv1.BenchmarkRun{}
 	testutil.Eventually(t, 6*time.Minute, "every run finished", func() error {
 		run, err := getRun(ctx, dyn, "osb-missing-tool")
@@ -263,6 +301,10 @@ func TestEndToEnd(t *testing.T) {
 	// 4. Real numbers from real tools, in status and in the results ConfigMap.
 	for _, name := range runs {
 		run := final[name]
+		if name == "pg-zones" {
+			checkZones(t, run)
+			continue
+		}
 		if run.Status.Phase != benchv1.PhaseSucceeded {
 			t.Errorf("%s ended %s: %s; steps %s", name, run.Status.Phase, conditionsOf(run), mustJSON(run.Status.Steps))
 			continue
@@ -350,9 +392,10 @@ func TestEndToEnd(t *testing.T) {
 	if cpu := final["redis-external"].Status.Primary; cpu == nil || cpu.TargetCPUCores == nil || *cpu.TargetCPUCores <= 0 {
 		t.Errorf("redis-external: no target CPU from the server's statistics: %+v", cpu)
 	}
+	// Every run Succeeded but pg-zones, Invalid by design (checkZones).
 	for _, name := range runs {
-		if !strings.Contains(string(out), name) || strings.Count(string(out), " Succeeded ") != len(runs) {
-			t.Errorf("kubectl get does not show %s Succeeded", name)
+		if !strings.Contains(string(out), name) || strings.Count(string(out), " Succeeded ") != len(runs)-1 || !regexp.MustCompile(`pg-zones +postgres +pgbench +Invalid `).Match(out) {
+			t.Errorf("kubectl get does not show %s Succeeded (pg-zones Invalid)", name)
 		}
 	}
 
@@ -522,6 +565,31 @@ spec:
     pgbench: {scale: 1, clients: [2], duration: 3s}
     placement:
       nodeSelector: {pool: standard-v4a}
+---
+# A primary in zone-b and its synchronous standby in zone-a, both on
+# standard-v4a (the test plays CloudNativePG, which puts its first
+# instance wherever the scheduler does: the operator switches over when it
+# is in zone-a). The load generators run on pool loadgen, in zone-a only:
+# with loadGeneratorsInPrimaryZone the measurement is Invalid, naming both
+# zones.
+apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkRun
+metadata:
+  name: pg-zones
+spec:
+  repetitions: 1
+  validity: {loadGeneratorsInPrimaryZone: true}
+  target:
+    postgres:
+      instances: 2
+      replication: {mode: Synchronous}
+      storage: {size: 1Gi}
+    placement: {nodeSelector: {pool: standard-v4a}, zone: zone-b}
+    replicaPlacement: {nodeSelector: {pool: standard-v4a}, zone: zone-a}
+  workload:
+    pgbench: {scale: 1, clients: [2], duration: 3s}
+    placement:
+      nodeSelector: {pool: loadgen}
 ---
 # Two load generators per measurement, started together at the barrier.
 apiVersion: bench.dbperf.io/v1alpha1
@@ -729,10 +797,16 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// playCloudNativePG does what CloudNativePG would for the run's Cluster: an
-// instance pod on the target pool (scheduled for real, simulated by kwok),
-// the -app Secret, the -rw Service with an endpoint at the local PostgreSQL,
-// and a healthy status.
+// playCloudNativePG does what CloudNativePG would for the run's Cluster:
+// spec.instances instance pods with the Cluster's affinity (its node
+// selector, node affinity and pod anti-affinity over its topology key),
+// scheduled for real and simulated by kwok, one primary (for a cluster
+// split over two placements, deliberately the one on the replicas' side);
+// the
+// -app Secret, the -rw Service with an endpoint at the local PostgreSQL,
+// and a healthy status. Until ctx ends it then plays switchovers: when
+// status.targetPrimary names another instance (as `kubectl cnpg promote`
+// sets it), the role labels move and status.currentPrimary follows.
 func playCloudNativePG(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dynamic.Interface, run string, pg testutil.Postgres) bool {
 	name := run + "-pg"
 	var cl *unstructured.Unstructured
@@ -747,19 +821,39 @@ func playCloudNativePG(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dy
 		return false
 	}
 	owner := []metav1.OwnerReference{{APIVersion: "postgresql.cnpg.io/v1", Kind: "Cluster", Name: name, UID: cl.GetUID(), Controller: ptr.To(true)}}
+	affinity, err := cnpgPodAffinity(cl)
+	if err != nil {
+		t.Errorf("simulating CloudNativePG: %v", err)
+		return false
+	}
 	nodeSelector, _, _ := unstructured.NestedStringMap(cl.Object, "spec", "affinity", "nodeSelector")
-	// CloudNativePG puts spec.inheritedMetadata's labels (the run's UID and
-	// role) on every object of the cluster, the instance pods among them.
-	labels, _, _ := unstructured.NestedStringMap(cl.Object, "spec", "inheritedMetadata", "labels")
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	for k, v := range map[string]string{"cnpg.io/cluster": name, "cnpg.io/instanceRole": "primary", "cnpg.io/podRole": "instance", "role": "primary"} {
-		labels[k] = v
-	}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name + "-1", Namespace: ns, OwnerReferences: owner, Labels: labels},
-		Spec:       corev1.PodSpec{NodeSelector: nodeSelector, Containers: []corev1.Container{{Name: "postgres", Image: "ghcr.io/cloudnative-pg/postgresql:17"}}},
+	instances, _, _ := unstructured.NestedInt64(cl.Object, "spec", "instances")
+	core := c.Clientset.CoreV1()
+	var pods []string
+	for i := 1; i <= int(max(instances, 1)); i++ {
+		// CloudNativePG puts spec.inheritedMetadata's labels (the run's UID
+		// and role) on every object of the cluster, the instance pods among them.
+		labels, _, _ := unstructured.NestedStringMap(cl.Object, "spec", "inheritedMetadata", "labels")
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		role := "replica"
+		if i == 1 {
+			role = "primary"
+		}
+		for k, v := range map[string]string{"cnpg.io/cluster": name, "cnpg.io/instanceRole": role, "cnpg.io/podRole": "instance", "role": role} {
+			labels[k] = v
+		}
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", name, i), Namespace: ns, OwnerReferences: owner, Labels: labels},
+			Spec: corev1.PodSpec{NodeSelector: nodeSelector, Affinity: affinity,
+				Containers: []corev1.Container{{Name: "postgres", Image: "ghcr.io/cloudnative-pg/postgresql:17"}}},
+		}
+		if err := ignoreExists(core.Pods(ns).Create(ctx, pod, metav1.CreateOptions{})); err != nil {
+			t.Errorf("simulating CloudNativePG: %v", err)
+			return false
+		}
+		pods = append(pods, pod.Name)
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-app", Namespace: ns, OwnerReferences: owner},
 		StringData: map[string]string{"username": pg.User, "password": pg.Password, "dbname": "postgres"}}
@@ -767,8 +861,8 @@ func playCloudNativePG(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dy
 	// builds its schema and user with it).
 	superuser := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: specs.CNPGSuperuserSecret(name), Namespace: ns, OwnerReferences: owner},
 		StringData: map[string]string{"username": pg.User, "password": pg.Password}}
-	// The -rw Service selects the instance pod; the executor's forwarder
-	// sends its traffic to the local PostgreSQL that stands for the pod.
+	// The -rw Service selects the primary; the executor's forwarder sends
+	// its traffic to the local PostgreSQL that stands for the cluster.
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name + "-rw", Namespace: ns, OwnerReferences: owner,
 			Annotations: map[string]string{executor.BackendAnnotation: fmt.Sprintf("127.0.0.1:%d", pg.Port)}},
@@ -779,9 +873,7 @@ func playCloudNativePG(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dy
 		t.Errorf("simulating CloudNativePG: %v", err)
 		return false
 	}
-	core := c.Clientset.CoreV1()
 	for _, err := range []error{
-		ignoreExists(core.Pods(ns).Create(ctx, pod, metav1.CreateOptions{})),
 		ignoreExists(core.Secrets(ns).Create(ctx, secret, metav1.CreateOptions{})),
 		ignoreExists(core.Secrets(ns).Create(ctx, superuser, metav1.CreateOptions{})),
 		ignoreExists(core.Services(ns).Create(ctx, svc, metav1.CreateOptions{})),
@@ -791,19 +883,173 @@ func playCloudNativePG(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dy
 			return false
 		}
 	}
-	for ctx.Err() == nil {
-		p, err := core.Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
-		if err == nil && p.Status.Phase == corev1.PodRunning {
-			break
+	for _, pod := range pods {
+		for ctx.Err() == nil {
+			p, err := core.Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+			if err == nil && p.Status.Phase == corev1.PodRunning {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
-	patch := []byte(`{"status":{"phase":"Cluster in healthy state","instances":1,"readyInstances":1,"currentPrimary":"` + pod.Name + `"}}`)
-	if _, err := dyn.Resource(clusterGVR).Namespace(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+	status := func(primary string) error {
+		patch := fmt.Sprintf(`{"status":{"phase":%q,"instances":%d,"readyInstances":%d,"currentPrimary":%q,"targetPrimary":%q}}`,
+			specs.CNPGHealthyPhase, len(pods), len(pods), primary, primary)
+		_, err := dyn.Resource(clusterGVR).Namespace(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
+		return err
+	}
+	first := pods[0]
+	if len(pods) > 1 {
+		// The scheduler put the instances where it would; CloudNativePG's
+		// first primary is the one on the replicas' side (the last zone the
+		// node affinity names), so that the operator must switch over.
+		if p, ok := instanceInZone(ctx, c, pods, lastAffinityZone(affinity)); ok && p != first {
+			first = p
+			for _, pod := range pods {
+				role := map[bool]string{true: "primary", false: "replica"}[pod == first]
+				patch := fmt.Sprintf(`{"metadata":{"labels":{"cnpg.io/instanceRole":%q,"role":%q}}}`, role, role)
+				if _, err := core.Pods(ns).Patch(ctx, pod, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+					t.Errorf("simulating CloudNativePG: %v", err)
+					return false
+				}
+			}
+		}
+	}
+	if err := status(first); err != nil {
 		t.Errorf("marking the Cluster healthy: %v", err)
 		return false
 	}
+	if len(pods) > 1 {
+		go playSwitchovers(ctx, t, c, dyn, name, pods, status)
+	}
 	return true
+}
+
+// lastAffinityZone is the zone the last required node selector term of an
+// affinity names (the replicas' placement of a split cluster), or "".
+func lastAffinityZone(a *corev1.Affinity) string {
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return ""
+	}
+	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) == 0 {
+		return ""
+	}
+	for _, e := range terms[len(terms)-1].MatchExpressions {
+		if e.Key == corev1.LabelTopologyZone && len(e.Values) == 1 {
+			return e.Values[0]
+		}
+	}
+	return ""
+}
+
+// instanceInZone is the instance pod whose node is in zone.
+func instanceInZone(ctx context.Context, c *sim.Cluster, pods []string, zone string) (string, bool) {
+	if zone == "" {
+		return "", false
+	}
+	for _, pod := range pods {
+		p, err := c.Clientset.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		n, err := c.Clientset.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+		if err == nil && n.Labels[corev1.LabelTopologyZone] == zone {
+			return pod, true
+		}
+	}
+	return "", false
+}
+
+// playSwitchovers moves the primary's role labels when the Cluster's
+// status asks for another primary, then reports it current and healthy.
+func playSwitchovers(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dynamic.Interface, name string, pods []string, status func(string) error) {
+	for ctx.Err() == nil {
+		time.Sleep(200 * time.Millisecond)
+		cl, err := dyn.Resource(clusterGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		current, _, _ := unstructured.NestedString(cl.Object, "status", "currentPrimary")
+		target, _, _ := unstructured.NestedString(cl.Object, "status", "targetPrimary")
+		if target == "" || target == current {
+			continue
+		}
+		for _, pod := range pods {
+			role := "replica"
+			if pod == target {
+				role = "primary"
+			}
+			patch := fmt.Sprintf(`{"metadata":{"labels":{"cnpg.io/instanceRole":%q,"role":%q}}}`, role, role)
+			if _, err := c.Clientset.CoreV1().Pods(ns).Patch(ctx, pod, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil && ctx.Err() == nil {
+				t.Errorf("switching %s over to %s: %v", name, target, err)
+				return
+			}
+		}
+		if err := status(target); err != nil && ctx.Err() == nil {
+			t.Errorf("switching %s over to %s: %v", name, target, err)
+			return
+		}
+		t.Logf("CloudNativePG (played): %s switched over from %s to %s", name, current, target)
+	}
+}
+
+// cnpgPodAffinity is the affinity CloudNativePG gives its instance pods:
+// the Cluster's node affinity, and with enablePodAntiAffinity its
+// required anti-affinity among the cluster's instances over topologyKey.
+func cnpgPodAffinity(cl *unstructured.Unstructured) (*corev1.Affinity, error) {
+	aff := &corev1.Affinity{}
+	if na, ok, _ := unstructured.NestedMap(cl.Object, "spec", "affinity", "nodeAffinity"); ok {
+		aff.NodeAffinity = &corev1.NodeAffinity{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(na, aff.NodeAffinity); err != nil {
+			return nil, err
+		}
+	}
+	if on, _, _ := unstructured.NestedBool(cl.Object, "spec", "affinity", "enablePodAntiAffinity"); on {
+		key, _, _ := unstructured.NestedString(cl.Object, "spec", "affinity", "topologyKey")
+		aff.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"cnpg.io/cluster": cl.GetName(), "cnpg.io/podRole": "instance"}},
+			TopologyKey:   key,
+		}}}
+	}
+	return aff, nil
+}
+
+// checkZones: pg-zones' primary ran in zone-b and its standby in zone-a,
+// as asked, whichever instance CloudNativePG (played) made primary first;
+// the environment records every instance with its role, pool and zone;
+// the load generator in zone-a made the measurement Invalid, naming both
+// zones.
+func checkZones(t *testing.T, run *benchv1.BenchmarkRun) {
+	t.Helper()
+	if run.Status.Phase != benchv1.PhaseInvalid || len(run.Status.Steps) != 1 || len(run.Status.Steps[0].Repetitions) != 1 {
+		t.Errorf("pg-zones ended %s (%s), want Invalid with one measurement: %s", run.Status.Phase, conditionsOf(run), mustJSON(run.Status.Steps))
+		return
+	}
+	rep := run.Status.Steps[0].Repetitions[0]
+	env := run.Status.Environment
+	if env == nil {
+		t.Fatal("pg-zones records no environment")
+	}
+	roles := map[benchv1.InstanceRole][]string{}
+	primary := ""
+	for _, in := range env.Instances {
+		roles[in.Role] = append(roles[in.Role], in.Pool+"/"+in.Zone)
+		if in.Role == benchv1.InstancePrimary {
+			primary = in.Name
+		}
+	}
+	want := map[benchv1.InstanceRole][]string{benchv1.InstancePrimary: {"standard-v4a/zone-b"}, benchv1.InstanceReplica: {"standard-v4a/zone-a"},
+		benchv1.InstanceLoadGenerator: {"loadgen/zone-a"}}
+	for role, w := range want {
+		if strings.Join(roles[role], ",") != strings.Join(w, ",") {
+			t.Errorf("pg-zones %s instances %v, want %v (all: %s)", role, roles[role], w, mustJSON(env.Instances))
+		}
+	}
+	reason := fmt.Sprintf("ran in zone zone-a, the target's primary %s in zone zone-b (validity.loadGeneratorsInPrimaryZone)", primary)
+	if rep.Verdict != benchv1.VerdictInvalid || !strings.Contains(strings.Join(rep.Reasons, "; "), reason) || len(rep.Metrics) == 0 {
+		t.Errorf("pg-zones measurement %s %v (%d metrics), want Invalid with %q and its numbers kept", rep.Verdict, rep.Reasons, len(rep.Metrics), reason)
+	}
 }
 
 func ignoreExists[T any](_ T, err error) error {
@@ -820,7 +1066,7 @@ func checkPlacement(ctx context.Context, t *testing.T, c *sim.Cluster, seen *pla
 	wantPool := map[string]string{"pgbench-external": "standard-v3", "redis-external": "standard-v4a", "pgbench-cnpg": "standard-v4a",
 		"osb-missing-tool": "loadgen", "pgbench-parallel": "loadgen", "ycsb-parallel": "loadgen", "k6-http": "standard-v3",
 		"memtier-redis": "standard-v3", "hammerdb-cnpg": "standard-v4a", "custom-psql": "standard-v3", "custom-hist-v3": "standard-v3",
-		"custom-hist-v4a": "standard-v4a"}
+		"custom-hist-v4a": "standard-v4a", "pg-zones": "loadgen"}
 	byUID := map[string]string{}
 	for name, run := range final {
 		byUID[string(run.UID)] = name
@@ -861,7 +1107,7 @@ func checkPlacement(ctx context.Context, t *testing.T, c *sim.Cluster, seen *pla
 	// memtier: the load + 2 pipelines; HammerDB: the schema build + 1; the
 	// missing OpenSearch Benchmark: its one attempt.
 	want := map[string]int{"pgbench-external": 5, "redis-external": 2, "pgbench-cnpg": 2, "pgbench-parallel": 2, "ycsb-parallel": 2, "k6-http": 1,
-		"memtier-redis": 3, "hammerdb-cnpg": 2, "osb-missing-tool": 1, "custom-psql": 2, "custom-hist-v3": 4, "custom-hist-v4a": 4}
+		"memtier-redis": 3, "hammerdb-cnpg": 2, "osb-missing-tool": 1, "custom-psql": 2, "custom-hist-v3": 4, "custom-hist-v4a": 4, "pg-zones": 2}
 	for run, want := range want {
 		if counted[run] != want {
 			t.Errorf("%s: saw %d workload pods, want %d", run, counted[run], want)
