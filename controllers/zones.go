@@ -56,8 +56,11 @@ func (r *BenchmarkRunReconciler) judgeZones(ctx context.Context, st *runState, j
 	case primary == "" && len(st.target.PodSelector) == 0:
 		res.Warnings = append(res.Warnings, "validity.loadGeneratorsInPrimaryZone: the target has no pods in this cluster, so its zone is unknown and not judged")
 		return nil
-	case primary == "":
+	case primary == "" && len(st.target.PrimarySelector) == 0:
 		res.Warnings = append(res.Warnings, "validity.loadGeneratorsInPrimaryZone: the target has no single primary (a sharded cluster): zones not judged")
+		return nil
+	case primary == "":
+		res.Warnings = append(res.Warnings, "validity.loadGeneratorsInPrimaryZone: no single scheduled pod of the target's primary was found after the measurement: zones not judged")
 		return nil
 	case primaryZone == "":
 		res.Invalidate("validity.loadGeneratorsInPrimaryZone: the node of the target's primary %s has no %s label", primary, benchv1.ZoneLabel)

@@ -196,11 +196,16 @@ func (v ValkeyCluster) CreateJob() *batchv1.Job {
 	labels[LabelJob] = v.JobName()
 	meta := ObjectMeta(v.Run, v.JobName(), RoleTarget)
 	meta.Labels = labels
+	// Its pod prepares the target, it is none of its servers: the target's
+	// pod selector (ServerPodLabels) must not find it, or the environment,
+	// the disturbance checks and the telemetry would count it.
+	podLabels := BaseLabels(v.Run, RolePrepare)
+	podLabels[LabelJob] = v.JobName()
 	command := append([]string{"sh", "-c", ValkeyClusterCreateScript("valkey-cli", v.ReplicasPerShard), "create-cluster"}, v.Addresses()...)
 	return &batchv1.Job{ObjectMeta: meta, Spec: batchv1.JobSpec{
 		BackoffLimit:          ptr.To[int32](2),
 		ActiveDeadlineSeconds: ptr.To[int64](600),
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels}, Spec: corev1.PodSpec{
 			RestartPolicy:                corev1.RestartPolicyNever,
 			AutomountServiceAccountToken: ptr.To(false),
 			EnableServiceLinks:           ptr.To(false),

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 )
@@ -163,6 +164,11 @@ func TestValkeyCluster(t *testing.T) {
 		t.Errorf("Job %s: %+v", job.Name, js)
 	}
 	checkRestricted(t, "cluster job", &job.Spec.Template.ObjectMeta, &js)
+	// Its pod is none of the target's servers: the target's selector,
+	// which the environment and the telemetry use, does not find it.
+	if labels.SelectorFromSet(ServerPodLabels(run)).Matches(labels.Set(job.Spec.Template.Labels)) {
+		t.Errorf("the target's pod selector finds the Job's pod: %v", job.Spec.Template.Labels)
+	}
 }
 
 // MySQL with replicas: the primary logs with GTIDs; the replicas, on
