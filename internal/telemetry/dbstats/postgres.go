@@ -3,6 +3,7 @@ package dbstats
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -28,9 +29,12 @@ var postgresCounters = []string{"xact_commit", "xact_rollback", "blks_read", "bl
 	"tup_returned", "tup_fetched", "tup_inserted", "tup_updated", "tup_deleted"}
 
 // Postgres polls pg_stat_database for the database it connects to (the
-// target's) and pg_stat_activity for that database's client sessions.
+// target's) and pg_stat_activity for that database's client sessions. It
+// is safe for concurrent use: its one connection serves one poll at a time
+// (a pgx.Conn used by two goroutines at once fails with "conn busy").
 type Postgres struct {
 	cfg     *pgx.ConnConfig
+	mu      sync.Mutex
 	conn    *pgx.Conn
 	secrets []string
 }
@@ -92,6 +96,8 @@ const SourcePostgreSQL = "postgresql"
 // Poll runs the one statement, reconnecting first if the connection was
 // lost (a restarted server).
 func (p *Postgres) Poll(ctx context.Context) (Reading, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.conn == nil || p.conn.IsClosed() {
 		if err := p.connect(ctx); err != nil {
 			return Reading{}, err
@@ -139,6 +145,8 @@ func (p *Postgres) Figures() []Def {
 
 // Close ends the connection.
 func (p *Postgres) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.conn == nil {
 		return nil
 	}
