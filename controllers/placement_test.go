@@ -106,11 +106,14 @@ func TestCNPGPrimaryAndStandbyAcrossZones(t *testing.T) {
 		}
 		return nil
 	})
-	r := h.run("zones")
-	if c := meta.FindStatusCondition(r.Status.Conditions, benchv1.ConditionTargetReady); c == nil || c.Reason != benchv1.ReasonSwitchingOver ||
-		!strings.Contains(c.Message, second.Name) {
-		t.Fatalf("TargetReady %+v", c)
-	}
+	// The run says so once its status is written after the patch.
+	testutil.Eventually(t, 15*time.Second, "TargetReady SwitchingOver", func() error {
+		c := meta.FindStatusCondition(h.run("zones").Status.Conditions, benchv1.ConditionTargetReady)
+		if c == nil || c.Reason != benchv1.ReasonSwitchingOver || !strings.Contains(c.Message, second.Name) {
+			return fmt.Errorf("TargetReady %+v", c)
+		}
+		return nil
+	})
 	if jobs := h.jobs(); len(jobs) != 0 {
 		t.Fatalf("measured during the switchover: %d jobs", len(jobs))
 	}
@@ -129,7 +132,7 @@ func TestCNPGPrimaryAndStandbyAcrossZones(t *testing.T) {
 	fixtureFile := fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt")
 	h.kubelet(h.waitJob(specs.MeasureJobName(run, 0, 1)), "zones-lg-a", "pgbench", fixtureFile)
 	h.kubelet(h.waitJob(specs.MeasureJobName(run, 0, 2)), "zones-lg-b", "pgbench", fixtureFile)
-	r = h.waitPhase("zones", 30*time.Second, benchv1.PhaseInvalid)
+	r := h.waitPhase("zones", 30*time.Second, benchv1.PhaseInvalid)
 
 	reps := r.Status.Steps[0].Repetitions
 	if reps[0].Verdict != benchv1.VerdictSucceeded {
