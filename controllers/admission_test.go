@@ -129,6 +129,8 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 			[]string{"spec.workload.pgbench", "jobs must not exceed"}},
 		"zero repetitions": {func(r *benchv1.BenchmarkRun) { r.Spec.Repetitions = -1 },
 			[]string{"spec.repetitions"}},
+		"external host with a shell command": {func(r *benchv1.BenchmarkRun) { r.Spec.Target.External.Host = "127.0.0.1; touch /tmp/x" },
+			[]string{"spec.target.external.host", "must be a DNS name"}},
 		"port out of range": {func(r *benchv1.BenchmarkRun) { r.Spec.Target.External.Port = 70000 },
 			[]string{"spec.target.external.port"}},
 		"duration too short": {func(r *benchv1.BenchmarkRun) {

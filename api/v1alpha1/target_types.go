@@ -148,9 +148,13 @@ type ValkeyTarget struct {
 
 // ExternalTarget is an existing endpoint the run does not own.
 type ExternalTarget struct {
-	// Host name or address of the endpoint.
+	// Host name or address of the endpoint: a DNS name (RFC 1123
+	// subdomain, any case), an IPv4 or an IPv6 address (without brackets).
+	// It reaches the tools as an argument, never through a shell; the rule
+	// refuses anything else (spaces, ';', a URL) at admission all the same.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?([.][A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?)*|[0-9A-Fa-f]{0,4}(:[0-9A-Fa-f]{0,4}){2,7}(:[0-9]{1,3}([.][0-9]{1,3}){3})?)$')",message="must be a DNS name (RFC 1123: letters, digits, '-' and '.'), an IPv4 or an IPv6 address"
 	Host string `json:"host"`
 
 	// Port of the endpoint.

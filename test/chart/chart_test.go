@@ -336,6 +336,8 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 		"telemetry.samplingInterval=often":   "/telemetry/samplingInterval",
 		"telemetry.resources=prometheus":     "/telemetry/prometheus/url",
 		"telemetry.prometheus.url=prom:9090": "/telemetry/prometheus/url",
+		"admission.allowedImages[0]=reg'x/":  "/admission/allowedImages/0",
+		"admission.allowedImages[0]=a b/":    "/admission/allowedImages/0",
 	} {
 		out, err := helmTemplate(t, set)
 		if err == nil {
