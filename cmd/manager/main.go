@@ -15,7 +15,9 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -38,6 +40,11 @@ func main() {
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health probes bind to")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one manager reconciles at a time")
 	flag.StringVar(&leaderNamespace, "leader-election-namespace", "", "namespace of the leader-election Lease; default: the manager's own (needed when running outside the cluster)")
+	var lease leaseOptions
+	flag.DurationVar(&lease.duration, "leader-election-lease-duration", 15*time.Second, "how long a Lease not renewed holds off the other managers: after a crash, the next leader waits this long")
+	flag.DurationVar(&lease.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew its Lease before it gives up leading")
+	flag.DurationVar(&lease.retryPeriod, "leader-election-retry-period", 2*time.Second, "how often the managers try to acquire or renew the Lease")
+	flag.BoolVar(&lease.releaseOnCancel, "leader-election-release-on-cancel", true, "release the Lease on a clean shutdown (SIGTERM), so that the next manager leads at once instead of after the lease duration")
 	flag.StringVar(&runnerImage, "runner-image", "ghcr.io/dbperf-io/dbperf-runner:"+version.Version, "image holding the static dbperf-runner binary")
 	var tele telemetryOptions
 	flag.StringVar(&tele.resources, "telemetry-resources", "none", "source of the pods' and nodes' CPU, memory and network over each measurement: none, kubelet (the kubelets' /stats/summary through the API server's node proxy: needs RBAC get on nodes/proxy), prometheus (--prometheus-url)")
@@ -48,7 +55,7 @@ func main() {
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
-	o := options{metricsAddr: metricsAddr, probeAddr: probeAddr, runnerImage: runnerImage, leaderElect: leaderElect, leaderNamespace: leaderNamespace, telemetry: tele}
+	o := options{metricsAddr: metricsAddr, probeAddr: probeAddr, runnerImage: runnerImage, leaderElect: leaderElect, leaderNamespace: leaderNamespace, lease: lease, telemetry: tele}
 	if err := run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), o); err != nil {
 		ctrl.Log.Error(err, "Manager stopped")
 		os.Exit(1)
@@ -66,7 +73,27 @@ func Scheme() *runtime.Scheme {
 type options struct {
 	metricsAddr, probeAddr, runnerImage, leaderNamespace string
 	leaderElect                                          bool
+	lease                                                leaseOptions
 	telemetry                                            telemetryOptions
+	// secondManager lets a process start a manager after another one
+	// stopped (tests): controller names are unique per process otherwise.
+	secondManager bool
+}
+
+// leaseOptions are leader election's timings (zero: controller-runtime's
+// defaults) and whether a clean shutdown releases the Lease. Releasing is
+// safe because the process ends right after the manager stops (main).
+type leaseOptions struct {
+	duration, renewDeadline, retryPeriod time.Duration
+	releaseOnCancel                      bool
+}
+
+// durationOrNil is a timing for ctrl.Options: nil leaves its default.
+func durationOrNil(d time.Duration) *time.Duration {
+	if d <= 0 {
+		return nil
+	}
+	return &d
 }
 
 // telemetryOptions choose the source of the resource figures.
@@ -112,8 +139,14 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        "dbperf-operator.bench.dbperf.io",
 		LeaderElectionNamespace: o.leaderNamespace,
-		Cache:                   controllers.CacheOptions(),
-		Client:                  controllers.ClientOptions(),
+		LeaseDuration:           durationOrNil(o.lease.duration),
+		RenewDeadline:           durationOrNil(o.lease.renewDeadline),
+		RetryPeriod:             durationOrNil(o.lease.retryPeriod),
+		// The manager's process ends when run returns (main).
+		LeaderElectionReleaseOnCancel: o.lease.releaseOnCancel,
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.secondManager)},
+		Cache:                         controllers.CacheOptions(),
+		Client:                        controllers.ClientOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("while creating the manager: %w", err)
