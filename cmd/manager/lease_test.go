@@ -3,16 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
@@ -22,21 +17,7 @@ import (
 // duration; without the release it waits the whole duration. Measured side
 // by side, with a lease duration of 15 s (the chart's default).
 func TestLeaseReleasedOnCleanShutdown(t *testing.T) {
-	bin := os.Getenv("KUBEBUILDER_ASSETS")
-	if bin == "" {
-		out, err := exec.Command("bash", "../../hack/build-control-plane.sh").Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		bin = lines[len(lines)-1]
-	}
-	env := &envtest.Environment{BinaryAssetsDirectory: bin, CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = env.Stop() }()
+	cfg := startAPIServer(t)
 	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
 	if err != nil {
 		t.Fatal(err)

@@ -25,11 +25,10 @@ import (
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
-// The manager as the binary wires it (label-filtered pod cache, Secrets
-// never cached, CNPG detection, log reader), running as a service account
-// bound to nothing but the ClusterRole generated from the RBAC markers,
-// brings a run to its first Job: a missing rule fails this test.
-func TestManagerStartsAndReconciles(t *testing.T) {
+// startAPIServer starts a real API server (envtest) with the CRDs; it
+// stops with the test.
+func startAPIServer(t *testing.T) *rest.Config {
+	t.Helper()
 	bin := os.Getenv("KUBEBUILDER_ASSETS")
 	if bin == "" {
 		out, err := exec.Command("bash", "../../hack/build-control-plane.sh").Output()
@@ -48,7 +47,16 @@ func TestManagerStartsAndReconciles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = env.Stop() }()
+	t.Cleanup(func() { _ = env.Stop() })
+	return cfg
+}
+
+// The manager as the binary wires it (label-filtered pod cache, Secrets
+// never cached, CNPG detection, log reader), running as a service account
+// bound to nothing but the ClusterRole generated from the RBAC markers,
+// brings a run to its first Job: a missing rule fails this test.
+func TestManagerStartsAndReconciles(t *testing.T) {
+	cfg := startAPIServer(t)
 	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
 	if err != nil {
 		t.Fatal(err)
