@@ -9,23 +9,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads/registry"
 )
 
-// apiKinds are TargetSpec's one-of members: JSON name → Go field (its
-// pointers to structs but the replicas' placement).
-func apiKinds() map[string]string {
-	out := map[string]string{}
-	typ := reflect.TypeOf(benchv1.TargetSpec{})
-	for i := range typ.NumField() {
-		f := typ.Field(i)
-		if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct && f.Type.Elem() != reflect.TypeOf(benchv1.Placement{}) {
-			json, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			out[json] = f.Name
-		}
-	}
-	return out
-}
+// apiKinds are TargetSpec's one-of members: JSON name → Go field.
+func apiKinds() map[string]string { return testutil.TargetKindFields() }
 
 // withKind is a run whose spec.target sets the given Go fields.
 func withKind(fields ...string) *benchv1.BenchmarkRun {

@@ -24,6 +24,7 @@ import (
 	"testing"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads/registry"
 )
 
@@ -172,16 +173,12 @@ func toolNames(t *testing.T) map[string]name {
 	return out
 }
 
-// targetKinds are the target kinds of the API: TargetSpec's pointer fields
-// but its placements, keyed by JSON name as spec.target spells them.
+// targetKinds are the target kinds of the API (testutil.TargetKindFields),
+// keyed by JSON name as spec.target spells them.
 func targetKinds(t *testing.T) map[string]name {
 	t.Helper()
 	out := map[string]name{}
-	placement := reflect.TypeOf(benchv1.Placement{})
-	for key, field := range pointerFields(reflect.TypeOf(benchv1.TargetSpec{})) {
-		if f, _ := reflect.TypeOf(benchv1.TargetSpec{}).FieldByName(field); f.Type.Elem() == placement {
-			continue
-		}
+	for key, field := range testutil.TargetKindFields() {
 		out[key] = name{words: []string{key}, fields: []string{field}}
 	}
 	if len(out) == 0 {

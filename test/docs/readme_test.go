@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads/registry"
 )
 
@@ -126,14 +127,10 @@ func registeredTools(t *testing.T) []tool {
 // pointers, one of which a run sets (placement and the like are values).
 func targetKinds() []string {
 	var kinds []string
-	typ := reflect.TypeOf(benchv1.TargetSpec{})
-	for i := 0; i < typ.NumField(); i++ {
-		f := typ.Field(i)
-		// The one-of members; replicaPlacement is a placement, not a kind.
-		if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct && f.Type.Elem() != reflect.TypeOf(benchv1.Placement{}) {
-			kinds = append(kinds, jsonName(f))
-		}
+	for kind := range testutil.TargetKindFields() {
+		kinds = append(kinds, kind)
 	}
+	sort.Strings(kinds)
 	return kinds
 }
 
