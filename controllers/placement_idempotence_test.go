@@ -38,7 +38,9 @@ func TestPlacementPhasesAreIdempotent(t *testing.T) {
 	h.wrap = func(c client.Client) client.Client { ic.Client = c; return ic }
 	h.stopManager()
 	h.startManager(cfg)
-	zone := func(pool, z string) map[string]string { return map[string]string{"pool": pool, corev1.LabelTopologyZone: z} }
+	zone := func(pool, z string) map[string]string {
+		return map[string]string{"pool": pool, corev1.LabelTopologyZone: z}
+	}
 	h.node("idz-lg-a", zone("idz-loadgen", "zone-a"))
 	h.node("idz-lg-b", zone("idz-loadgen", "zone-b"))
 	for n := range runs {
