@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -21,17 +22,14 @@ import (
 // transfer of the result, and the server's is rounded down to whole
 // milliseconds, so the client's may be above by a little and below by
 // under a millisecond. On a machine shared with other work a run now and
-// then waits for a CPU on the client's side (up to 13 ms observed on 2
-// busy cores; in CI, with other packages' tests beside it, 7 of 39 runs
-// were past the bound, median 2.4 ms), so the bound holds for 75% of the
-// runs, every run stays within queryLogOutlierMillis, and the median
-// difference is small. On a quiet machine all runs are within it.
+// then waits for a CPU on the client's side: in CI, with other packages'
+// tests on the 2 cores, up to 48 ms and a third of the runs past the
+// bound. That wait only ever adds, so each query's best run (of 3) shows
+// the client's systematic difference: it must be within the bound for
+// every query, and no run may be faster than the server.
 const (
-	queryLogSlackMillis   = 5.0  // each run: client − server ≤ max(5 ms, 20% of the server's time)…
-	queryLogSlackShare    = 0.20 // …for at least queryLogWithinShare of the runs
-	queryLogWithinShare   = 0.75
-	queryLogOutlierMillis = 50.0 // every run
-	queryLogMedianMillis  = 3.0  // the median difference
+	queryLogSlackMillis = 5.0 // each query's best run: client − server ≤ max(5 ms, 20% of the server's time)
+	queryLogSlackShare  = 0.20
 )
 
 // TestRealClickHouseSSB prepares SSB's tables at a tiny scale in Debian's
@@ -78,7 +76,22 @@ func TestRealClickHouseSSB(t *testing.T) {
 	if rows := testutil.MetricValue(t, r, query.MetricRows, "Q2.1"); rows < 10 {
 		t.Errorf("Q2.1 returned %v rows: the tiny SSB data must give it some", rows)
 	}
-	checkQueryLog(t, ch, in.Files[query.ResultFileName])
+	// A query whose best run disagrees waited for a CPU each time: the
+	// queries run again, up to twice, before that counts against them.
+	for attempt := 1; ; attempt++ {
+		off := checkQueryLog(t, ch, in.Files[query.ResultFileName])
+		if len(off) == 0 {
+			break
+		}
+		if attempt == 3 {
+			t.Errorf("in 3 attempts the client disagreed with system.query_log: %s", strings.Join(off, "; "))
+			break
+		}
+		t.Logf("attempt %d disagreed (%s): running the queries again", attempt, strings.Join(off, "; "))
+		if in, code = p.run(t, w.Run(spec, ep, w.Steps(spec)[0]), map[string]string{"ssb/queries.sql": queries}); code != 0 {
+			t.Fatalf("the query subcommand exited with %d", code)
+		}
+	}
 }
 
 // tableName is the generator's table as the schema names it: SSB's date
@@ -120,8 +133,9 @@ func checkBadQuery(t *testing.T, r *results.Result, runs, queries int) {
 }
 
 // checkQueryLog compares each successful run's client time with the
-// server's query_duration_ms of its query_id.
-func checkQueryLog(t *testing.T, ch testutil.ClickHouse, raw []byte) {
+// server's query_duration_ms of its query_id, and returns the queries
+// whose best run is past the bound.
+func checkQueryLog(t *testing.T, ch testutil.ClickHouse, raw []byte) []string {
 	t.Helper()
 	var rep query.Report
 	if err := json.Unmarshal(raw, &rep); err != nil {
@@ -140,8 +154,10 @@ func checkQueryLog(t *testing.T, ch testutil.ClickHouse, raw []byte) {
 		server[id], _ = strconv.ParseFloat(ms, 64)
 	}
 	var diffs []float64
-	within := 0
+	var off []string
+	within, bestWithin := 0, 0
 	for _, q := range rep.Queries {
+		best, bestServer := math.Inf(1), 0.0
 		for i, run := range q.Runs {
 			if run.Failed() {
 				continue
@@ -156,22 +172,28 @@ func checkQueryLog(t *testing.T, ch testutil.ClickHouse, raw []byte) {
 			if d <= math.Max(queryLogSlackMillis, queryLogSlackShare*s) {
 				within++
 			}
-			if d > queryLogOutlierMillis || d < -1 {
-				t.Errorf("%s run %d: the client measured %.3f ms, the server %v ms", q.Name, i+1, run.Millis, s)
+			if d < -1 {
+				t.Errorf("%s run %d: the client measured %.3f ms, faster than the server's %v ms", q.Name, i+1, run.Millis, s)
 			}
+			if d < best {
+				best, bestServer = d, s
+			}
+		}
+		if math.IsInf(best, 1) {
+			continue
+		}
+		if best <= math.Max(queryLogSlackMillis, queryLogSlackShare*bestServer) {
+			bestWithin++
+		} else {
+			off = append(off, fmt.Sprintf("%s: its best run is %.3f ms above the server's %v ms, past max(%.0f ms, %.0f%%)", q.Name, best, bestServer,
+				queryLogSlackMillis, 100*queryLogSlackShare))
 		}
 	}
 	if len(diffs) != 13*3 {
 		t.Fatalf("%d runs compared with system.query_log, want 39", len(diffs))
 	}
 	sort.Float64s(diffs)
-	median := diffs[len(diffs)/2]
-	t.Logf("client − server over %d runs: median %.3f ms, max %.3f ms, min %.3f ms; %d within max(%.0f ms, %.0f%%)",
-		len(diffs), median, diffs[len(diffs)-1], diffs[0], within, queryLogSlackMillis, 100*queryLogSlackShare)
-	if float64(within) < queryLogWithinShare*float64(len(diffs)) {
-		t.Errorf("only %d of %d runs agree with system.query_log within max(%.0f ms, %.0f%%)", within, len(diffs), queryLogSlackMillis, 100*queryLogSlackShare)
-	}
-	if median > queryLogMedianMillis {
-		t.Errorf("the median difference with system.query_log is %.3f ms, above %.0f ms", median, queryLogMedianMillis)
-	}
+	t.Logf("client − server over %d runs: median %.3f ms, max %.3f ms, min %.3f ms; %d runs and the best run of %d queries within max(%.0f ms, %.0f%%)",
+		len(diffs), diffs[len(diffs)/2], diffs[len(diffs)-1], diffs[0], within, bestWithin, queryLogSlackMillis, 100*queryLogSlackShare)
+	return off
 }
