@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime"
@@ -75,7 +76,16 @@ func TestComparisonReportsTargetCPUFromPrometheus(t *testing.T) {
 	testutil.RequirePrometheus(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	promAddr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+	// Prometheus' address goes to the manager before Prometheus can start
+	// (its targets are the cluster's): the port is held until then, not
+	// just picked, or the cluster's start-up may take it meanwhile (CI
+	// failed once: "bind: address already in use" half a minute later).
+	hold, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+	promAddr := hold.Addr().String()
 	promURL := "http://" + promAddr
 	cores := strconv.Itoa(runtime.NumCPU())
 	var pools []sim.Pool
@@ -95,6 +105,7 @@ func TestComparisonReportsTargetCPUFromPrometheus(t *testing.T) {
 		targets = append(targets, testutil.ScrapeTarget{Job: "node-exporter", Address: nodeExporter,
 			Labels: map[string]string{"instance": sim.NodeName(p.Name, 0)}})
 	}
+	_ = hold.Close()
 	testutil.StartPrometheusAt(t, promAddr, time.Second, targets...)
 
 	if out, err := c.Kubectl(ctx, strings.NewReader("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n"), "apply", "-f", "-"); err != nil {
