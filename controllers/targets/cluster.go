@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
@@ -23,6 +24,9 @@ func joined(ctx context.Context, c client.Client, job *batchv1.Job, o Observed) 
 	}
 	var got batchv1.Job
 	if err := c.Get(ctx, client.ObjectKeyFromObject(job), &got); err != nil {
+		if apierrors.IsNotFound(err) { // created an instant ago, not in the cache yet
+			return notReady(o, benchv1.ReasonProvisioning, fmt.Sprintf("waiting for Job %s to appear", job.Name)), nil
+		}
 		return o, err
 	}
 	for _, cond := range got.Status.Conditions {

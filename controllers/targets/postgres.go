@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -60,6 +61,9 @@ func (p Postgres) Ensure(ctx context.Context, c client.Client, run *benchv1.Benc
 	cluster := &unstructured.Unstructured{}
 	cluster.SetGroupVersionKind(specs.CNPGClusterGVK)
 	if err := c.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cluster); err != nil {
+		if apierrors.IsNotFound(err) { // created an instant ago, not in the cache yet
+			return notReady(o, benchv1.ReasonProvisioning, fmt.Sprintf("waiting for the CloudNativePG cluster %s to appear", name)), nil
+		}
 		return o, err
 	}
 	phase, _, _ := unstructured.NestedString(cluster.Object, "status", "phase")

@@ -85,6 +85,11 @@ func (k serverTarget) Ensure(ctx context.Context, c client.Client, run *benchv1.
 	for _, srv := range servers {
 		var sts appsv1.StatefulSet
 		if err := c.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: srv.Name}, &sts); err != nil {
+			if apierrors.IsNotFound(err) {
+				// Created an instant ago, and not in the cache yet: its
+				// creation event brings the run back.
+				return notReady(o, benchv1.ReasonProvisioning, fmt.Sprintf("waiting for StatefulSet %s to appear", srv.Name)), nil
+			}
 			return o, err
 		}
 		want := max(srv.Replicas, 1)
