@@ -202,6 +202,35 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 			r.Spec.Target = benchv1.TargetSpec{Valkey: &benchv1.ValkeyTarget{}}
 			r.Spec.Workload = customWorkload()
 		}, []string{"workload.custom.database must be the target's kind"}},
+		"an external target's Secret without a name": {func(r *benchv1.BenchmarkRun) { r.Spec.Target.External.SecretRef = &corev1.LocalObjectReference{} },
+			[]string{"spec.target.external.secretRef", "must name the Secret"}},
+		"a storage class that is no name": {func(r *benchv1.BenchmarkRun) {
+			class := "Fast SSD"
+			r.Spec.Target = benchv1.TargetSpec{Valkey: &benchv1.ValkeyTarget{ServerTarget: benchv1.ServerTarget{Storage: &benchv1.StorageSpec{StorageClassName: &class}}}}
+		}, []string{"spec.target.valkey.storage.storageClassName"}},
+		// A run makes at most benchv1.MaxMeasurements measurements: the
+		// steps of its sweep times its repetitions.
+		"1024 measurements: 32 clients, 32 repetitions": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload.Pgbench.Clients, r.Spec.Repetitions = seq(32), 32
+		}, []string{"spec", "at most 1000 measurements"}},
+		"1024 measurements: a 16 × 16 memtier grid, 4 repetitions": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Target = benchv1.TargetSpec{Valkey: &benchv1.ValkeyTarget{}}
+			r.Spec.Workload = benchv1.WorkloadSpec{Memtier: &benchv1.MemtierWorkload{Threads: seq(16), Pipeline: seq(16), Duration: metav1.Duration{Duration: time.Minute}}}
+			r.Spec.Repetitions = 4
+		}, []string{"spec", "at most 1000 measurements"}},
+		"1024 measurements: a custom sweep of 256 steps, 4 repetitions": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = customWorkload()
+			r.Spec.Workload.Custom.Parameters = []benchv1.CustomParameter{{Name: "threads", Values: seq(16)}, {Name: "conns", Values: seq(16)}}
+			r.Spec.Repetitions = 4
+		}, []string{"spec", "at most 1000 measurements"}},
+		"a custom sweep of 1296 steps": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload = customWorkload()
+			r.Spec.Workload.Custom.Parameters = []benchv1.CustomParameter{{Name: "threads", Values: seq(6)}, {Name: "a", Values: seq(6)},
+				{Name: "b", Values: seq(6)}, {Name: "c", Values: seq(6)}}
+		}, []string{"spec.workload.custom.parameters", "at most 256 steps"}},
+		"1100 measurements: 11 clients, 100 repetitions": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Workload.Pgbench.Clients, r.Spec.Repetitions = seq(11), 100
+		}, []string{"spec", "at most 1000 measurements"}},
 		"custom: a declaration of nothing": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Workload = customWorkload()
 			r.Spec.Workload.Custom.Metrics = []benchv1.CustomMetric{{Name: "rows"}}
@@ -262,6 +291,42 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	// A duration the API server stored without a rule could be any string,
+	// and one that is not a Go duration made every list of runs
+	// undecodable: the operator's cache of runs with it.
+	for path, workload := range map[string]map[string]any{
+		"spec.workload.k6.duration":           {"k6": map[string]any{"script": "x", "duration": "tFP"}},
+		"spec.workload.ycsb.maxExecutionTime": {"ycsb": map[string]any{"binding": "basic", "coreWorkload": "a", "maxExecutionTime": "5 minutes"}},
+	} {
+		t.Run("a "+path+" that is no duration", func(t *testing.T) {
+			obj, err := jsonObject(map[string]any{"apiVersion": benchv1.GroupVersion.String(), "kind": "BenchmarkRun",
+				"metadata": map[string]any{"name": "no-duration", "namespace": ns.Name},
+				"spec":     map[string]any{"target": map[string]any{"external": map[string]any{"host": "db", "port": 5432}}, "workload": workload}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := k8s.Create(context.Background(), obj, client.DryRunAll); err == nil || !strings.Contains(err.Error(), path) {
+				t.Fatalf("a duration that is no duration: %v", err)
+			}
+		})
+	}
+	t.Run("1000 measurements, accepted", func(t *testing.T) {
+		r := good()
+		r.Name = "thousand"
+		r.Spec.Workload.Pgbench.Clients, r.Spec.Repetitions = seq(10), 100
+		if err := k8s.Create(context.Background(), r, client.DryRunAll); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("a comparison whose template makes 1100 measurements", func(t *testing.T) {
+		cmp := comparison("too-many", benchv1.OrderInterleaved, 1)
+		cmp.Namespace = ns.Name
+		cmp.Spec.Template.Workload.Pgbench.Clients, cmp.Spec.Template.Repetitions = seq(11), 100
+		err := k8s.Create(context.Background(), cmp, client.DryRunAll)
+		if err == nil || !strings.Contains(err.Error(), "spec.template") || !strings.Contains(err.Error(), "at most 1000 measurements") {
+			t.Fatalf("comparison: %v", err)
+		}
+	})
 	t.Run("spec is immutable", func(t *testing.T) {
 		r := good()
 		r.Name = "frozen"
@@ -277,6 +342,15 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 }
 
 func ptrInt32(v int32) *int32 { return &v }
+
+// seq is 1, 2, …, n: n distinct values of a sweep.
+func seq(n int) []int32 {
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(i + 1)
+	}
+	return out
+}
 
 // customWorkload is a valid custom workload: a sweep of threads, a
 // PostgreSQL client's results in the line format.

@@ -42,9 +42,9 @@ func summarizeStep(run *benchv1.BenchmarkRun, step *benchv1.StepStatus, primary 
 		st := stats.Summarize(s.values)
 		ms := benchv1.MetricSummary{
 			Name: s.m.Name, Operation: s.m.Operation, Unit: s.m.Unit, Direction: s.m.Direction, Source: s.m.Source,
-			N: int32(st.N), Median: st.Median, Mean: roundTo(st.Mean, 6), Min: st.Min, Max: st.Max,
+			N: int32(st.N), Median: bounded(st.Median), Mean: bounded(roundTo(st.Mean, 6)), Min: st.Min, Max: st.Max,
 		}
-		if st.HasCI {
+		if st.HasCI && finiteAll(st.CILow, st.CIHigh, st.CVPercent) {
 			lo, hi, cv := roundTo(st.CILow, 6), roundTo(st.CIHigh, 6), roundTo(st.CVPercent, 3)
 			ms.CILow, ms.CIHigh, ms.CoefficientOfVariationPercent = &lo, &hi, &cv
 			limit := run.Spec.Validity.MaxCoefficientOfVariationPercent
@@ -54,6 +54,15 @@ func summarizeStep(run *benchv1.BenchmarkRun, step *benchv1.StepStatus, primary 
 		}
 		step.Summary = append(step.Summary, ms)
 	}
+}
+
+func finiteAll(vs ...float64) bool {
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // updatePrimary sets the headline number: the median of the primary metric
@@ -102,9 +111,27 @@ func formatValue(v float64) string {
 	}
 }
 
+// roundTo rounds v to a number of decimals; a v too large to scale (above
+// about 1e302) has no decimals to round and stays as it is.
 func roundTo(v float64, decimals int) float64 {
 	p := math.Pow(10, float64(decimals))
+	if math.IsInf(v*p, 0) {
+		return v
+	}
 	return math.Round(v*p) / p
+}
+
+// bounded is v, with the infinities that sums of values near the largest
+// float64 overflow to brought back to it: JSON, and so a status, has no
+// infinity (nor NaN, which becomes 0).
+func bounded(v float64) float64 {
+	switch {
+	case math.IsNaN(v):
+		return 0
+	case math.IsInf(v, 0):
+		return math.Copysign(math.MaxFloat64, v)
+	}
+	return v
 }
 
 // targetFigures are a step's target CPU (the pods' sum, else the server's

@@ -10,6 +10,10 @@ import (
 // +kubebuilder:validation:Enum=Always;OnSuccess;Never
 type CleanupPolicy string
 
+// MaxMeasurements bounds the measurements of one run: the steps of its
+// sweep times its repetitions (docs/api-conventions.md says why 1000).
+const MaxMeasurements = 1000
+
 const (
 	CleanupAlways    CleanupPolicy = "Always"
 	CleanupOnSuccess CleanupPolicy = "OnSuccess"
@@ -20,6 +24,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.hammerdb) || !has(self.target.postgres) || self.workload.hammerdb.database == 'postgres'",message="workload.hammerdb.database must be postgres for a postgres target"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.hammerdb) || !(has(self.target.valkey) || has(self.target.mongodb) || has(self.target.opensearch))",message="hammerdb needs a postgres, mysql or external target"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.custom) || !has(self.workload.custom.database) || has(self.target.external) || (has(self.target.postgres) && self.workload.custom.database == 'postgres') || (has(self.target.mysql) && self.workload.custom.database == 'mysql') || (has(self.target.valkey) && self.workload.custom.database == 'valkey') || (has(self.target.mongodb) && self.workload.custom.database == 'mongodb') || (has(self.target.opensearch) && self.workload.custom.database == 'opensearch')",message="workload.custom.database must be the target's kind (or the target external)"
+// +kubebuilder:validation:XValidation:rule="(has(self.repetitions) ? self.repetitions : 1) * (has(self.workload.pgbench) ? size(self.workload.pgbench.clients) : has(self.workload.memtier) ? (has(self.workload.memtier.threads) ? size(self.workload.memtier.threads) : 1) * (has(self.workload.memtier.pipeline) ? size(self.workload.memtier.pipeline) : 1) : has(self.workload.redisBenchmark) ? (has(self.workload.redisBenchmark.clients) ? size(self.workload.redisBenchmark.clients) : 1) * (has(self.workload.redisBenchmark.pipeline) ? size(self.workload.redisBenchmark.pipeline) : 1) : has(self.workload.ycsb) && has(self.workload.ycsb.threads) ? size(self.workload.ycsb.threads) : has(self.workload.k6) && has(self.workload.k6.vus) ? size(self.workload.k6.vus) : has(self.workload.osb) && has(self.workload.osb.clients) ? size(self.workload.osb.clients) : has(self.workload.hammerdb) ? size(self.workload.hammerdb.virtualUsers) : has(self.workload.custom) && has(self.workload.custom.parameters) ? (size(self.workload.custom.parameters) > 0 ? size(self.workload.custom.parameters[0].values) : 1) * (size(self.workload.custom.parameters) > 1 ? size(self.workload.custom.parameters[1].values) : 1) * (size(self.workload.custom.parameters) > 2 ? size(self.workload.custom.parameters[2].values) : 1) * (size(self.workload.custom.parameters) > 3 ? size(self.workload.custom.parameters[3].values) : 1) : 1) <= 1000",message="a run makes at most 1000 measurements (MaxMeasurements): repetitions times the steps of the workload's sweep, which are the product of the lengths of its swept lists (pgbench.clients; memtier.threads × memtier.pipeline; redisBenchmark.clients × redisBenchmark.pipeline; ycsb.threads; k6.vus; osb.clients; hammerdb.virtualUsers; the values of every custom.parameters)"
 // BenchmarkRunSpec describes one benchmark: the database under test, the load
 // tool, where each runs, and how often the measurement is repeated.
 type BenchmarkRunSpec struct {

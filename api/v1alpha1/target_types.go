@@ -76,6 +76,8 @@ type StorageSpec struct {
 	// +optional
 	Size resource.Quantity `json:"size,omitempty"`
 	// StorageClassName; empty uses the cluster default.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$`
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
 }
@@ -170,6 +172,7 @@ type ExternalTarget struct {
 	// `username` and `password` (either may be absent). Its values reach the
 	// tool only through environment variables and are never recorded.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="has(self.name) && size(self.name) > 0",message="must name the Secret"
 	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty"`
 
 	// TLS settings for connecting to the endpoint.
@@ -193,6 +196,7 @@ type TLSSpec struct {
 	// CASecretRef names a Secret whose key `ca.crt` holds the CA bundle that
 	// verifies the server. Without it the server certificate is not verified.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="has(self.name) && size(self.name) > 0",message="must name the Secret"
 	CASecretRef *corev1.LocalObjectReference `json:"caSecretRef,omitempty"`
 	// ServerName overrides the name checked against the server certificate (SNI).
 	// +optional
@@ -200,6 +204,7 @@ type TLSSpec struct {
 	// ClientCertSecretRef names a Secret with the keys `tls.crt` and
 	// `tls.key`: the client certificate of two-way (mutual) TLS.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="has(self.name) && size(self.name) > 0",message="must name the Secret"
 	ClientCertSecretRef *corev1.LocalObjectReference `json:"clientCertSecretRef,omitempty"`
 	// Version the client asks for (MySQL protocol: --tls-version); each
 	// measurement checks the version negotiated.
@@ -273,6 +278,7 @@ type ServerTLS struct {
 	// `ca.crt` for the server. Without it the operator generates a CA and a
 	// server certificate for the Service's names in `<run>-<kind>-tls`.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="has(self.name) && size(self.name) > 0",message="must name the Secret"
 	CertificateSecretRef *corev1.LocalObjectReference `json:"certificateSecretRef,omitempty"`
 	// RequireClientCertificates makes the server accept only clients with a
 	// certificate signed by the CA (two-way TLS); the operator then issues

@@ -49,6 +49,7 @@ type QueryWorkload struct {
 	// has one per line). A comment line `-- name: Q1.1` before a
 	// statement names it; unnamed queries are Q1, Q2, … by position.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="has(self.name) && size(self.name) > 0",message="must name the ConfigMap"
 	QueriesConfigMap *corev1.ConfigMapKeySelector `json:"queriesConfigMap,omitempty"`
 
 	// RunsPerQuery is how many times each query runs in a row (ClickBench: 3).
@@ -107,6 +108,7 @@ type QueryPrepare struct {
 	// ScriptConfigMap names a ConfigMap key holding such a script; it runs
 	// after Script.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="has(self.name) && size(self.name) > 0",message="must name the ConfigMap"
 	ScriptConfigMap *corev1.ConfigMapKeySelector `json:"scriptConfigMap,omitempty"`
 
 	// Loads insert files into tables.

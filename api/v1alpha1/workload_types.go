@@ -345,7 +345,9 @@ type YCSBWorkload struct {
 	// +optional
 	TargetOpsPerSecond int64 `json:"targetOpsPerSecond,omitempty"`
 
-	// MaxExecutionTime stops a run step after this long.
+	// MaxExecutionTime stops a run step after this long, in whole seconds
+	// (maxexecutiontime).
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h') && duration(self).getMilliseconds() % 1000 == 0",message="must be whole seconds between 1s and 24h, such as 60s or 5m"
 	// +optional
 	MaxExecutionTime *metav1.Duration `json:"maxExecutionTime,omitempty"`
 
@@ -362,6 +364,7 @@ type YCSBWorkload struct {
 type K6Workload struct {
 	// ScriptConfigMap names the ConfigMap key holding the test script.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="has(self.name) && size(self.name) > 0",message="must name the ConfigMap"
 	ScriptConfigMap *corev1.ConfigMapKeySelector `json:"scriptConfigMap,omitempty"`
 	// Script is the test script inline, for short scripts.
 	// +kubebuilder:validation:MaxLength=65536
@@ -374,6 +377,7 @@ type K6Workload struct {
 	// +optional
 	VUs []int32 `json:"vus,omitempty"`
 	// Duration (--duration); empty: the script's options.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="must be a duration between 1s and 24h, such as 60s or 5m"
 	// +optional
 	Duration *metav1.Duration `json:"duration,omitempty"`
 	// Env is passed to the script as -e NAME=VALUE (__ENV); the target's

@@ -35,6 +35,16 @@ var entries = []entry{
 // no kind or several is an error: the reconciler reports it on the run
 // rather than guessing.
 func For(run *benchv1.BenchmarkRun) (Provisioner, error) {
+	p, err := find(run)
+	if err != nil {
+		return nil, err
+	}
+	return refusalAsCondition{p}, nil
+}
+
+// find is the provisioner of the run's target kind as registered, its
+// optional interfaces visible.
+func find(run *benchv1.BenchmarkRun) (Provisioner, error) {
 	var found []Provisioner
 	for _, e := range entries {
 		if e.selected(&run.Spec.Target) {
@@ -74,7 +84,7 @@ func Kinds() []string {
 // RunsPods says whether the run's target has pods in this cluster, which
 // its placement then places; an endpoint the run does not own has none.
 func RunsPods(run *benchv1.BenchmarkRun) bool {
-	p, err := For(run)
+	p, err := find(run)
 	if err != nil {
 		return false
 	}

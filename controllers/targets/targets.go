@@ -68,6 +68,21 @@ func NeedsOf(w workloads.Workload, spec *benchv1.WorkloadSpec) Needs {
 	return Needs{Administrator: tn.NeedsAdministrator(spec)}
 }
 
+// refusalAsCondition reports a child the API server refused as invalid (a
+// placement's toleration or affinity, anything the schema lets through and
+// Kubernetes does not) as a target that cannot become ready, reason
+// InvalidSpec with the API server's words, and not as an error: retrying
+// cannot make the child valid, and the run would retry until its timeout.
+type refusalAsCondition struct{ Provisioner }
+
+func (p refusalAsCondition) Ensure(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun, needs Needs) (Observed, error) {
+	o, err := p.Provisioner.Ensure(ctx, c, run, needs)
+	if err != nil && apierrors.IsInvalid(err) {
+		return notReady(o, benchv1.ReasonInvalidSpec, "the API server refused the target: "+err.Error()), nil
+	}
+	return o, err
+}
+
 // notReady reports a target that is not ready, and why.
 func notReady(o Observed, reason, msg string) Observed {
 	o.Ready, o.Reason, o.Message = false, reason, msg

@@ -44,7 +44,9 @@ func CNPGSuperuserSecret(cluster string) string { return cluster + "-superuser" 
 func CNPGRWService(cluster string) string { return cluster + cnpgRWServiceSufix }
 
 // PostgresClusterName names the CloudNativePG Cluster of a postgres target.
-func PostgresClusterName(run *benchv1.BenchmarkRun) string { return ChildName(run, "pg") }
+func PostgresClusterName(run *benchv1.BenchmarkRun) string {
+	return LabelName(run.Name, "pg", run.UID, MaxClusterNameLength)
+}
 
 // CNPGCluster builds the CloudNativePG Cluster of a postgres target. With
 // superuser, CloudNativePG enables the postgres superuser and writes its
