@@ -2,11 +2,14 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
@@ -38,8 +40,11 @@ const pollInterval = 10 * time.Second
 // BenchmarkRunReconciler drives BenchmarkRuns through their phases.
 type BenchmarkRunReconciler struct {
 	client.Client
-	Recorder record.EventRecorder
-	Clock    clock.PassiveClock
+	// APIReader reads from the API server, past the cache: when a write
+	// was refused because the cache was behind. Nil: the cached client.
+	APIReader client.Reader
+	Recorder  record.EventRecorder
+	Clock     clock.PassiveClock
 	// Logs reads the tail of a workload pod's log, for the full result
 	// block; nil or failing readers fall back to the termination message.
 	Logs LogReader
@@ -81,6 +86,34 @@ type runState struct {
 	// waiting says what the current Job's load generators wait for (the
 	// start barrier), for the Completed condition's message.
 	waiting string
+	// events are what the phases did, said once the status that records
+	// it is stored (see note).
+	events *eventNotes
+	// results is the results ConfigMap as this reconcile last wrote it:
+	// the cache may not show that write yet.
+	results *corev1.ConfigMap
+}
+
+// eventNotes are a reconcile's routine events (the target ready, the prepare
+// step done, a measurement taken). They are emitted after the status that
+// records them is stored, not before (a refused write would say them twice),
+// and when the phase changes they are folded into the phase's event: a
+// single-measurement run tells its whole story in two events (started,
+// ended) instead of five, each an API write.
+type eventNotes struct {
+	notes []eventNote
+}
+
+type eventNote struct {
+	warning        bool
+	reason, detail string
+}
+
+// note records a routine event of this reconcile.
+func (st *runState) note(warning bool, reason, format string, args ...any) {
+	if st.events != nil {
+		st.events.notes = append(st.events.notes, eventNote{warning: warning, reason: reason, detail: fmt.Sprintf(format, args...)})
+	}
 }
 
 // Reconcile moves a run one or more phases forward.
@@ -95,9 +128,16 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkRun", klog.KObj(run)))
 	base := run.DeepCopy()
+	events := &eventNotes{}
 	defer func() {
-		if perr := r.patchStatus(ctx, base, run); perr != nil && err == nil {
+		refused, perr := r.patchStatus(ctx, base, run, err == nil, events)
+		if perr != nil && err == nil {
 			err = perr
+		}
+		if refused && err == nil && (res.RequeueAfter == 0 || res.RequeueAfter > refusedRetry) {
+			// The run's own status writes bring no reconcile (runChanged):
+			// a refused one asks for the next.
+			res.RequeueAfter = refusedRetry
 		}
 	}()
 
@@ -105,12 +145,12 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if run.Status.Phase.Terminal() {
 		recordRunMetrics(run)
 		r.forgetResources(ctx, runKey(run.Namespace, run.Name))
-		return r.cleanup(ctx, run)
+		return r.cleanupLater(ctx, run)
 	}
 	if wait, err := r.admit(ctx, run); wait != nil || err != nil {
 		return ptrResult(wait), err
 	}
-	st, err := r.load(ctx, run)
+	st, err := r.load(ctx, run, events)
 	if st == nil || err != nil {
 		return ctrl.Result{}, err
 	}
@@ -140,8 +180,8 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 
 // load starts the run on its first reconcile, re-checks its spec, and
 // observes its target (every later phase needs the endpoint).
-func (r *BenchmarkRunReconciler) load(ctx context.Context, run *benchv1.BenchmarkRun) (*runState, error) {
-	st := &runState{run: run, now: r.Clock.Now()}
+func (r *BenchmarkRunReconciler) load(ctx context.Context, run *benchv1.BenchmarkRun, events *eventNotes) (*runState, error) {
+	st := &runState{run: run, now: r.Clock.Now(), events: events}
 	if run.Status.Phase == "" {
 		r.start(st)
 	}
@@ -172,22 +212,64 @@ func (r *BenchmarkRunReconciler) load(ctx context.Context, run *benchv1.Benchmar
 	return st, nil
 }
 
-// patchStatus writes the status when the reconcile changed it, and emits an
-// event for a phase change once it is stored.
-func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, base, run *benchv1.BenchmarkRun) error {
+// patchStatus writes the status when the reconcile changed it, and then
+// emits the reconcile's events: one for a phase change, which carries the
+// routine notes, or else each note on its own. A run that ended in this
+// reconcile is cleaned up right after its terminal status is stored (not
+// before: a refused write would run the phase again, without its Jobs), and
+// its end's event says what the cleanup did.
+func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, base, run *benchv1.BenchmarkRun, clean bool, events *eventNotes) (refused bool, err error) {
+	changed := !equality.Semantic.DeepEqual(base.Status, run.Status)
 	written, err := patchStatusIfChanged(ctx, r.Client, base, run, base.Status, run.Status)
-	if !written || err != nil {
-		return err
+	if err != nil || (changed && !written) {
+		return err == nil, err // refused: the next reconcile does it again, and says it then
 	}
-	if base.Status.Phase != run.Status.Phase {
-		eventType := corev1.EventTypeNormal
-		if run.Status.Phase == benchv1.PhaseFailed || run.Status.Phase == benchv1.PhaseInvalid {
-			eventType = corev1.EventTypeWarning
+	var cleaned string
+	if written && !base.Status.Phase.Terminal() && run.Status.Phase.Terminal() {
+		recordRunMetrics(run)
+		r.forgetResources(ctx, runKey(run.Namespace, run.Name))
+		if clean {
+			stored := run.DeepCopy()
+			var cw bool
+			if cleaned, err = r.cleanup(ctx, run); err == nil {
+				cw, err = patchStatusIfChanged(ctx, r.Client, stored, run, stored.Status, run.Status)
+				refused = err == nil && !cw
+			}
+			if err != nil || refused {
+				// The next reconcile cleans up, and says so in an event of its own.
+				cleaned = ""
+			}
 		}
-		r.Recorder.Eventf(run, eventType, "Phase"+string(run.Status.Phase), "Phase changed from %s to %s%s",
-			phaseOrNone(base.Status.Phase), run.Status.Phase, phaseDetail(run))
 	}
-	return nil
+	if base.Status.Phase == run.Status.Phase {
+		for _, n := range events.notes {
+			r.Recorder.Event(run, eventType(n.warning), n.reason, truncate(n.detail, 1024))
+		}
+		return refused, err
+	}
+	warning := run.Status.Phase == benchv1.PhaseFailed || run.Status.Phase == benchv1.PhaseInvalid
+	var b strings.Builder
+	fmt.Fprintf(&b, "Phase changed from %s to %s%s", phaseOrNone(base.Status.Phase), run.Status.Phase, phaseDetail(run))
+	for _, n := range events.notes {
+		fmt.Fprintf(&b, "; %s: %s", n.reason, n.detail)
+		warning = warning || n.warning
+	}
+	if cleaned != "" {
+		b.WriteString("; " + cleaned)
+	}
+	r.Recorder.Event(run, eventType(warning), "Phase"+string(run.Status.Phase), truncate(b.String(), 1024))
+	return refused, err
+}
+
+// refusedRetry is how soon a reconcile whose status write was refused runs
+// again.
+const refusedRetry = 200 * time.Millisecond
+
+func eventType(warning bool) string {
+	if warning {
+		return corev1.EventTypeWarning
+	}
+	return corev1.EventTypeNormal
 }
 
 func phaseOrNone(p benchv1.Phase) string {
@@ -209,19 +291,22 @@ func (r *BenchmarkRunReconciler) withDeadline(st *runState, res ctrl.Result) ctr
 	return res
 }
 
-// SetupWithManager watches runs, their Jobs, StatefulSets and workload pods.
+// SetupWithManager watches runs, their Jobs, StatefulSets and workload
+// pods, and the nodes (for queued runs). Reconciles of different runs run
+// side by side (the manager's MaxConcurrentReconciles, --max-concurrent-reconciles):
+// every phase is idempotent and a run is never reconciled twice at once.
 func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	RegisterMetrics(mgr.GetCache())
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &benchv1.BenchmarkRun{}, indexPhase, phaseIndex); err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(&benchv1.BenchmarkRun{}).
+		For(&benchv1.BenchmarkRun{}, builder.WithPredicates(runChanged)).
 		Watches(&benchv1.BenchmarkRun{}, handler.EnqueueRequestsFromMapFunc(r.wakeQueued), builder.WithPredicates(phaseChanged)).
-		Owns(&batchv1.Job{}).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.nodeChanged), builder.WithPredicates(schedulingChanged)).
+		Owns(&batchv1.Job{}, builder.WithPredicates(jobChanged)).
 		Owns(&appsv1.StatefulSet{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToRun),
-			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
-				_, ok := o.GetLabels()[specs.LabelRunUID]
-				return ok
-			})))
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToRun), builder.WithPredicates(ofRun, podChanged))
 	for _, gvk := range r.Owned {
 		owned := &unstructured.Unstructured{}
 		owned.SetGroupVersionKind(gvk)

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
@@ -20,6 +21,18 @@ import (
 // maxStatusMetrics bounds the metrics kept in status per repetition; the
 // results ConfigMap has them all.
 const maxStatusMetrics = 16
+
+// A run is one object in etcd (at most 1.5 MiB), so what its status keeps
+// of every measurement is bounded by the run as a whole: statusMetricBudget
+// metric values over all its measurements (each repetition keeps at least
+// its primary metric; a run of 1000 measurements keeps only that, one of up
+// to 35 keeps every headline metric and telemetry figure), and a few
+// reasons of each, shortened. The results ConfigMap has everything.
+const (
+	statusMetricBudget   = 1000
+	maxStatusReasons     = 5
+	maxStatusReasonBytes = 512
+)
 
 // statusMetrics are what status keeps of a result: up to maxStatusMetrics
 // of the tool's headline metrics, primary first, then the servers' side
@@ -61,6 +74,11 @@ func repetitions(run *benchv1.BenchmarkRun) int {
 func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctrl.Result, error) {
 	run := st.run
 	steps := st.workload.Steps(&run.Spec.Workload)
+	if n := len(steps) * repetitions(run); n > benchv1.MaxMeasurements {
+		// The schema refuses such a run; a CRD installed without the rule does not.
+		r.failInvalidSpec(st, field.TooMany(field.NewPath("spec"), n, benchv1.MaxMeasurements))
+		return ctrl.Result{}, nil
+	}
 	initSteps(run, steps)
 	all := units(len(steps), repetitions(run))
 	done := 0
@@ -75,6 +93,10 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 		}
 		inv := st.workload.Run(&run.Spec.Workload, st.target.Endpoint, steps[u.step])
 		job, err := r.ensureJob(ctx, st, specs.RoleLoadgen, u.step, u.rep, inv)
+		if apierrors.IsInvalid(err) { // a Job Kubernetes refuses: retrying cannot help
+			r.failInvalidSpec(st, err)
+			return ctrl.Result{}, nil
+		}
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -85,6 +107,9 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 		}
 		if err != nil || out == nil || wait > 0 {
 			run.Status.Progress = fmt.Sprintf("%d/%d", done, len(all))
+			started := job.CreationTimestamp
+			run.Status.Measuring = &benchv1.MeasurementProgress{Step: steps[u.step].Name, Repetition: u.rep, Job: job.Name, StartTime: &started}
+			run.Status.ExpectedCompletionTime = expectedCompletion(run, len(all)-done, started.Time)
 			msg := fmt.Sprintf("measuring step %s, repetition %d (job %s)", steps[u.step].Name, u.rep, job.Name)
 			if st.waiting != "" {
 				msg += ": " + st.waiting
@@ -108,20 +133,44 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 		if _, reason, msg := verdict(run); reason == benchv1.ReasonSomeFailed || reason == benchv1.ReasonSomeInvalid {
 			setCondition(run, benchv1.ConditionValid, metav1.ConditionFalse, reason, msg)
 		}
-		r.Recorder.Eventf(run, eventTypeFor(out.result.Verdict), "Measured", "Step %s repetition %d: %s%s",
+		st.note(out.result.Verdict != results.Succeeded, "Measured", "step %s repetition %d: %s%s",
 			steps[u.step].Name, u.rep, out.result.Verdict, headline(out.result))
 		done++
 	}
 	run.Status.Progress = fmt.Sprintf("%d/%d", done, len(all))
+	run.Status.Measuring, run.Status.ExpectedCompletionTime = nil, nil
 	run.Status.Phase = benchv1.PhaseCollecting
 	return ctrl.Result{}, nil
 }
 
-func eventTypeFor(v results.Verdict) string {
-	if v == results.Succeeded {
-		return corev1.EventTypeNormal
+// expectedCompletion is when a run with left measurements to take (the
+// first of them started at from) should end: the mean duration of the
+// measurements it has recorded, each of the left ones; at most its
+// timeout. Nil before any measurement is recorded: a guess from nothing
+// would mislead. It depends only on status, so a reconcile that changes
+// nothing else writes nothing.
+func expectedCompletion(run *benchv1.BenchmarkRun, left int, from time.Time) *metav1.Time {
+	var sum time.Duration
+	n := 0
+	for _, s := range run.Status.Steps {
+		for _, r := range s.Repetitions {
+			if r.StartTime != nil && r.CompletionTime != nil && r.CompletionTime.After(r.StartTime.Time) {
+				sum += r.CompletionTime.Sub(r.StartTime.Time)
+				n++
+			}
+		}
 	}
-	return corev1.EventTypeWarning
+	if n == 0 || left <= 0 {
+		return nil
+	}
+	eta := from.Add(sum / time.Duration(n) * time.Duration(left)).Truncate(time.Second)
+	if start := run.Status.StartTime; start != nil {
+		if limit := start.Add(timeout(run)); eta.After(limit) {
+			eta = limit
+		}
+	}
+	t := metav1.NewTime(eta)
+	return &t
 }
 
 func headline(r *results.Result) string {
@@ -161,17 +210,23 @@ func recorded(run *benchv1.BenchmarkRun, u unit) bool {
 // recordUnit puts a measurement into status and refreshes its step's summary.
 func recordUnit(run *benchv1.BenchmarkRun, u unit, job string, out *outcome) {
 	res := out.result
+	if !knownVerdict(res.Verdict) {
+		// A status with it would be refused, and the run stuck retrying.
+		res.Fail("the load generator reported the verdict %q, which is none of Succeeded, Failed and Invalid", res.Verdict)
+	}
 	rs := benchv1.RepetitionStatus{
-		Index: u.rep, Job: job, Verdict: benchv1.Verdict(res.Verdict), Reasons: res.Reasons, Node: out.node,
+		Index: u.rep, Job: job, Verdict: benchv1.Verdict(res.Verdict), Reasons: statusReasons(res.Reasons), Node: out.node,
 		StartTime: out.started, CompletionTime: out.finished,
 	}
 	if lg := res.LoadGenerator; lg != nil && lg.Source != "" {
 		pct := roundTo(lg.CPUPercent, 1)
 		rs.LoadGeneratorCPUPercent = &pct
 	}
-	for _, m := range statusMetrics(res) {
+	kept := statusMetrics(res)
+	kept = kept[:min(len(kept), metricsPerRepetition(run))]
+	for _, m := range kept {
 		rs.Metrics = append(rs.Metrics, benchv1.MetricValue{
-			Name: m.Name, Operation: m.Operation, Value: m.Value, Unit: m.Unit, Direction: benchv1.Direction(m.Direction), Source: m.Source,
+			Name: m.Name, Operation: m.Operation, Value: m.Value, Unit: m.Unit, Direction: statusDirection(m.Direction), Source: m.Source,
 		})
 	}
 	step := &run.Status.Steps[u.step]
@@ -183,6 +238,40 @@ func recordUnit(run *benchv1.BenchmarkRun, u unit, job string, out *outcome) {
 		summarizeStep(run, step, res.Primary)
 		updatePrimary(run, res.Primary)
 	}
+}
+
+// metricsPerRepetition is how many metrics status keeps of each of the
+// run's measurements: statusMetricBudget shared among them, at least one.
+func metricsPerRepetition(run *benchv1.BenchmarkRun) int {
+	return max(1, statusMetricBudget/max(1, len(run.Status.Steps)*repetitions(run)))
+}
+
+func knownVerdict(v results.Verdict) bool {
+	return v == results.Succeeded || v == results.Failed || v == results.Invalid
+}
+
+// statusDirection is a metric's direction as status may hold it: one the
+// API does not know is Neutral (never judged), as it is to a comparison.
+func statusDirection(d results.Direction) benchv1.Direction {
+	switch dir := benchv1.Direction(d); dir {
+	case benchv1.HigherIsBetter, benchv1.LowerIsBetter:
+		return dir
+	}
+	return benchv1.Neutral
+}
+
+// statusReasons are the first maxStatusReasons reasons, each shortened to
+// maxStatusReasonBytes, and how many more the results ConfigMap has.
+func statusReasons(reasons []string) []string {
+	var out []string
+	for i, r := range reasons {
+		if i == maxStatusReasons {
+			out = append(out, fmt.Sprintf("(%d more reasons in the results ConfigMap)", len(reasons)-i))
+			break
+		}
+		out = append(out, truncate(r, maxStatusReasonBytes))
+	}
+	return out
 }
 
 func timeOf(t *metav1.Time) *time.Time {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -32,6 +32,10 @@ func (r *BenchmarkRunReconciler) prepare(ctx context.Context, st *runState) (ctr
 		return ctrl.Result{}, nil
 	}
 	job, err := r.ensureJob(ctx, st, specs.RolePrepare, 0, 0, *inv)
+	if apierrors.IsInvalid(err) { // a Job Kubernetes refuses: retrying cannot help
+		r.failInvalidSpec(st, err)
+		return ctrl.Result{}, nil
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -51,7 +55,7 @@ func (r *BenchmarkRunReconciler) prepare(ctx context.Context, st *runState) (ctr
 		return r.finish(ctx, st, benchv1.ReasonPrepareFailed)
 	}
 	setCondition(run, benchv1.ConditionPrepared, metav1.ConditionTrue, benchv1.ReasonPrepared, "job "+job.Name+" finished")
-	r.Recorder.Eventf(run, corev1.EventTypeNormal, "Prepared", "Prepare step finished in job %s", job.Name)
+	st.note(false, "Prepared", "prepare step finished in job %s", job.Name)
 	run.Status.Phase = benchv1.PhaseRunning
 	return ctrl.Result{}, nil
 }

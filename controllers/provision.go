@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"errors"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,10 +23,14 @@ func (r *BenchmarkRunReconciler) provision(st *runState) ctrl.Result {
 		if obs.Reason != benchv1.ReasonProvisioning && prevReason != obs.Reason {
 			r.Recorder.Event(run, corev1.EventTypeWarning, obs.Reason, obs.Message)
 		}
+		if obs.Reason == benchv1.ReasonInvalidSpec { // waiting cannot make it valid
+			r.failInvalidSpec(st, errors.New(obs.Message))
+			return ctrl.Result{}
+		}
 		return ctrl.Result{RequeueAfter: pollInterval}
 	}
 	setCondition(run, benchv1.ConditionTargetReady, metav1.ConditionTrue, benchv1.ReasonReady, obs.Message)
-	r.Recorder.Event(run, corev1.EventTypeNormal, "TargetReady", obs.Message)
+	st.note(false, "TargetReady", "%s", obs.Message)
 	run.Status.Phase = benchv1.PhasePreparing
 	return ctrl.Result{}
 }

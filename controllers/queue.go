@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,10 +23,22 @@ import (
 	"github.com/dbperf-io/dbperf-operator/controllers/targets"
 )
 
-// queueRecheck is how often a queued run looks again at its nodes when
-// nothing else wakes it: a run that ends or goes wakes the queued runs
-// (wakeQueued); this catches node label and taint changes.
-const queueRecheck = time.Minute
+// A queued run is looked at again only when something it waits on changes
+// (event-driven admission): another run changes phase or goes (wakeQueued),
+// or a node is added, removed, relabelled, tainted or cordoned
+// (nodeChanged). Nothing polls, so a thousand queued runs cost nothing
+// while nothing moves.
+
+// indexPhase indexes runs by status.phase, so the queued ones are listed
+// without going through every run.
+const indexPhase = "status.phase"
+
+func phaseIndex(o client.Object) []string {
+	if run, ok := o.(*benchv1.BenchmarkRun); ok {
+		return []string{string(run.Status.Phase)}
+	}
+	return nil
+}
 
 // waiting says whether a run has not claimed its nodes yet.
 func waiting(p benchv1.Phase) bool {
@@ -56,7 +69,7 @@ func (r *BenchmarkRunReconciler) admit(ctx context.Context, run *benchv1.Benchma
 	run.Status.Phase = benchv1.PhaseQueued
 	run.Status.ObservedGeneration = run.Generation
 	setCondition(run, benchv1.ConditionAdmitted, metav1.ConditionFalse, benchv1.ReasonWaitingForNodes, msg)
-	return &ctrl.Result{RequeueAfter: queueRecheck}, nil
+	return &ctrl.Result{}, nil
 }
 
 // nodeConflict finds the first run the given one must wait for, and the
@@ -65,8 +78,10 @@ func (r *BenchmarkRunReconciler) nodeConflict(ctx context.Context, run *benchv1.
 	if run.Spec.AllowSharedNodes {
 		return nil, nil, nil
 	}
+	// The cache's objects are read, never changed, here: no copies of
+	// every node and run for each queued run that looks.
 	var nodes corev1.NodeList
-	if err := r.List(ctx, &nodes); err != nil {
+	if err := r.List(ctx, &nodes, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, nil, err
 	}
 	mine := candidateNodes(run, nodes.Items)
@@ -74,20 +89,24 @@ func (r *BenchmarkRunReconciler) nodeConflict(ctx context.Context, run *benchv1.
 		return nil, nil, nil
 	}
 	var runs benchv1.BenchmarkRunList
-	if err := r.List(ctx, &runs); err != nil {
+	if err := r.List(ctx, &runs, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, nil, err
 	}
-	sort.Slice(runs.Items, func(i, j int) bool { return before(&runs.Items[i], &runs.Items[j]) })
+	order := make([]*benchv1.BenchmarkRun, 0, len(runs.Items))
 	for i := range runs.Items {
 		other := &runs.Items[i]
-		// Terminal runs have let go of their nodes; runs the operator has
-		// not looked at yet (no phase) have not claimed any.
-		if other.UID == run.UID || other.Status.Phase.Terminal() || other.Status.Phase == "" {
+		// Terminal runs have let go of their nodes; runs that wait too and
+		// came later wait behind this one. A run the operator has not
+		// looked at yet (no phase) that came first is first in line: it
+		// may be admitted by a reconcile running beside this one, or
+		// before the cache shows it, so this one waits for it.
+		if other.UID == run.UID || other.Status.Phase.Terminal() || (waiting(other.Status.Phase) && !before(other, run)) {
 			continue
 		}
-		if waiting(other.Status.Phase) && !before(other, run) {
-			continue // waits too, and came later
-		}
+		order = append(order, other)
+	}
+	sort.Slice(order, func(i, j int) bool { return before(order[i], order[j]) })
+	for _, other := range order {
 		var shared []string
 		for n := range candidateNodes(other, nodes.Items) {
 			if mine[n] {
@@ -151,16 +170,27 @@ func candidateNodes(run *benchv1.BenchmarkRun, nodes []corev1.Node) map[string]b
 
 // wakeQueued enqueues every queued run when another run changes phase or is
 // deleted: that run may have been the one they wait for, so they are
-// admitted as soon as it lets go of its nodes, not at their next recheck.
+// admitted as soon as it lets go of its nodes.
 func (r *BenchmarkRunReconciler) wakeQueued(ctx context.Context, changed client.Object) []reconcile.Request {
+	return r.queued(ctx, changed.GetUID())
+}
+
+// nodeChanged enqueues every queued run when a node comes, goes or changes
+// what may land on it: the nodes a queued run may use, and so whom it
+// waits for, may have changed.
+func (r *BenchmarkRunReconciler) nodeChanged(ctx context.Context, _ client.Object) []reconcile.Request {
+	return r.queued(ctx, "")
+}
+
+func (r *BenchmarkRunReconciler) queued(ctx context.Context, except types.UID) []reconcile.Request {
 	var runs benchv1.BenchmarkRunList
-	if err := r.List(ctx, &runs); err != nil {
+	if err := r.List(ctx, &runs, client.MatchingFields{indexPhase: string(benchv1.PhaseQueued)}, client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "Listing runs to wake the queued ones")
 		return nil
 	}
-	var out []reconcile.Request
+	out := make([]reconcile.Request, 0, len(runs.Items))
 	for i := range runs.Items {
-		if q := &runs.Items[i]; q.Status.Phase == benchv1.PhaseQueued && q.UID != changed.GetUID() {
+		if q := &runs.Items[i]; q.UID != except {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(q)})
 		}
 	}
@@ -177,4 +207,17 @@ var phaseChanged = predicate.Funcs{
 		return ok1 && ok2 && o.Status.Phase != n.Status.Phase
 	},
 	DeleteFunc: func(event.DeleteEvent) bool { return true },
+}
+
+// schedulingChanged passes node creations and deletions, and updates of
+// what decides whether a run's pods may land on the node: its labels,
+// taints and cordon (not its status, which changes every few seconds).
+var schedulingChanged = predicate.Funcs{
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*corev1.Node)
+		n, ok2 := e.ObjectNew.(*corev1.Node)
+		return ok1 && ok2 && (!equality.Semantic.DeepEqual(o.Labels, n.Labels) ||
+			!equality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints) || o.Spec.Unschedulable != n.Spec.Unschedulable)
+	},
 }

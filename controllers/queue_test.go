@@ -58,9 +58,9 @@ func TestExclusivePoolsQueue(t *testing.T) {
 	f := fixture(t, "pgbench", "pg14plus-tpcb-scale50-haproxy.txt")
 	h.kubelet(firstJob, node, "pgbench", f)
 	h.waitPhase("first", 20*time.Second, benchv1.PhaseSucceeded, benchv1.PhaseInvalid)
-	// The end of first wakes second at once (well before its recheck),
-	// which now names the run it still waits for.
-	testutil.Eventually(t, queueRecheck/10, "second waiting for sharing", func() error {
+	// The end of first wakes second at once (nothing polls: the phase
+	// change is the event), which now names the run it still waits for.
+	testutil.Eventually(t, 6*time.Second, "second waiting for sharing", func() error {
 		r := h.run("second")
 		if c := meta.FindStatusCondition(r.Status.Conditions, benchv1.ConditionAdmitted); r.Status.Phase != benchv1.PhaseQueued || c == nil || !strings.Contains(c.Message, "/sharing") {
 			return fmt.Errorf("second after first ended: %s, %+v; want it waiting for sharing", r.Status.Phase, c)
@@ -68,7 +68,7 @@ func TestExclusivePoolsQueue(t *testing.T) {
 		return nil
 	})
 	h.kubelet(h.waitJob(specs.MeasureJobName(h.run("sharing"), 0, 1)), node, "pgbench", f)
-	testutil.Eventually(t, queueRecheck/10, "second admitted as soon as sharing ends", func() error {
+	testutil.Eventually(t, 6*time.Second, "second admitted as soon as sharing ends", func() error {
 		r := h.run("second")
 		if c := meta.FindStatusCondition(r.Status.Conditions, benchv1.ConditionAdmitted); r.Status.Phase == benchv1.PhaseQueued || c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("phase %s, Admitted %+v", r.Status.Phase, c)

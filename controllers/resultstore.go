@@ -72,17 +72,42 @@ var errUnchanged = errors.New("unchanged")
 // updateResults creates or changes the results ConfigMap. change works on
 // the very version that is written back (the update is refused if another
 // write came in between), so what it reads of the ConfigMap is current.
+// The first attempt reads the cache; when the cache was behind (a create
+// answered AlreadyExists, an update Conflict: the write of an earlier
+// reconcile not yet seen), the ConfigMap is read from the API server and
+// the change applied to it again, instead of failing the reconcile with a
+// "Reconciler error" and a backoff.
 func (r *BenchmarkRunReconciler) updateResults(ctx context.Context, st *runState, change func(*corev1.ConfigMap) error) error {
+	key := client.ObjectKey{Namespace: st.run.Namespace, Name: specs.ResultsConfigMapName(st.run)}
+	var reader client.Reader = r.Client
+	if st.results != nil {
+		// Written by this reconcile: newer than the cache can be.
+		reader = written{st.results}
+	}
+	for attempt := 0; ; attempt++ {
+		err := r.updateResultsOnce(ctx, reader, st, key, change)
+		if attempt == 2 || (!apierrors.IsAlreadyExists(err) && !apierrors.IsConflict(err)) {
+			return err
+		}
+		if r.APIReader != nil {
+			reader = r.APIReader
+		}
+	}
+}
+
+func (r *BenchmarkRunReconciler) updateResultsOnce(ctx context.Context, reader client.Reader, st *runState, key client.ObjectKey,
+	change func(*corev1.ConfigMap) error) error {
 	cm := &corev1.ConfigMap{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: st.run.Namespace, Name: specs.ResultsConfigMapName(st.run)}, cm)
+	err := reader.Get(ctx, key, cm)
 	if apierrors.IsNotFound(err) {
-		cm = &corev1.ConfigMap{ObjectMeta: specs.ObjectMeta(st.run, specs.ResultsConfigMapName(st.run), specs.RoleResults)}
+		cm = &corev1.ConfigMap{ObjectMeta: specs.ObjectMeta(st.run, key.Name, specs.RoleResults)}
 		if err := change(cm); err != nil {
 			return err
 		}
 		if err := r.Create(ctx, cm); err != nil {
 			return fmt.Errorf("while creating the results configmap: %w", err)
 		}
+		st.results = cm.DeepCopy()
 		return nil
 	}
 	if err != nil {
@@ -94,7 +119,24 @@ func (r *BenchmarkRunReconciler) updateResults(ctx context.Context, st *runState
 	if err := r.Update(ctx, cm); err != nil {
 		return fmt.Errorf("while updating the results configmap: %w", err)
 	}
+	st.results = cm.DeepCopy()
 	return nil
+}
+
+// written reads the one ConfigMap this reconcile wrote last.
+type written struct{ cm *corev1.ConfigMap }
+
+func (w written) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	cm, ok := obj.(*corev1.ConfigMap)
+	if !ok || key != client.ObjectKeyFromObject(w.cm) {
+		return fmt.Errorf("the results ConfigMap written is %s, not %s", client.ObjectKeyFromObject(w.cm), key)
+	}
+	w.cm.DeepCopyInto(cm)
+	return nil
+}
+
+func (w written) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("only the results ConfigMap written can be read")
 }
 
 // unpackUnits reads the stored measurements of a results ConfigMap.

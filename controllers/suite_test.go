@@ -190,7 +190,7 @@ func (h *harness) startManager(c *rest.Config) {
 		rc = h.wrap(rc)
 	}
 	r := &BenchmarkRunReconciler{
-		Client: rc, Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{},
+		Client: rc, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{},
 		Logs: lr, RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:test", KubernetesVersion: "v1.34.3",
 		OperatorVersion: "test", Owned: owned, Resources: h.resources,
 	}

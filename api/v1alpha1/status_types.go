@@ -78,6 +78,20 @@ type BenchmarkRunStatus struct {
 	// +optional
 	Progress string `json:"progress,omitempty"`
 
+	// Measuring is the measurement in progress, from its Job's creation
+	// until it is recorded: how long it has run is now − its startTime.
+	// It lives in status, so a manager that restarts in the middle of a
+	// long measurement (a 24-hour soak) carries on from it.
+	// +optional
+	Measuring *MeasurementProgress `json:"measuring,omitempty"`
+
+	// ExpectedCompletionTime is when the run should end: the mean duration
+	// of its finished measurements times those still to come, from the
+	// start of the one in progress; at most the run's timeout. Unset until
+	// a measurement has finished.
+	// +optional
+	ExpectedCompletionTime *metav1.Time `json:"expectedCompletionTime,omitempty"`
+
 	// Steps holds, per step of the sweep, every repetition and a summary.
 	// +optional
 	Steps []StepStatus `json:"steps,omitempty"`
@@ -311,4 +325,17 @@ func (n *NodeInfo) AllocatableFrom(alloc corev1.ResourceList) {
 	if q, ok := alloc[corev1.ResourceMemory]; ok {
 		n.AllocatableMemory = &q
 	}
+}
+
+// MeasurementProgress is the measurement a run is taking.
+type MeasurementProgress struct {
+	// Step is the step's name.
+	Step string `json:"step"`
+	// Repetition counts from 1.
+	Repetition int32 `json:"repetition"`
+	// Job is the measurement's Job.
+	Job string `json:"job"`
+	// StartTime is when its Job was created.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
 }

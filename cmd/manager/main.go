@@ -45,6 +45,8 @@ func main() {
 	flag.DurationVar(&lease.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew its Lease before it gives up leading")
 	flag.DurationVar(&lease.retryPeriod, "leader-election-retry-period", 2*time.Second, "how often the managers try to acquire or renew the Lease")
 	flag.BoolVar(&lease.releaseOnCancel, "leader-election-release-on-cancel", true, "release the Lease on a clean shutdown (SIGTERM), so that the next manager leads at once instead of after the lease duration")
+	var workers int
+	flag.IntVar(&workers, "max-concurrent-reconciles", 4, "how many runs (and comparisons, schedules) are reconciled side by side; each phase is idempotent and one run is never reconciled twice at once. With one, a thousand runs wait in the work queue for the API server's answers to each other's writes")
 	flag.StringVar(&runnerImage, "runner-image", "ghcr.io/dbperf-io/dbperf-runner:"+version.Version, "image holding the static dbperf-runner binary")
 	var tele telemetryOptions
 	flag.StringVar(&tele.resources, "telemetry-resources", "none", "source of the pods' and nodes' CPU, memory and network over each measurement: none, kubelet (the kubelets' /stats/summary through the API server's node proxy: needs RBAC get on nodes/proxy), prometheus (--prometheus-url)")
@@ -55,7 +57,7 @@ func main() {
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
-	o := options{metricsAddr: metricsAddr, probeAddr: probeAddr, runnerImage: runnerImage, leaderElect: leaderElect, leaderNamespace: leaderNamespace, lease: lease, telemetry: tele}
+	o := options{metricsAddr: metricsAddr, probeAddr: probeAddr, runnerImage: runnerImage, leaderElect: leaderElect, leaderNamespace: leaderNamespace, lease: lease, telemetry: tele, workers: workers}
 	if err := run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), o); err != nil {
 		ctrl.Log.Error(err, "Manager stopped")
 		os.Exit(1)
@@ -78,6 +80,8 @@ type options struct {
 	// secondManager lets a process start a manager after another one
 	// stopped (tests): controller names are unique per process otherwise.
 	secondManager bool
+	// workers is MaxConcurrentReconciles of every controller; 0 is 1.
+	workers int
 }
 
 // leaseOptions are leader election's timings (zero: controller-runtime's
@@ -144,7 +148,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		RetryPeriod:             durationOrNil(o.lease.retryPeriod),
 		// The manager's process ends when run returns (main).
 		LeaderElectionReleaseOnCancel: o.lease.releaseOnCancel,
-		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.secondManager)},
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(o.secondManager), MaxConcurrentReconciles: o.workers},
 		Cache:                         controllers.CacheOptions(),
 		Client:                        controllers.ClientOptions(),
 	})
@@ -172,6 +176,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	}
 	rec := &controllers.BenchmarkRunReconciler{
 		Client:            mgr.GetClient(),
+		APIReader:         mgr.GetAPIReader(),
 		Recorder:          mgr.GetEventRecorderFor("dbperf-operator"),
 		Clock:             clock.RealClock{},
 		Logs:              controllers.ClientsetLogReader{Clientset: cs},
