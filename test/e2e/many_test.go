@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
@@ -42,28 +40,43 @@ spec:
 // on the local cluster (DBPERF_MANY_RUNS, default 200; redis-benchmark
 // against the local redis-server, 2 repetitions each, with the server's
 // statistics polled by every load generator and the kubelet source
-// sampling every measurement through the API server every second), the manager killed
-// with SIGKILL and replaced while they run. Afterwards every run has ended,
+// sampling every measurement through the API server every second), while
+// the chaos scenario (chaos_test.go) runs beside them on the same cluster:
+// sweeps with repetitions, a comparison and a schedule in flight, the
+// manager killed with SIGKILL at random moments DBPERF_CHAOS_KILLS times
+// (default 10) and replaced, a load generator's runner and an external
+// target's server killed mid-measurement. Afterwards every run has ended,
 // every measurement is in its status once and in its results document,
-// status carries what the document stores, and no telemetry figure is
-// attached twice.
+// status carries what the document stores, no telemetry figure is attached
+// twice, no Job was ever created twice, nothing outlives its run's cleanup
+// policy, and the comparison and the schedule agree with their runs.
+//
+// The full form (50 kills, 12 to 15 minutes here):
+//
+//	DBPERF_CHAOS_KILLS=50 bash hack/test.sh -run '^TestManyShortRunsKeepEveryMeasurement$' -v -timeout 40m
 func TestManyShortRunsKeepEveryMeasurement(t *testing.T) {
 	n := 200
 	if v, err := strconv.Atoi(os.Getenv("DBPERF_MANY_RUNS")); err == nil && v > 0 {
 		n = v
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	kills := chaosKills()
+	// A kill costs about 5 s without a manager (the lease), 3 s of a
+	// manager, and a run to finish afterwards.
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute+time.Duration(kills)*20*time.Second)
 	defer cancel()
 	cores := strconv.Itoa(runtime.NumCPU())
 	pools := []sim.Pool{{Name: "loadgen", Nodes: 4, InstanceType: "local", CPUModel: "local", Arch: "amd64", CPU: cores, Memory: "64Gi",
-		Zones: []string{"zone-a"}, Kernel: "local", OSImage: "local"}}
+		Zones: []string{"zone-a"}, Kernel: "local", OSImage: "local"}, chaosPool}
 	e := startTelemetryStack(ctx, t, "many", pools,
 		[]string{"telemetry.resources=kubelet"},
-		[]string{"--telemetry-resources=kubelet", "--telemetry-sampling-interval=1s"})
+		append([]string{"--telemetry-resources=kubelet", "--telemetry-sampling-interval=1s"}, chaosLeaseArgs...))
 	c := e.stack.Cluster
 	if out, err := c.Kubectl(ctx, strings.NewReader("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n"), "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	dyn := dynamic.NewForConfigOrDie(c.Config)
+	jobs := watchJobs(ctx, t, c)
+	rig := startChaos(ctx, t, e, dyn)
 	var manifest strings.Builder
 	for i := range n {
 		fmt.Fprintf(&manifest, manyRunYAML, i, e.port)
@@ -72,42 +85,33 @@ func TestManyShortRunsKeepEveryMeasurement(t *testing.T) {
 	if out, err := c.Kubectl(ctx, strings.NewReader(manifest.String()), "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatalf("%v\n%.2000s", err, out)
 	}
-	dyn := dynamic.NewForConfigOrDie(c.Config)
+	chaosCtx, stopChaos := context.WithCancel(ctx)
+	chaosDone := make(chan struct{})
+	go func() { rig.run(chaosCtx, kills); close(chaosDone) }()
+	// Runs before the stack stops (cleanups run last first), should the
+	// test end early: the kills use the stack's manager.
+	t.Cleanup(func() { stopChaos(); <-chaosDone })
 	list := func() ([]benchv1.BenchmarkRun, int, error) {
-		u, err := dyn.Resource(runGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, 0, err
-		}
-		raw, err := u.MarshalJSON()
-		if err != nil {
-			return nil, 0, err
-		}
-		var runs benchv1.BenchmarkRunList
-		if err := json.Unmarshal(raw, &runs); err != nil {
-			return nil, 0, err
-		}
+		all, err := listRuns(ctx, dyn)
+		var many []benchv1.BenchmarkRun
 		ended := 0
-		for _, r := range runs.Items {
+		for _, r := range all {
+			if !strings.HasPrefix(r.Name, "many-") {
+				continue
+			}
+			many = append(many, r)
 			if r.Status.Phase.Terminal() {
 				ended++
 			}
 		}
-		return runs.Items, ended, nil
+		return many, ended, err
 	}
-	restarted := false
 	var runs []benchv1.BenchmarkRun
-	testutil.Eventually(t, 7*time.Minute, "every run ending", func() error {
+	testutil.Eventually(t, 7*time.Minute+time.Duration(kills)*10*time.Second, "every run ending", func() error {
 		var ended int
 		var err error
 		if runs, ended, err = list(); err != nil {
 			return err
-		}
-		if !restarted && ended >= n/3 {
-			restarted = true
-			t.Logf("%d of %d runs ended after %s: killing the manager (SIGKILL) and starting another", ended, n, time.Since(began).Round(time.Second))
-			if err := e.stack.RestartManager(ctx); err != nil {
-				t.Fatal(err)
-			}
 		}
 		if ended < n {
 			return fmt.Errorf("%d of %d runs ended", ended, n)
@@ -170,7 +174,7 @@ func TestManyShortRunsKeepEveryMeasurement(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d runs, %d measurements in %s (%.1f runs/s), manager killed once: phases %v; %d measurements with the server's statistics, %d with kubelet figures (the rest say why)",
+	t.Logf("%d runs, %d measurements in %s (%.1f runs/s) beside the chaos scenario: phases %v; %d measurements with the server's statistics, %d with kubelet figures (the rest say why)",
 		n, measurements, took.Round(time.Second), float64(n)/took.Seconds(), phases, polled, sampled)
 	if measurements != 2*n {
 		t.Errorf("%d measurements recorded, want %d", measurements, 2*n)
@@ -178,6 +182,8 @@ func TestManyShortRunsKeepEveryMeasurement(t *testing.T) {
 	if polled < n {
 		t.Errorf("only %d of %d measurements carry the server's statistics", polled, 2*n)
 	}
+	<-chaosDone
+	rig.finish(ctx, t, jobs)
 }
 
 func keyStrings(m map[results.Key]int) map[string]bool {
