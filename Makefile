@@ -78,6 +78,14 @@ demo-runner: ## No cluster: real PostgreSQL and Redis measured through dbperf-ru
 bench: ## Run the benchmarks: parse throughput and runner overhead.
 	bash hack/bench.sh
 
+.PHONY: scale
+scale: build ## The scale benchmark: 100, 300 and 1,000 runs at once on the simulated cluster (100 nodes), 1,000 queued runs idle (~20 min; docs/reliability.md).
+	DBPERF_SCALE_RUNS=$${DBPERF_SCALE_RUNS:-100,300,1000} DBPERF_TEST_PKGS=./test/scale bash hack/test.sh -run '^TestScale$$' -v -timeout 90m
+
+.PHONY: chaos
+chaos: build ## The chaos test in full: the manager SIGKILLed 50 times while runs, a comparison and a schedule are in flight (~15 min; docs/reliability.md).
+	DBPERF_CHAOS_KILLS=$${DBPERF_CHAOS_KILLS:-50} DBPERF_TEST_PKGS=./test/e2e bash hack/test.sh -run '^TestManyShortRunsKeepEveryMeasurement$$' -v -timeout 60m
+
 ##@ Tools
 
 $(CONTROLLER_GEN):

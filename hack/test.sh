@@ -48,5 +48,8 @@ for tool in initdb redis-server redis-benchmark pgbench chromium java tclsh mari
     exit 1
   fi
 done
-log "go test ./... (KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS})"
-go test ./... -count=1 -timeout 20m "$@"
+# DBPERF_TEST_PKGS narrows the packages (make scale, make chaos).
+pkgs="${DBPERF_TEST_PKGS:-./...}"
+log "go test ${pkgs} (KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS})"
+# shellcheck disable=SC2086 # a list of packages
+go test ${pkgs} -count=1 -timeout 20m "$@"

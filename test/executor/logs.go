@@ -25,11 +25,6 @@ import (
 // HTTPS endpoint without verifying it, as a cluster's kubelet job does
 // (kube-prometheus' insecureSkipVerify): one endpoint, as on a real node.
 func (e *Executor) serveLogs(addr string) (*http.Server, error) {
-	host, _, _ := net.SplitHostPort(addr)
-	cert, err := selfSigned(host)
-	if err != nil {
-		return nil, err
-	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /stats/summary", e.serveSummary)
 	mux.Handle("GET /metrics/cadvisor", e.cadvisorHandler())
@@ -61,11 +56,25 @@ func (e *Executor) serveLogs(addr string) (*http.Server, error) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write(raw)
 	})
+	return ServeKubeletTLS(addr, mux)
+}
+
+// ServeKubeletTLS serves handler on a nodes' kubelet endpoint (addr, the
+// nodes' address and kubelet port) over TLS with a throwaway certificate,
+// as the API server's node proxy expects a kubelet to. The test executor
+// serves its pods' logs and statistics with it; a test's own stand-in
+// kubelet (the scale benchmark's) can serve its pods' logs the same way.
+func ServeKubeletTLS(addr string, handler http.Handler) (*http.Server, error) {
+	host, _, _ := net.SplitHostPort(addr)
+	cert, err := selfSigned(host)
+	if err != nil {
+		return nil, err
+	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
 	go func() { _ = srv.ServeTLS(l, "", "") }()
 	return srv, nil

@@ -136,3 +136,6 @@ func (m *ManagerProcess) Stop() {
 	}
 	m.done <- err // Exited keeps answering
 }
+
+// Pid is the manager process's id, for reading its memory and CPU from /proc.
+func (m *ManagerProcess) Pid() int { return m.cmd.Process.Pid }

@@ -55,6 +55,7 @@ type Cluster struct {
 	Config      *rest.Config
 	Clientset   kubernetes.Interface
 	log         io.Writer
+	auditPolicy string
 }
 
 // Options configure Start.
@@ -63,6 +64,10 @@ type Options struct {
 	Dir    string // work directory; default a new temporary directory
 	BinDir string // control-plane binaries; required
 	Log    io.Writer
+	// AuditPolicy, when set, is the API server's audit policy file; the
+	// log is AuditLog(). The scale benchmark counts each actor's writes
+	// from it.
+	AuditPolicy string
 }
 
 // Start creates and starts a cluster and waits until its API answers.
@@ -91,7 +96,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Name: o.Name, Dir: o.Dir, BinDir: o.BinDir, KubeletPort: port, log: o.Log,
-		Kubeconfig: filepath.Join(o.Dir, "kubeconfig")}
+		Kubeconfig: filepath.Join(o.Dir, "kubeconfig"), auditPolicy: o.AuditPolicy}
 	c.NodeAddr, c.ownNodeAddr = claimNodeAddr(o.Log)
 	cfgPath := filepath.Join(o.Dir, "kwokctl.yaml")
 	var b bytes.Buffer
@@ -137,6 +142,9 @@ func (c *Cluster) create(ctx context.Context, cfgPath string) error {
 		"--etcd-binary", bin("etcd"), "--kube-apiserver-binary", bin("kube-apiserver"),
 		"--kube-controller-manager-binary", bin("kube-controller-manager"),
 		"--kube-scheduler-binary", bin("kube-scheduler"), "--kwok-controller-binary", bin("kwok")}
+	if c.auditPolicy != "" {
+		args = append(args, "--kube-audit-policy", c.auditPolicy)
+	}
 	if err := c.kwokctl(ctx, args...); err != nil {
 		return fmt.Errorf("kwokctl create cluster: %w", err)
 	}
@@ -244,6 +252,12 @@ func (c *Cluster) deleteCluster() {
 	if err := c.kwokctl(ctx, "delete", "cluster", "--name", c.Name); err != nil {
 		fmt.Fprintf(c.log, "sim: kwokctl delete cluster: %v\n", err)
 	}
+}
+
+// AuditLog is the API server's audit log, written when the cluster was
+// started with an AuditPolicy.
+func (c *Cluster) AuditLog() string {
+	return filepath.Join(c.Dir, "clusters", c.Name, "logs", "audit.log")
 }
 
 // KubeletAddr is where the test executor serves the nodes' kubelet
