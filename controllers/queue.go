@@ -24,7 +24,7 @@ import (
 )
 
 // A queued run is looked at again only when something it waits on changes
-// (event-driven admission): another run changes phase or goes (wakeQueued),
+// (event-driven admission): another run ends or goes (wakeQueued),
 // or a node is added, removed, relabelled, tainted or cordoned
 // (nodeChanged). Nothing polls, so a thousand queued runs cost nothing
 // while nothing moves.
@@ -168,9 +168,9 @@ func candidateNodes(run *benchv1.BenchmarkRun, nodes []corev1.Node) map[string]b
 	return out
 }
 
-// wakeQueued enqueues every queued run when another run changes phase or is
-// deleted: that run may have been the one they wait for, so they are
-// admitted as soon as it lets go of its nodes.
+// wakeQueued enqueues every queued run when another run ends or is deleted
+// (releasedNodes): that run may have been the one they wait for, so they
+// are admitted as soon as it lets go of its nodes.
 func (r *BenchmarkRunReconciler) wakeQueued(ctx context.Context, changed client.Object) []reconcile.Request {
 	return r.queued(ctx, changed.GetUID())
 }
@@ -197,14 +197,19 @@ func (r *BenchmarkRunReconciler) queued(ctx context.Context, except types.UID) [
 	return out
 }
 
-// phaseChanged passes run updates that change the phase, and deletions.
-var phaseChanged = predicate.Funcs{
+// releasedNodes passes what can end a queued run's wait: a run ending
+// (terminal) and a run deleted. Nothing else lets go of nodes: a run that
+// came first and is admitted still holds them, and a later one waits
+// behind the queued run anyway. Waking every queued run at every phase
+// change of any run was quadratic: a thousand runs queueing one after
+// another woke each other half a million times.
+var releasedNodes = predicate.Funcs{
 	CreateFunc:  func(event.CreateEvent) bool { return false },
 	GenericFunc: func(event.GenericEvent) bool { return false },
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		o, ok1 := e.ObjectOld.(*benchv1.BenchmarkRun)
 		n, ok2 := e.ObjectNew.(*benchv1.BenchmarkRun)
-		return ok1 && ok2 && o.Status.Phase != n.Status.Phase
+		return ok1 && ok2 && !o.Status.Phase.Terminal() && n.Status.Phase.Terminal()
 	},
 	DeleteFunc: func(event.DeleteEvent) bool { return true },
 }
