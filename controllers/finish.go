@@ -65,7 +65,12 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endRe
 		run.Status.Phase = benchv1.PhaseCollecting
 		var missing missingResultsError
 		if errors.As(err, &missing) {
+			// Not a reconcile error: its backoff doubles at each look, so
+			// a run looked at every few seconds at first would be looked at
+			// again minutes past its timeout. It looks again at pollInterval,
+			// and at the timeout (withDeadline), when the loss is reported.
 			r.Recorder.Eventf(run, corev1.EventTypeWarning, "ResultsMissing", "%v", err)
+			return ctrl.Result{RequeueAfter: pollInterval}, nil
 		}
 		return ctrl.Result{}, err
 	}
