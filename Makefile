@@ -84,7 +84,7 @@ scale: build ## The scale benchmark: 100, 300 and 1,000 runs at once on the simu
 
 .PHONY: chaos
 chaos: build ## The chaos test in full: the manager SIGKILLed 50 times while runs, a comparison and a schedule are in flight (~15 min; docs/reliability.md).
-	DBPERF_CHAOS_KILLS=$${DBPERF_CHAOS_KILLS:-50} DBPERF_TEST_PKGS=./test/e2e bash hack/test.sh -run '^TestManyShortRunsKeepEveryMeasurement$$' -v -timeout 60m
+	DBPERF_CHAOS_KILLS=$${DBPERF_CHAOS_KILLS:-50} DBPERF_MANY_RUNS=$${DBPERF_MANY_RUNS:-200} DBPERF_TEST_PKGS=./test/e2e bash hack/test.sh -run '^TestManyShortRunsKeepEveryMeasurement$$' -v -timeout 60m
 
 ##@ Tools
 

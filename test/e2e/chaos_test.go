@@ -38,10 +38,11 @@ import (
 var scheduleGVR = schema.GroupVersionResource{Group: "bench.dbperf.io", Version: "v1alpha1", Resource: "benchmarkschedules"}
 
 // chaosLeaseArgs: after a SIGKILL the next manager waits for the dead
-// one's lease to expire (15 s by default); 4 s lets 50 kills fit in a few
+// one's lease to expire (15 s by default); 6 s lets 50 kills fit in a few
 // minutes. The renew deadline stays under the duration, as leader
-// election requires.
-var chaosLeaseArgs = []string{"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=1s"}
+// election requires; 5 s of it (3 s before) keeps a manager on a loaded
+// CI machine from losing its lease by itself as often.
+var chaosLeaseArgs = []string{"--leader-election-lease-duration=6s", "--leader-election-renew-deadline=5s", "--leader-election-retry-period=1s"}
 
 const (
 	chaosInFlight   = 10 // chaos runs kept in flight while kills remain
@@ -160,10 +161,12 @@ type chaosRig struct {
 	backends map[types.UID]int // a run with a target of its own → the port of the server playing it
 	// figures of the kills
 	kills, leaseLost int
-	leaderless       []time.Duration // from each kill to the next manager's lease
-	atKills          map[string]int  // phase → kills at which some run was in it
-	errs             []string        // what went wrong off the test's goroutine
-	killed           []*benchv1.BenchmarkRun
+	// restarting serializes the kill loop's restarts and the watchdog's.
+	restarting sync.Mutex
+	leaderless []time.Duration // from each kill to the next manager's lease
+	atKills    map[string]int  // phase → kills at which some run was in it
+	errs       []string        // what went wrong off the test's goroutine
+	killed     []*benchv1.BenchmarkRun
 }
 
 func (r *chaosRig) errorf(format string, args ...any) {
@@ -314,9 +317,45 @@ func (r *chaosRig) run(ctx context.Context, n int) {
 	wg.Wait()
 }
 
+// guard runs the watchdog until ctx ends (the test's cleanup), through
+// the kills and the settling after them; the returned channel closes when
+// it has stopped.
+func (r *chaosRig) guard(ctx context.Context) <-chan struct{} {
+	done := make(chan struct{})
+	go func() { defer close(done); r.watchdog(ctx) }()
+	return done
+}
+
+// watchdog starts another manager whenever the running one has exited by
+// itself, for as long as the test runs, through the kills (the kill loop
+// restarts the managers it kills) and the settling after them. On a loaded CI machine a manager may miss its renew
+// deadline and stop leading ("leader election lost"); it releases the
+// Lease as it goes, and nothing else would start the next one (CI once
+// stalled for nine minutes with no manager at all).
+func (r *chaosRig) watchdog(ctx context.Context) {
+	s := r.e.stack
+	for ctx.Err() == nil {
+		sleepCtx(ctx, time.Second)
+		r.restarting.Lock()
+		if gone, exitErr := s.Manager.Exited(); gone && ctx.Err() == nil {
+			if !strings.Contains(tail(s.Dir()+"/components.log", 1<<20), "leader election lost") {
+				r.errorf("the manager exited by itself: %v", exitErr)
+			}
+			r.mu.Lock()
+			r.leaseLost++
+			r.mu.Unlock()
+			r.t.Logf("the manager stopped leading by itself (%v): starting another", exitErr)
+			if err := s.RestartManager(ctx); err != nil && ctx.Err() == nil {
+				r.errorf("restarting the manager: %v", err)
+			}
+		}
+		r.restarting.Unlock()
+	}
+}
+
 func (r *chaosRig) killManager(ctx context.Context, n int) {
 	s := r.e.stack
-	leader, err := s.WaitForNewLeader(ctx, "", time.Minute)
+	leader, err := s.WaitForNewLeader(ctx, "", 2*time.Minute)
 	if err != nil {
 		r.errorf("the first manager: %v", err)
 		return
@@ -326,6 +365,7 @@ func (r *chaosRig) killManager(ctx context.Context, n int) {
 		delay := 500*time.Millisecond + time.Duration(r.rng.Float64()*float64(5500*time.Millisecond))
 		sleepCtx(ctx, time.Until(ledAt.Add(delay)))
 		killedAt := time.Now()
+		r.restarting.Lock()
 		gone, exitErr := s.Manager.Exited()
 		if gone {
 			// Only losing the lease (its renewal slower than the renew
@@ -333,9 +373,13 @@ func (r *chaosRig) killManager(ctx context.Context, n int) {
 			if !strings.Contains(tail(s.Dir()+"/components.log", 1<<20), "leader election lost") {
 				r.errorf("the manager exited by itself: %v", exitErr)
 			}
+			r.mu.Lock()
 			r.leaseLost++
+			r.mu.Unlock()
 		}
-		if err := s.RestartManager(ctx); err != nil {
+		err := s.RestartManager(ctx)
+		r.restarting.Unlock()
+		if err != nil {
 			r.errorf("restarting the manager: %v", err)
 			return
 		}
@@ -356,7 +400,7 @@ func (r *chaosRig) killManager(ctx context.Context, n int) {
 		if err := r.topUp(ctx, n); err != nil {
 			r.errorf("keeping runs in flight: %v", err)
 		}
-		if leader, err = s.WaitForNewLeader(ctx, leader, time.Minute); err != nil {
+		if leader, err = s.WaitForNewLeader(ctx, leader, 2*time.Minute); err != nil {
 			r.errorf("after kill %d: %v", r.kills, err)
 			return
 		}
