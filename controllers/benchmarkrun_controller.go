@@ -303,6 +303,7 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&benchv1.BenchmarkRun{}, builder.WithPredicates(runChanged)).
 		Watches(&benchv1.BenchmarkRun{}, handler.EnqueueRequestsFromMapFunc(r.wakeQueued), builder.WithPredicates(releasedNodes)).
+		Watches(&benchv1.BenchmarkRun{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(becameQueued)).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.nodeChanged), builder.WithPredicates(schedulingChanged)).
 		Owns(&batchv1.Job{}, builder.WithPredicates(jobChanged)).
 		Owns(&appsv1.StatefulSet{}).

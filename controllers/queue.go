@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -26,8 +27,17 @@ import (
 // A queued run is looked at again only when something it waits on changes
 // (event-driven admission): another run ends or goes (wakeQueued),
 // or a node is added, removed, relabelled, tainted or cordoned
-// (nodeChanged). Nothing polls, so a thousand queued runs cost nothing
-// while nothing moves.
+// (nodeChanged). Beside that, each looks every five minutes (queueRecheck).
+
+// queueRecheck is the safety net under the events: a queued run looks again
+// this often even if no event woke it. The short chaos test once left a
+// run queued for good after its blocker ended: the blocker's end reached
+// the cache while the run's own move into Queued was still on its way, so
+// wakeQueued found no queued run to wake, and the run's own status write
+// brings it no reconcile (runChanged). becameQueued closes that gap; this
+// look covers any other not foreseen, within five minutes. A thousand
+// queued runs looking once a minute cost 5 % of a core (make scale).
+const queueRecheck = 5 * time.Minute
 
 // indexPhase indexes runs by status.phase, so the queued ones are listed
 // without going through every run.
@@ -69,7 +79,7 @@ func (r *BenchmarkRunReconciler) admit(ctx context.Context, run *benchv1.Benchma
 	run.Status.Phase = benchv1.PhaseQueued
 	run.Status.ObservedGeneration = run.Generation
 	setCondition(run, benchv1.ConditionAdmitted, metav1.ConditionFalse, benchv1.ReasonWaitingForNodes, msg)
-	return &ctrl.Result{}, nil
+	return &ctrl.Result{RequeueAfter: queueRecheck}, nil
 }
 
 // nodeConflict finds the first run the given one must wait for, and the
@@ -124,14 +134,18 @@ func (r *BenchmarkRunReconciler) nodeConflict(ctx context.Context, run *benchv1.
 	return nil, nil, nil
 }
 
-// before orders objects by creation, then by namespace and name: first come,
-// first served.
+// before orders objects by creation, then by namespace, then by name: first
+// come, first served. Nothing is allocated: a queued run sorts every run
+// each time it looks, and runs created together share a second.
 func before(a, b client.Object) bool {
 	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
 	if !ta.Equal(&tb) {
 		return ta.Before(&tb)
 	}
-	return a.GetNamespace()+"/"+a.GetName() < b.GetNamespace()+"/"+b.GetName()
+	if na, nb := a.GetNamespace(), b.GetNamespace(); na != nb {
+		return na < nb
+	}
+	return a.GetName() < b.GetName()
 }
 
 // candidateNodes are the nodes a run's pods may land on: its load
@@ -212,6 +226,23 @@ var releasedNodes = predicate.Funcs{
 		return ok1 && ok2 && !o.Status.Phase.Terminal() && n.Status.Phase.Terminal()
 	},
 	DeleteFunc: func(event.DeleteEvent) bool { return true },
+}
+
+// becameQueued passes a run's own move into Queued. Its own status writes
+// bring no reconcile (runChanged), so without this a run whose blocker
+// ended while its Queued status was on its way to the cache would not be
+// woken (releasedNodes found no Queued run to wake) and would wait for
+// good. Looked at once more, with a cache that has its Queued status and
+// so the blocker's end, it goes on.
+var becameQueued = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*benchv1.BenchmarkRun)
+		n, ok2 := e.ObjectNew.(*benchv1.BenchmarkRun)
+		return ok1 && ok2 && o.Status.Phase != benchv1.PhaseQueued && n.Status.Phase == benchv1.PhaseQueued
+	},
 }
 
 // schedulingChanged passes node creations and deletions, and updates of
