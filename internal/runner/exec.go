@@ -123,12 +123,17 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	sampler := startSampler(o.CPU, o.SampleEvery)
 	stopped, runErr := sup.run(ctx)
 	end := time.Now()
+	// Read at once, over the same interval as the wall time: what the
+	// runner does after the tool ended (the sample stream's end, the
+	// sampler's) is not the tool's load, and counted against a wall time
+	// that leaves it out it overstated the share (a saturated machine
+	// read above 100 %).
+	cpu1, _, _ := o.CPU.Usage()
 	var streamWarnings []string
 	if samples != nil {
 		streamWarnings = samples.finish()
 	}
 	peak := sampler.stop()
-	cpu1, _, _ := o.CPU.Usage()
 	_ = out.Flush()
 
 	exitCode := exitCodeOf(runErr)
