@@ -366,6 +366,14 @@ func (r *chaosRig) finish(ctx context.Context, t *testing.T, jobs *jobLedger) {
 	checkComparisons(ctx, t, r, runs)
 	checkSchedule(ctx, t, r, runs)
 	reconcileErrors := checkManagerLog(t, r.e.stack.Dir())
+	// The watchdog went on while the runs settled: what it saw since.
+	r.mu.Lock()
+	late := r.errs[len(errs):]
+	leaseLost = r.leaseLost
+	r.mu.Unlock()
+	for _, e := range late {
+		t.Error(e)
+	}
 	t.Logf("chaos: %d kills (seed %d) in %s; %d runs %v; %d measurements recorded exactly once each, from %d Jobs; %d duplicates, %d losses; "+
 		"no manager led for %s in all (at most %.1f s after a kill); the manager lost its lease by itself %d times; %d `Reconciler error` lines; "+
 		"phases at the kills (kills at which some run or comparison was in it): %s",

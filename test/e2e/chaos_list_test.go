@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -36,19 +37,18 @@ func phaseCounts(m map[benchv1.Phase]int) string {
 	return "{" + strings.Join(parts, " ") + "}"
 }
 
-// tail is the end of a file, at most n bytes.
-func tail(path string, n int64) string {
+// since reads a file from the offset to its end ("" when it cannot).
+func since(path string, off int64) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > n {
-		_, _ = f.Seek(fi.Size()-n, 0)
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return ""
 	}
-	buf := make([]byte, n)
-	k, _ := f.Read(buf)
-	return string(buf[:k])
+	b, _ := io.ReadAll(f)
+	return string(b)
 }
 
 func listRuns(ctx context.Context, dyn dynamic.Interface) ([]benchv1.BenchmarkRun, error) {

@@ -161,8 +161,11 @@ type chaosRig struct {
 	backends map[types.UID]int // a run with a target of its own → the port of the server playing it
 	// figures of the kills
 	kills, leaseLost int
-	// restarting serializes the kill loop's restarts and the watchdog's.
+	// restarting serializes the kill loop's restarts and the watchdog's,
+	// and guards logMark: where the running manager's part of the
+	// components' log begins.
 	restarting sync.Mutex
+	logMark    int64
 	leaderless []time.Duration // from each kill to the next manager's lease
 	atKills    map[string]int  // phase → kills at which some run was in it
 	errs       []string        // what went wrong off the test's goroutine
@@ -338,19 +341,37 @@ func (r *chaosRig) watchdog(ctx context.Context) {
 		sleepCtx(ctx, time.Second)
 		r.restarting.Lock()
 		if gone, exitErr := s.Manager.Exited(); gone && ctx.Err() == nil {
-			if !strings.Contains(tail(s.Dir()+"/components.log", 1<<20), "leader election lost") {
-				r.errorf("the manager exited by itself: %v", exitErr)
-			}
-			r.mu.Lock()
-			r.leaseLost++
-			r.mu.Unlock()
+			r.exitedByItself(exitErr)
 			r.t.Logf("the manager stopped leading by itself (%v): starting another", exitErr)
-			if err := s.RestartManager(ctx); err != nil && ctx.Err() == nil {
+			if err := r.restart(ctx); err != nil && ctx.Err() == nil {
 				r.errorf("restarting the manager: %v", err)
 			}
 		}
 		r.restarting.Unlock()
 	}
+}
+
+// exitedByItself judges a manager that ended without a kill: only losing
+// the lease (its renewal slower than the renew deadline on a loaded
+// machine) may end one, said in what the log gained since it started.
+// Called with restarting held.
+func (r *chaosRig) exitedByItself(exitErr error) {
+	if !strings.Contains(since(r.e.stack.Dir()+"/components.log", r.logMark), "leader election lost") {
+		r.errorf("the manager exited by itself: %v", exitErr)
+	}
+	r.mu.Lock()
+	r.leaseLost++
+	r.mu.Unlock()
+}
+
+// restart starts the next manager and marks where its log begins. Called
+// with restarting held.
+func (r *chaosRig) restart(ctx context.Context) error {
+	path := r.e.stack.Dir() + "/components.log"
+	if fi, err := os.Stat(path); err == nil {
+		r.logMark = fi.Size()
+	}
+	return r.e.stack.RestartManager(ctx)
 }
 
 func (r *chaosRig) killManager(ctx context.Context, n int) {
@@ -368,16 +389,9 @@ func (r *chaosRig) killManager(ctx context.Context, n int) {
 		r.restarting.Lock()
 		gone, exitErr := s.Manager.Exited()
 		if gone {
-			// Only losing the lease (its renewal slower than the renew
-			// deadline on a loaded machine) may end a manager.
-			if !strings.Contains(tail(s.Dir()+"/components.log", 1<<20), "leader election lost") {
-				r.errorf("the manager exited by itself: %v", exitErr)
-			}
-			r.mu.Lock()
-			r.leaseLost++
-			r.mu.Unlock()
+			r.exitedByItself(exitErr)
 		}
-		err := s.RestartManager(ctx)
+		err := r.restart(ctx)
 		r.restarting.Unlock()
 		if err != nil {
 			r.errorf("restarting the manager: %v", err)
