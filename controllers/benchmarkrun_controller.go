@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -60,6 +61,10 @@ type BenchmarkRunReconciler struct {
 	// Owned are the foreign kinds the targets own (targets.ForeignOwner)
 	// that were served at start-up: the controller watches them.
 	Owned []schema.GroupVersionKind
+
+	// missingSaid holds, per run UID, the ResultsMissing event last said,
+	// so that it is said once per loss (forgotten when the run ends).
+	missingSaid sync.Map
 }
 
 // +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkruns,verbs=get;list;watch;update;patch
@@ -145,6 +150,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if run.Status.Phase.Terminal() {
 		recordRunMetrics(run)
 		r.forgetResources(ctx, runKey(run.Namespace, run.Name))
+		r.missingSaid.Delete(run.UID)
 		return r.cleanupLater(ctx, run)
 	}
 	if wait, err := r.admit(ctx, run); wait != nil || err != nil {

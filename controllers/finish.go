@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -67,10 +68,16 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endRe
 		if errors.As(err, &missing) {
 			// Not a reconcile error: its backoff doubles at each look, so
 			// a run looked at every few seconds at first would be looked at
-			// again minutes past its timeout. It looks again at pollInterval,
+			// again minutes past its timeout. It looks again every minute,
 			// and at the timeout (withDeadline), when the loss is reported.
-			r.Recorder.Eventf(run, corev1.EventTypeWarning, "ResultsMissing", "%v", err)
-			return ctrl.Result{RequeueAfter: pollInterval}, nil
+			// The event is said once per loss, not at every look: the
+			// recorder's spam filter counts a run's events of every reason
+			// together, and would drop the run's final event.
+			if said, ok := r.missingSaid.Load(run.UID); !ok || said != err.Error() {
+				r.Recorder.Eventf(run, corev1.EventTypeWarning, "ResultsMissing", "%v", err)
+				r.missingSaid.Store(run.UID, err.Error())
+			}
+			return ctrl.Result{RequeueAfter: missingRetry}, nil
 		}
 		return ctrl.Result{}, err
 	}
@@ -208,6 +215,11 @@ func buildDocument(run *benchv1.BenchmarkRun, stored map[string]*results.Result,
 	}
 	return doc, missing
 }
+
+// missingRetry is how often a run whose results document lacks a result
+// looks again before its timeout (a stale read of the ConfigMap is refused
+// by its update, so the first look that goes through proves the loss).
+const missingRetry = time.Minute
 
 // missingResultsError says which measurements status records but the
 // results ConfigMap does not hold.

@@ -355,6 +355,21 @@ func TestLostResultIsNamedNotHidden(t *testing.T) {
 	if c := findCondition(done, benchv1.ConditionValid); c == nil || c.Reason != benchv1.ReasonResultsLost || !strings.Contains(c.Message, "clients=16 #1") {
 		t.Fatalf("Valid condition %+v", c)
 	}
+	// Said once for the loss, not at every look until the timeout (the
+	// recorder's spam filter would then drop the run's final event).
+	var events corev1.EventList
+	if err := k8s.List(ctx, &events, client.InNamespace(h.ns)); err != nil {
+		t.Fatal(err)
+	}
+	said := 0
+	for _, e := range events.Items {
+		if e.Reason == "ResultsMissing" && e.InvolvedObject.Name == "lost" {
+			said += int(max(e.Count, 1))
+		}
+	}
+	if said != 1 {
+		t.Errorf("ResultsMissing said %d times, want once", said)
+	}
 	doc := resultsDocument(t, h, done)
 	if diff := cmp.Diff([]string{"clients=16 #1"}, doc.Lost); diff != "" {
 		t.Errorf("document's lost list (-want +got):\n%s", diff)
