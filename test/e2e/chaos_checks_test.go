@@ -319,7 +319,7 @@ func checkManagerLog(t *testing.T, dir string) int {
 func (r *chaosRig) finish(ctx context.Context, t *testing.T, jobs *jobLedger) {
 	t.Helper()
 	r.mu.Lock()
-	errs, killed, kills, leaseLost := r.errs, r.killed, r.kills, r.leaseLost
+	errs, killed, kills := r.errs, r.killed, r.kills
 	var leaderless, longest time.Duration
 	for _, d := range r.leaderless {
 		leaderless += d
@@ -369,7 +369,7 @@ func (r *chaosRig) finish(ctx context.Context, t *testing.T, jobs *jobLedger) {
 	// The watchdog went on while the runs settled: what it saw since.
 	r.mu.Lock()
 	late := r.errs[len(errs):]
-	leaseLost = r.leaseLost
+	leaseLost := r.leaseLost
 	r.mu.Unlock()
 	for _, e := range late {
 		t.Error(e)
