@@ -267,7 +267,7 @@ func checkSSBComparison(ctx context.Context, t *testing.T, c *sim.Cluster, queri
 			t.Errorf("%s: %d baseline and %d candidate measurements, want 4 each", m[1], len(r.BaselineVals), len(r.CandidateVals))
 		}
 	}
-	t.Logf("clickhouse-ssb: %s; Q1.1 hot %v → %v ms (Δ %.1f %%, CI %.1f … %.1f, %s)", cmp.Status.Summary, rows["Q1.1"].Baseline.Median,
+	t.Logf("clickhouse-ssb: %s; Q1.1 hot %.3f → %.3f ms (Δ %.1f %%, CI %.1f … %.1f, %s)", cmp.Status.Summary, rows["Q1.1"].Baseline.Median,
 		rows["Q1.1"].Candidate.Median, rows["Q1.1"].DeltaPercent, rows["Q1.1"].CILowPercent, rows["Q1.1"].CIHighPercent, rows["Q1.1"].Verdict)
 }
 
