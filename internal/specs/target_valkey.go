@@ -162,24 +162,35 @@ func (v ValkeyCluster) JobName() string { return ChildName(v.Run, ValkeyKind+"-c
 
 // ValkeyClusterCreateScript joins the servers its arguments name (host:port)
 // into a cluster with cli (valkey-cli, redis-cli) and waits until it
-// serves. Run again, it finds the cluster made and does nothing. Hosts are
+// serves: every server says cluster_state:ok (the state spreads by gossip,
+// and a server that has not heard yet answers CLUSTERDOWN; the first one
+// alone was once ok while another refused a third of memtier's writes).
+// Run again, it finds the cluster made and does nothing. Hosts are
 // resolved first: CLUSTER MEET takes addresses only.
 func ValkeyClusterCreateScript(cli string, replicasPerShard int32) string {
 	return strings.NewReplacer("$CLI", cli, "$REPLICAS", strconv.Itoa(int(replicasPerShard))).Replace(`set -eu
-first=${1%:*} firstport=${1##*:}
-ok() { $CLI -h "$first" -p "$firstport" cluster info | grep -q cluster_state:ok; }
-if ok; then echo "the cluster exists"; exit 0; fi
-nodes=""
-for a in "$@"; do
-  h=${a%:*} p=${a##*:}
-  ip=$(getent hosts "$h" 2>/dev/null | head -n 1 | cut -d ' ' -f 1)
-  nodes="$nodes ${ip:-$h}:$p"
-done
-$CLI --cluster create $nodes --cluster-replicas $REPLICAS --cluster-yes
+ok() {
+  for a in "$@"; do
+    $CLI -h "${a%:*}" -p "${a##*:}" cluster info 2>/dev/null | grep -q cluster_state:ok || return 1
+  done
+}
+# made: the slots are assigned (an earlier try created the cluster and
+# ended before every server said ok): waited for, not created again.
+made() { $CLI -h "${1%:*}" -p "${1##*:}" cluster info 2>/dev/null | grep -q cluster_slots_assigned:16384; }
+if ok "$@"; then echo "the cluster exists"; exit 0; fi
+if ! made "$@"; then
+  nodes=""
+  for a in "$@"; do
+    h=${a%:*} p=${a##*:}
+    ip=$(getent hosts "$h" 2>/dev/null | head -n 1 | cut -d ' ' -f 1)
+    nodes="$nodes ${ip:-$h}:$p"
+  done
+  $CLI --cluster create $nodes --cluster-replicas $REPLICAS --cluster-yes
+fi
 i=0
-until ok; do
+until ok "$@"; do
   i=$((i + 1))
-  if [ "$i" -ge 120 ]; then echo "cluster_state is not ok 60 s after the cluster was created" >&2; exit 1; fi
+  if [ "$i" -ge 120 ]; then echo "cluster_state is not ok on every server 60 s after the cluster was created" >&2; exit 1; fi
   sleep 0.5
 done
 echo "the cluster serves"
