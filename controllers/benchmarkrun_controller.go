@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -61,10 +60,6 @@ type BenchmarkRunReconciler struct {
 	// Owned are the foreign kinds the targets own (targets.ForeignOwner)
 	// that were served at start-up: the controller watches them.
 	Owned []schema.GroupVersionKind
-
-	// missingSaid holds, per run UID, the ResultsMissing event last said,
-	// so that it is said once per loss (forgotten when the run ends).
-	missingSaid sync.Map
 }
 
 // +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkruns,verbs=get;list;watch;update;patch
@@ -150,7 +145,6 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if run.Status.Phase.Terminal() {
 		recordRunMetrics(run)
 		r.forgetResources(ctx, runKey(run.Namespace, run.Name))
-		r.missingSaid.Delete(run.UID)
 		return r.cleanupLater(ctx, run)
 	}
 	if wait, err := r.admit(ctx, run); wait != nil || err != nil {
@@ -309,7 +303,6 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&benchv1.BenchmarkRun{}, builder.WithPredicates(runChanged)).
 		Watches(&benchv1.BenchmarkRun{}, handler.EnqueueRequestsFromMapFunc(r.wakeQueued), builder.WithPredicates(releasedNodes)).
-		Watches(&benchv1.BenchmarkRun{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(becameQueued)).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.nodeChanged), builder.WithPredicates(schedulingChanged)).
 		Owns(&batchv1.Job{}, builder.WithPredicates(jobChanged)).
 		Owns(&appsv1.StatefulSet{}).

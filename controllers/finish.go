@@ -23,6 +23,11 @@ import (
 // measured until then is kept either way.
 func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endReason string) (ctrl.Result, error) {
 	run := st.run
+	// What status said of validity before this look.
+	var awaited metav1.Condition
+	if c := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionValid); c != nil {
+		awaited = *c
+	}
 	if endReason == "" {
 		// A finish retried after a failed write keeps the reason the run ended early.
 		if c := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionCompleted); c != nil && c.Status == metav1.ConditionFalse &&
@@ -64,22 +69,31 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endRe
 		// run is over before its results document is complete (a conflict
 		// on the ConfigMap is retried by the next reconcile).
 		run.Status.Phase = benchv1.PhaseCollecting
+		valid := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionValid)
 		var missing missingResultsError
-		if errors.As(err, &missing) {
-			// Not a reconcile error: its backoff doubles at each look, so
-			// a run looked at every few seconds at first would be looked at
-			// again minutes past its timeout. It looks again every minute,
-			// and at the timeout (withDeadline), when the loss is reported.
-			// The event is said once per loss, not at every look: the
-			// recorder's spam filter counts a run's events of every reason
-			// together, and would drop the run's final event.
-			if said, ok := r.missingSaid.Load(run.UID); !ok || said != err.Error() {
-				r.Recorder.Eventf(run, corev1.EventTypeWarning, "ResultsMissing", "%v", err)
-				r.missingSaid.Store(run.UID, err.Error())
+		if !errors.As(err, &missing) {
+			// Nothing is judged until the document is written: validity
+			// stays what status said.
+			if awaited.Type != "" {
+				*valid = awaited
 			}
-			return ctrl.Result{RequeueAfter: missingRetry}, nil
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, err
+		// Not a reconcile error: its backoff doubles at each look, so a
+		// run looked at every few seconds at first would be looked at
+		// again minutes past its timeout. It looks again every minute, and
+		// at the timeout (withDeadline), when the loss is reported. Status
+		// says what it waits for (Valid=False, AwaitingResults), and the
+		// event is said when that changes, not at every look nor after a
+		// restart: the recorder's spam filter counts a run's events of
+		// every reason together, and would drop the run's final event.
+		setCondition(run, benchv1.ConditionValid, metav1.ConditionFalse, benchv1.ReasonAwaitingResults, err.Error())
+		if valid.Reason == awaited.Reason && valid.Message == awaited.Message {
+			*valid = awaited // unchanged since the last look: nothing to write or say
+		} else {
+			r.Recorder.Eventf(run, corev1.EventTypeWarning, "ResultsMissing", "%v", err)
+		}
+		return ctrl.Result{RequeueAfter: missingRetry}, nil
 	}
 	now := metav1.NewTime(st.now)
 	run.Status.CompletionTime = &now

@@ -23,9 +23,9 @@ import (
 // a person or a tool sets: the spec (its generation), labels and
 // annotations (kubectl dbperf reject). The run's status is the operator's
 // own: its writes do not bring another reconcile (a refused write asks for
-// one itself).
+// one itself), but for its move into Queued (becameQueued).
 var runChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
-	predicate.LabelChangedPredicate{})
+	predicate.LabelChangedPredicate{}, becameQueued)
 
 // ofRun passes objects that carry a run's UID label.
 var ofRun = predicate.NewPredicateFuncs(func(o client.Object) bool {

@@ -228,8 +228,8 @@ var releasedNodes = predicate.Funcs{
 	DeleteFunc: func(event.DeleteEvent) bool { return true },
 }
 
-// becameQueued passes a run's own move into Queued. Its own status writes
-// bring no reconcile (runChanged), so without this a run whose blocker
+// becameQueued passes a run's own move into Queued (one of runChanged's
+// terms). Its other status writes bring no reconcile, so without this a run whose blocker
 // ended while its Queued status was on its way to the cache would not be
 // woken (releasedNodes found no Queued run to wake) and would wait for
 // good. Looked at once more, with a cache that has its Queued status and
