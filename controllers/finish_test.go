@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
@@ -39,6 +40,10 @@ type interferer struct {
 	// measurement meet a conflict too, so the measure phase runs twice.
 	refuseRecords bool
 	recordRefused map[string]bool // run/measurements recorded
+	// refuseAdmission makes the first status patch moving each run into
+	// Queued, and the first admitting it, meet a conflict too, so the
+	// admission phase runs twice each way.
+	refuseAdmission bool
 	// units keeps the first stored bytes of every measurement key;
 	// rewritten lists the keys a later write changed.
 	units     map[string][]byte
@@ -126,6 +131,10 @@ func (s interferingStatus) Patch(ctx context.Context, obj client.Object, patch c
 		if run.Status.Phase.Terminal() {
 			first = !s.i.endRefused[run.Name]
 			s.i.endRefused[run.Name] = true
+		} else if a := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionAdmitted); s.i.refuseAdmission && a != nil && a.Status != metav1.ConditionUnknown {
+			key := run.Name + "/" + string(a.Status) // False: queued, True: admitted
+			first = !s.i.recordRefused[key]
+			s.i.recordRefused[key] = true
 		} else if n := recordedCount(run); s.i.refuseRecords && n > 0 {
 			key := fmt.Sprintf("%s/%d", run.Name, n)
 			first = !s.i.recordRefused[key]
@@ -309,9 +318,15 @@ func TestBuildDocument(t *testing.T) {
 // A result gone from the results ConfigMap (edited by hand) is never papered
 // over: the run stays Collecting, saying which result is missing, and past
 // its timeout it ends Failed with Valid=False, reason ResultsLost, the
-// document naming what was lost.
+// document naming what was lost. The way it breaks: every third results
+// ConfigMap update and the ending status patch meet a real conflict, and
+// the manager is restarted while the run waits; the loss is said once.
 func TestLostResultIsNamedNotHidden(t *testing.T) {
 	h := newHarness(t)
+	ic := newInterferer(nil)
+	h.wrap = func(c client.Client) client.Client { ic.Client = c; return ic }
+	h.stopManager()
+	h.startManager(cfg)
 	node := loadgenNode(h)
 	run := measureOnly("lost", 16, 2)
 	// Long enough for both measurements and the event on a loaded machine
@@ -351,6 +366,12 @@ func TestLostResultIsNamedNotHidden(t *testing.T) {
 		}
 		return fmt.Errorf("no ResultsMissing event yet")
 	})
+	// Status says what the run waits for, and a new manager finds it said.
+	if c := findCondition(h.run("lost"), benchv1.ConditionValid); c == nil || c.Reason != benchv1.ReasonAwaitingResults || !strings.Contains(c.Message, "clients=16 #1") {
+		t.Errorf("while it waits, Valid condition %+v: want AwaitingResults naming clients=16 #1", c)
+	}
+	h.stopManager()
+	h.startManager(cfg)
 	done := h.waitPhase("lost", 80*time.Second, benchv1.PhaseFailed)
 	if c := findCondition(done, benchv1.ConditionValid); c == nil || c.Reason != benchv1.ReasonResultsLost || !strings.Contains(c.Message, "clients=16 #1") {
 		t.Fatalf("Valid condition %+v", c)
@@ -369,6 +390,12 @@ func TestLostResultIsNamedNotHidden(t *testing.T) {
 	}
 	if said != 1 {
 		t.Errorf("ResultsMissing said %d times, want once", said)
+	}
+	ic.mu.Lock()
+	refused := ic.endRefused["lost"]
+	ic.mu.Unlock()
+	if !refused {
+		t.Error("the ending status patch met no conflict: the test did not test it")
 	}
 	doc := resultsDocument(t, h, done)
 	if diff := cmp.Diff([]string{"clients=16 #1"}, doc.Lost); diff != "" {

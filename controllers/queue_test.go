@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
@@ -76,4 +79,110 @@ func TestExclusivePoolsQueue(t *testing.T) {
 		return nil
 	})
 	h.waitJob(specs.MeasureJobName(h.run("second"), 0, 1))
+}
+
+// TestAdmissionIsIdempotent: the admission phase the way it breaks. A dozen
+// runs wait for the one node of their pool and are admitted one after
+// another; the first status patch moving each into Queued and the first
+// admitting it meet a real conflict (so admission runs twice each way), and
+// the manager is restarted while runs wait. Every run is admitted in the
+// order it came, never while another holds the node, each wake comes from
+// an event (the whole queue drains in far less than the five-minute safety
+// net), every Job is created once, and every measurement is once in status
+// and in the results document.
+func TestAdmissionIsIdempotent(t *testing.T) {
+	const runs = 12
+	h := newHarness(t)
+	ic := newInterferer(nil)
+	ic.refuseAdmission = true
+	h.wrap = func(c client.Client) client.Client { ic.Client = c; return ic }
+	h.stopManager()
+	h.startManager(cfg)
+	node := loadgenNode(h)
+	for n := range runs {
+		h.create(measureOnly(fmt.Sprintf("adm-%02d", n), 4, 1)) // in name order: ties go by name
+	}
+	ctx := context.Background()
+	f := fixture(t, "pgbench", "pg14plus-tpcb-scale50-haproxy.txt")
+	jobUIDs := map[string]map[types.UID]bool{}
+	done := map[string]bool{}
+	restarted := false
+	began := time.Now()
+	testutil.Eventually(t, 3*time.Minute, "every run ending", func() error {
+		var list benchv1.BenchmarkRunList
+		if err := k8s.List(ctx, &list, client.InNamespace(h.ns)); err != nil {
+			return err
+		}
+		holding, ended := []string{}, 0
+		for _, r := range list.Items {
+			switch {
+			case r.Status.Phase.Terminal():
+				ended++
+			case !waiting(r.Status.Phase):
+				holding = append(holding, r.Name)
+			}
+		}
+		if len(holding) > 1 {
+			t.Errorf("%v hold the node at once", holding)
+		}
+		for _, j := range h.jobs() {
+			if jobUIDs[j.Name] == nil {
+				jobUIDs[j.Name] = map[types.UID]bool{}
+			}
+			jobUIDs[j.Name][j.UID] = true
+			if !done[j.Name] {
+				done[j.Name] = true
+				h.kubelet(&j, node, "pgbench", f)
+			}
+		}
+		if !restarted && ended >= runs/3 {
+			restarted = true
+			h.stopManager()
+			h.startManager(cfg)
+		}
+		if ended < runs {
+			return fmt.Errorf("%d of %d runs ended", ended, runs)
+		}
+		return nil
+	})
+	t.Logf("%d runs through one node in %s", runs, time.Since(began).Round(time.Second))
+
+	var prevEnd *metav1.Time
+	for n := range runs {
+		name := fmt.Sprintf("adm-%02d", n)
+		run := h.run(name)
+		if run.Status.Phase != benchv1.PhaseSucceeded && run.Status.Phase != benchv1.PhaseInvalid {
+			t.Errorf("%s: %s, %+v", name, run.Status.Phase, run.Status.Conditions)
+			continue
+		}
+		// First come, first served, one at a time (whole seconds).
+		if prevEnd != nil && run.Status.StartTime.Before(prevEnd) {
+			t.Errorf("%s started at %s, before the run ahead of it ended at %s", name, run.Status.StartTime, prevEnd)
+		}
+		prevEnd = run.Status.CompletionTime
+		doc := resultsDocument(t, h, run)
+		if len(run.Status.Steps) != 1 || len(run.Status.Steps[0].Repetitions) != 1 || len(doc.Steps) != 1 ||
+			len(doc.Steps[0].Repetitions) != 1 || doc.Steps[0].Repetitions[0].Result == nil {
+			t.Errorf("%s: status %+v, document %+v: want its one measurement in both", name, run.Status.Steps, doc.Steps)
+		}
+	}
+	for name, uids := range jobUIDs {
+		if len(uids) != 1 {
+			t.Errorf("Job %s created %d times", name, len(uids))
+		}
+	}
+	if len(jobUIDs) != runs {
+		t.Errorf("%d Jobs, want %d", len(jobUIDs), runs)
+	}
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	for n := range runs {
+		name := fmt.Sprintf("adm-%02d", n)
+		if !ic.recordRefused[name+"/True"] {
+			t.Errorf("%s: its admission met no conflict: the test did not test it", name)
+		}
+		if n > 0 && !ic.recordRefused[name+"/False"] {
+			t.Errorf("%s: its move into Queued met no conflict: the test did not test it", name)
+		}
+	}
 }
