@@ -331,10 +331,11 @@ func (r *chaosRig) guard(ctx context.Context) <-chan struct{} {
 
 // watchdog starts another manager whenever the running one has exited by
 // itself, for as long as the test runs, through the kills (the kill loop
-// restarts the managers it kills) and the settling after them. On a loaded CI machine a manager may miss its renew
-// deadline and stop leading ("leader election lost"); it releases the
-// Lease as it goes, and nothing else would start the next one (CI once
-// stalled for nine minutes with no manager at all).
+// restarts the managers it kills) and the settling after them. On a loaded
+// CI machine a manager may miss its renew deadline and stop leading
+// ("leader election lost"); it releases the Lease as it goes, and nothing
+// else would start the next one (CI once stalled for nine minutes with no
+// manager at all).
 func (r *chaosRig) watchdog(ctx context.Context) {
 	s := r.e.stack
 	for ctx.Err() == nil {
