@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"encoding/json"
 	"math"
 	"sort"
 )
@@ -78,4 +79,28 @@ func TQuantile975(df int) float64 {
 	const z = 1.959963984540054
 	v := float64(df)
 	return z + (z*z*z+z)/(4*v) + (5*math.Pow(z, 5)+16*z*z*z+3*z)/(96*v*v)
+}
+
+// MarshalJSON writes a figure that is not finite as null, which JSON can
+// hold: values near float64's limits (a tool's summary, kept as printed)
+// overflow a sum or a square, and one +Inf in a comparison's report made
+// the whole report unwritable (found by the fuzz test).
+func (s Summary) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		N                                             int
+		Median, Mean, Min, Max, StdDev, CILow, CIHigh orNull
+		HasCI                                         bool
+		CVPercent                                     orNull
+	}{s.N, orNull(s.Median), orNull(s.Mean), orNull(s.Min), orNull(s.Max), orNull(s.StdDev),
+		orNull(s.CILow), orNull(s.CIHigh), s.HasCI, orNull(s.CVPercent)})
+}
+
+// orNull is a float written as null when it is not finite.
+type orNull float64
+
+func (f orNull) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
 }
