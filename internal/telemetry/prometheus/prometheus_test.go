@@ -101,7 +101,10 @@ func TestCollectAgreesWithProc(t *testing.T) {
 		t.Errorf("cpuBusyPercent %g, want > 0 while a process burns", busy)
 	}
 	within(t, "cpuBusyPercent against /proc/stat", busy, procBusy, 0.20)
-	within(t, "the mean of cpuUserPercent.cpu<N> against cpuUserPercent", fig.meanOfParts("cpuUserPercent", node), fig.get(t, "cpuUserPercent", node), 0.01)
+	// Two queries, evaluated apart: 1.3 % apart once in CI with the other
+	// packages on both cores. A wrong aggregation (a sum, not a mean) is a
+	// factor of the CPU count.
+	within(t, "the mean of cpuUserPercent.cpu<N> against cpuUserPercent", fig.meanOfParts("cpuUserPercent", node), fig.get(t, "cpuUserPercent", node), 0.03)
 	if fig.get(t, "memoryUsedBytes", node) <= 0 || fig.get(t, "load1Max", node) < 0 {
 		t.Errorf("memoryUsedBytes %g, load1Max %g", fig[key{"memoryUsedBytes", node}], fig[key{"load1Max", node}])
 	}
