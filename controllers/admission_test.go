@@ -90,6 +90,10 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 		"tls cipher with a space": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Target = benchv1.TargetSpec{MySQL: &benchv1.MySQLTarget{TLS: &benchv1.ServerTLS{Enabled: true, Cipher: "TLS AES"}}}
 		}, []string{"spec.target.mysql.tls.cipher"}},
+		"two-way tls with a certificate brought by the user": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Target = benchv1.TargetSpec{MySQL: &benchv1.MySQLTarget{TLS: &benchv1.ServerTLS{Enabled: true, RequireClientCertificates: true,
+				CertificateSecretRef: &corev1.LocalObjectReference{Name: "mine"}}}}
+		}, []string{"spec.target.mysql.tls.requireClientCertificates", "operator-generated certificate"}},
 		"query workload with both query sources": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Workload = benchv1.WorkloadSpec{QueryBench: &benchv1.QueryWorkload{Driver: benchv1.QueryDriverPostgres,
 				Queries:          []benchv1.NamedQuery{{Name: "Q1", SQL: "SELECT 1"}},

@@ -271,6 +271,7 @@ type MySQLTarget struct {
 }
 
 // ServerTLS is TLS on an operator-owned server.
+// +kubebuilder:validation:XValidation:rule="!(has(self.certificateSecretRef) && has(self.requireClientCertificates) && self.requireClientCertificates)",fieldPath=".requireClientCertificates",message="requireClientCertificates needs an operator-generated certificate: the operator signs the load generators' client certificate with its own CA, and never has the key of a certificate you bring (leave certificateSecretRef empty)"
 type ServerTLS struct {
 	// Enabled turns TLS on.
 	Enabled bool `json:"enabled"`

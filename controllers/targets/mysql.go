@@ -35,6 +35,11 @@ func (k mysqlServer) connect(ctx context.Context, c client.Client, run *benchv1.
 	if t.TLS == nil || !t.TLS.Enabled {
 		return o, nil
 	}
+	if t.TLS.CertificateSecretRef != nil && t.TLS.RequireClientCertificates {
+		// Refused at admission; an object stored before that rule ends
+		// here instead of retrying until its timeout.
+		return notReady(o, benchv1.ReasonInvalidSpec, "spec.target.mysql.tls.requireClientCertificates: needs an operator-generated certificate (leave certificateSecretRef empty)"), nil
+	}
 	if err := ensureTLS(ctx, c, run, k.Kind(), s, t.TLS); err != nil {
 		return o, err
 	}

@@ -153,10 +153,7 @@ func (k serverTarget) statefulSet(run *benchv1.BenchmarkRun, s specs.Server) *ap
 // certificate, which the operator never has: two-way TLS with a user's
 // certificate must bring the client certificate too (not supported yet).
 func ensureTLS(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun, kind string, s specs.Server, t *benchv1.ServerTLS) error {
-	if t.CertificateSecretRef != nil {
-		if t.RequireClientCertificates {
-			return fmt.Errorf("spec.target.%s.tls: requireClientCertificates needs an operator-generated certificate (leave certificateSecretRef empty)", kind)
-		}
+	if t.CertificateSecretRef != nil { // two-way TLS with it is refused at admission
 		return nil
 	}
 	var client map[string][]byte

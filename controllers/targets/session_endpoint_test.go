@@ -2,9 +2,11 @@ package targets
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -58,5 +60,26 @@ func TestEndpointCarriesTheTLSAndSessionRequest(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, of(o.Endpoint)); diff != "" {
 		t.Errorf("external (-want +got)\n%s", diff)
+	}
+}
+
+// Two-way TLS with the user's own certificate is refused at admission; a
+// run stored before that rule ends as InvalidSpec naming the field, and not
+// as an error retried until its timeout (the fuzz test found it so).
+func TestTwoWayTLSWithTheUsersCertificateIsInvalidNotRetried(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).Build()
+	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "perf", UID: "u"}, Spec: benchv1.BenchmarkRunSpec{Target: benchv1.TargetSpec{
+		MySQL: &benchv1.MySQLTarget{TLS: &benchv1.ServerTLS{Enabled: true, RequireClientCertificates: true,
+			CertificateSecretRef: &corev1.LocalObjectReference{Name: "mine"}}}}}}
+	o, err := mysqlServer{}.connect(context.Background(), c, run, specs.MySQLServer(run), Observed{})
+	if err != nil {
+		t.Fatalf("an error is retried until the run's timeout: %v", err)
+	}
+	if o.Ready || o.Reason != benchv1.ReasonInvalidSpec || !strings.Contains(o.Message, "spec.target.mysql.tls.requireClientCertificates") {
+		t.Errorf("got ready=%v reason=%q message=%q, want InvalidSpec naming spec.target.mysql.tls.requireClientCertificates", o.Ready, o.Reason, o.Message)
 	}
 }
