@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"math/rand"
 	"os"
 	"strconv"
 	"strings"
@@ -113,7 +115,7 @@ func TestFuzzSpecsAgainstTheAPIServer(t *testing.T) {
 			comparisons++
 		}
 	}
-	kl := &fuzzKubelet{h: h, f: f, node: node, seen: map[string]bool{}}
+	kl := &fuzzKubelet{h: h, f: f, seed: seed, node: node, seen: map[string]bool{}}
 	kl.play(ctx, 12*time.Second)
 
 	settled := waitSettled(t, h)
@@ -334,10 +336,13 @@ func (wl *writeLog) since(from time.Time) map[string]int {
 	return out
 }
 
-// fuzzKubelet answers the namespace's Jobs with random outcomes.
+// fuzzKubelet answers the namespace's Jobs with random outcomes, each
+// drawn from the seed and the Job's name alone, so that a seed replays the
+// same answer to every Job whatever order the Jobs appear in.
 type fuzzKubelet struct {
 	h        *harness
 	f        *specFuzzer
+	seed     int64
 	node     string
 	seen     map[string]bool
 	answered int
@@ -374,7 +379,11 @@ func (k *fuzzKubelet) play(ctx context.Context, d time.Duration) {
 // running.
 func (k *fuzzKubelet) answer(ctx context.Context, job *batchv1.Job) string {
 	t := k.h.t
-	n := k.f.rnd.Intn(6)
+	name := fnv.New64a()
+	_, _ = name.Write([]byte(job.Name))
+	f := *k.f // the schemas and samples shared, a source of its own
+	f.rnd = rand.New(rand.NewSource(k.seed ^ int64(name.Sum64())))
+	n := f.rnd.Intn(6)
 	if ptrValue(job.Spec.Completions) > 1 && n > 0 && n < 5 {
 		n = 0 // a parallel Job's pods need the barrier: it fails instead
 	}
@@ -383,17 +392,17 @@ func (k *fuzzKubelet) answer(ctx context.Context, job *batchv1.Job) string {
 		now := metav1.Now()
 		job.Status.StartTime = &now
 		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: k.f.str(40)},
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: k.f.str(40)}}
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: f.str(40)},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: f.str(40)}}
 		if err := k8s.Status().Update(ctx, job); err != nil {
 			t.Errorf("failing job %s: %v", job.Name, err)
 		}
 		return "job failed"
 	case 1:
-		k.terminate(ctx, job, int32(k.f.rnd.Intn(256)), k.f.str(k.f.rnd.Intn(4000)))
+		k.terminate(ctx, job, int32(f.rnd.Intn(256)), f.str(f.rnd.Intn(4000)))
 		return "garbage message"
 	case 2:
-		res := k.f.result(job.Labels[specs.LabelRole], 8, 3)
+		res := f.result(job.Labels[specs.LabelRole], 8, 3)
 		msg, err := results.EncodeCompact(res, results.MaxCompactBytes)
 		if err != nil {
 			t.Fatal(err)
@@ -401,7 +410,7 @@ func (k *fuzzKubelet) answer(ctx context.Context, job *batchv1.Job) string {
 		k.terminate(ctx, job, 0, string(msg))
 		return "summary"
 	case 3, 4:
-		res := k.f.result(job.Labels[specs.LabelRole], 300, 1000)
+		res := f.result(job.Labels[specs.LabelRole], 300, 1000)
 		block, err := results.EncodeBlock(res)
 		if err != nil {
 			t.Fatal(err)
