@@ -48,3 +48,22 @@ func (r *Redis) Pid() int { return r.cmd.Process.Pid }
 
 // Addr is the server's host:port.
 func (r *Redis) Addr() string { return "127.0.0.1:" + strconv.Itoa(r.Port) }
+
+// Restart kills the server (SIGKILL, as a node loses a pod) and starts it
+// again on the same port with the same arguments and directory, so that a
+// cluster member comes back with its nodes.conf: the same node, rejoining.
+func (r *Redis) Restart() error {
+	r.Kill()
+	cmd := exec.Command(r.cmd.Path, r.cmd.Args[1:]...)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	r.cmd = cmd
+	return WaitForPort(r.Port, 10*time.Second)
+}
+
+// Kill kills the server and keeps its directory, for Restart.
+func (r *Redis) Kill() {
+	_ = r.cmd.Process.Kill()
+	_ = r.cmd.Wait()
+}

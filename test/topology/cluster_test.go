@@ -77,3 +77,81 @@ func TestRealValkeyCluster(t *testing.T) {
 		t.Errorf("%d primaries, want 3", primaries)
 	}
 }
+
+// The create Job's retry, for real: an earlier try created the cluster and
+// ended (its pod lost, its deadline) while a server was not yet ok. Run
+// again, the script must neither create the cluster a second time (valkey-cli
+// refuses a node that is not empty, and the Job would fail) nor call it
+// done: it waits until every server says ok. Staged with six servers: the
+// cluster is created, a replica is killed, the script started, and the
+// replica restarted with its nodes.conf; the script ends when it rejoins.
+func TestValkeyClusterCreateRetryWaitsForTheMadeCluster(t *testing.T) {
+	run := valkeyRun(benchv1.ValkeyTarget{Cluster: &benchv1.ValkeyCluster{Shards: 3, ReplicasPerShard: 1, InstancesPerNode: 2}})
+	sts := specs.NewValkeyCluster(run).StatefulSet()
+	var servers []testutil.Redis
+	var addrs []string
+	for range *sts.Spec.Replicas {
+		for _, c := range sts.Spec.Template.Spec.Containers {
+			r := testutil.StartRedisWith(t, func(port int, dir string) []string { return local(c.Args, port, dir, 0) })
+			servers, addrs = append(servers, r), append(addrs, r.Addr())
+		}
+	}
+	script := func() *exec.Cmd {
+		return exec.Command("sh", append([]string{"-c", specs.ValkeyClusterCreateScript("redis-cli", 1), "create-cluster"}, addrs...)...)
+	}
+	if out, err := script().CombinedOutput(); err != nil || !strings.Contains(string(out), "the cluster serves") {
+		t.Fatalf("the first try: %v\n%s", err, out)
+	}
+	var lost testutil.Redis
+	for _, r := range servers[1:] { // not the first: the script asks it whether the slots are assigned
+		c := client(r.Addr())
+		role := info(t, c, "replication", "role")
+		c.Close()
+		if role == "slave" {
+			lost = r
+			break
+		}
+	}
+	if lost == nil {
+		t.Fatal("no replica among the servers after the first")
+	}
+	lost.Kill()
+
+	retry := script()
+	var out strings.Builder
+	retry.Stdout, retry.Stderr = &out, &out
+	if err := retry.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- retry.Wait() }()
+	select {
+	case err := <-ended: // a second create fails at once on the lost server
+		t.Fatalf("the retry ended while a server was down (%v), want it waiting:\n%s", err, out.String())
+	case <-time.After(3 * time.Second):
+	}
+	if err := lost.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-ended:
+		if err != nil || !strings.Contains(out.String(), "the cluster serves") {
+			t.Fatalf("the retry: %v\n%s", err, out.String())
+		}
+	case <-time.After(60 * time.Second):
+		_ = retry.Process.Kill()
+		t.Fatalf("the retry still waits 60 s after the server came back:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "Performing hash slots allocation") {
+		t.Errorf("the retry created the cluster again:\n%s", out.String())
+	}
+	for _, a := range addrs {
+		c := client(a)
+		s, err := c.ClusterInfo(context.Background()).Result()
+		c.Close()
+		if err != nil || !strings.Contains(s, "cluster_state:ok") {
+			t.Errorf("%s after the retry: %v\n%s", a, err, s)
+		}
+	}
+	t.Logf("the retry waited for the restarted replica %s and ended: %q", lost.Addr(), strings.TrimSpace(out.String()))
+}
