@@ -32,6 +32,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +41,8 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
@@ -64,6 +67,10 @@ rules:
 `
 
 func TestScale(t *testing.T) {
+	// The test's own informers log through controller-runtime's logger;
+	// without one, controller-runtime prints a goroutine dump in the table's
+	// middle. Errors only: the table is what the output is for.
+	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	var sizes []int
 	for _, f := range strings.Split(os.Getenv("DBPERF_SCALE_RUNS"), ",") {
 		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
@@ -141,15 +148,19 @@ func TestScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The informers stop before the cluster does (defers run last first),
+	// or their watches fail against a stopped API server.
+	ictx, stopInformers := context.WithCancel(ctx)
+	defer stopInformers()
 	w := &runWatch{seen: map[string]*runTimes{}}
-	if err := kl.watch(ctx, informers); err != nil {
+	if err := kl.watch(ictx, informers); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.watch(ctx, informers); err != nil {
+	if err := w.watch(ictx, informers); err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = informers.Start(ctx) }()
-	if !informers.WaitForCacheSync(ctx) {
+	go func() { _ = informers.Start(ictx) }()
+	if !informers.WaitForCacheSync(ictx) {
 		t.Fatal("informers did not sync")
 	}
 
