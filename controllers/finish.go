@@ -69,14 +69,14 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endRe
 		// run is over before its results document is complete (a conflict
 		// on the ConfigMap is retried by the next reconcile).
 		run.Status.Phase = benchv1.PhaseCollecting
+		// Nothing is judged until the document is written: validity stays
+		// what status said.
 		valid := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionValid)
+		if awaited.Type != "" {
+			*valid = awaited
+		}
 		var missing missingResultsError
 		if !errors.As(err, &missing) {
-			// Nothing is judged until the document is written: validity
-			// stays what status said.
-			if awaited.Type != "" {
-				*valid = awaited
-			}
 			return ctrl.Result{}, err
 		}
 		// Not a reconcile error: its backoff doubles at each look, so a
@@ -88,9 +88,7 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endRe
 		// restart: the recorder's spam filter counts a run's events of
 		// every reason together, and would drop the run's final event.
 		setCondition(run, benchv1.ConditionValid, metav1.ConditionFalse, benchv1.ReasonAwaitingResults, err.Error())
-		if valid.Reason == awaited.Reason && valid.Message == awaited.Message {
-			*valid = awaited // unchanged since the last look: nothing to write or say
-		} else {
+		if valid.Reason != awaited.Reason || valid.Message != awaited.Message {
 			r.Recorder.Eventf(run, corev1.EventTypeWarning, "ResultsMissing", "%v", err)
 		}
 		return ctrl.Result{RequeueAfter: missingRetry}, nil
