@@ -171,8 +171,7 @@ func TestFinishTwiceUnderConflictsKeepsEveryResult(t *testing.T) {
 	h := newHarness(t)
 	ic := newInterferer(nil)
 	h.wrap = func(c client.Client) client.Client { ic.Client = c; return ic }
-	h.stopManager()
-	h.startManager(cfg)
+	h.restartManager(cfg)
 	node := loadgenNode(h)
 	f := fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt")
 	for n := range runs {
@@ -203,15 +202,8 @@ func TestFinishTwiceUnderConflictsKeepsEveryResult(t *testing.T) {
 				ended++
 			}
 		}
-		if !restarted && ended >= runs/2 {
-			restarted = true
-			h.stopManager()
-			h.startManager(cfg)
-		}
-		if ended < runs {
-			return fmt.Errorf("%d of %d runs ended", ended, runs)
-		}
-		return nil
+		h.restartOnce(&restarted, ended >= runs/2, cfg)
+		return allEnded(ended, runs)
 	})
 
 	ic.mu.Lock()
@@ -325,8 +317,7 @@ func TestLostResultIsNamedNotHidden(t *testing.T) {
 	h := newHarness(t)
 	ic := newInterferer(nil)
 	h.wrap = func(c client.Client) client.Client { ic.Client = c; return ic }
-	h.stopManager()
-	h.startManager(cfg)
+	h.restartManager(cfg)
 	node := loadgenNode(h)
 	run := measureOnly("lost", 16, 2)
 	// Long enough for both measurements and the event on a loaded machine
@@ -370,8 +361,7 @@ func TestLostResultIsNamedNotHidden(t *testing.T) {
 	if c := findCondition(h.run("lost"), benchv1.ConditionValid); c == nil || c.Reason != benchv1.ReasonAwaitingResults || !strings.Contains(c.Message, "clients=16 #1") {
 		t.Errorf("while it waits, Valid condition %+v: want AwaitingResults naming clients=16 #1", c)
 	}
-	h.stopManager()
-	h.startManager(cfg)
+	h.restartManager(cfg)
 	done := h.waitPhase("lost", 80*time.Second, benchv1.PhaseFailed)
 	if c := findCondition(done, benchv1.ConditionValid); c == nil || c.Reason != benchv1.ReasonResultsLost || !strings.Contains(c.Message, "clients=16 #1") {
 		t.Fatalf("Valid condition %+v", c)

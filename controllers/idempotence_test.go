@@ -60,8 +60,7 @@ func TestMeasurePhaseIsIdempotent(t *testing.T) {
 	ic.refuseRecords = true
 	h.wrap = func(c client.Client) client.Client { ic.Client = c; return ic }
 	h.resources = NewResources(nodeKubelet{ns: h.ns}, 200*time.Millisecond, nil, 0)
-	h.stopManager()
-	h.startManager(cfg)
+	h.restartManager(cfg)
 	for n := range runs {
 		h.create(&benchv1.BenchmarkRun{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("idem-%02d", n)},
@@ -114,10 +113,7 @@ func TestMeasurePhaseIsIdempotent(t *testing.T) {
 			h.resources = NewResources(nodeKubelet{ns: h.ns}, 200*time.Millisecond, nil, 0)
 			h.startManager(cfg)
 		}
-		if ended < runs {
-			return fmt.Errorf("%d of %d runs ended", ended, runs)
-		}
-		return nil
+		return allEnded(ended, runs)
 	})
 
 	ic.mu.Lock()

@@ -36,8 +36,7 @@ func TestPlacementPhasesAreIdempotent(t *testing.T) {
 	ic := newInterferer(nil)
 	ic.refuseRecords = true
 	h.wrap = func(c client.Client) client.Client { ic.Client = c; return ic }
-	h.stopManager()
-	h.startManager(cfg)
+	h.restartManager(cfg)
 	zone := func(pool, z string) map[string]string {
 		return map[string]string{"pool": pool, corev1.LabelTopologyZone: z}
 	}
@@ -111,15 +110,8 @@ func TestPlacementPhasesAreIdempotent(t *testing.T) {
 			}
 			h.kubelet(j, node, "pgbench", fixtureFile)
 		}
-		if !restarted && len(answered) >= runs {
-			restarted = true
-			h.stopManager()
-			h.startManager(cfg)
-		}
-		if ended < runs {
-			return fmt.Errorf("%d of %d runs ended", ended, runs)
-		}
-		return nil
+		h.restartOnce(&restarted, len(answered) >= runs, cfg)
+		return allEnded(ended, runs)
 	})
 	if len(switched) != runs {
 		t.Errorf("%d switchovers asked, want one per run (%d)", len(switched), runs)

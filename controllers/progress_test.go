@@ -70,8 +70,7 @@ func TestProgressOfALongRun(t *testing.T) {
 		return nil
 	})
 	// A restart in the middle of the second measurement changes nothing.
-	h.stopManager()
-	h.startManager(cfg)
+	h.restartManager(cfg)
 	h.touch(before, "after-restart")
 	time.Sleep(2 * time.Second)
 	after := h.run("long")

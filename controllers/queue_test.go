@@ -96,8 +96,7 @@ func TestAdmissionIsIdempotent(t *testing.T) {
 	ic := newInterferer(nil)
 	ic.refuseAdmission = true
 	h.wrap = func(c client.Client) client.Client { ic.Client = c; return ic }
-	h.stopManager()
-	h.startManager(cfg)
+	h.restartManager(cfg)
 	node := loadgenNode(h)
 	for n := range runs {
 		h.create(measureOnly(fmt.Sprintf("adm-%02d", n), 4, 1)) // in name order: ties go by name
@@ -135,15 +134,8 @@ func TestAdmissionIsIdempotent(t *testing.T) {
 				h.kubelet(&j, node, "pgbench", f)
 			}
 		}
-		if !restarted && ended >= runs/3 {
-			restarted = true
-			h.stopManager()
-			h.startManager(cfg)
-		}
-		if ended < runs {
-			return fmt.Errorf("%d of %d runs ended", ended, runs)
-		}
-		return nil
+		h.restartOnce(&restarted, ended >= runs/3, cfg)
+		return allEnded(ended, runs)
 	})
 	t.Logf("%d runs through one node in %s", runs, time.Since(began).Round(time.Second))
 

@@ -128,8 +128,7 @@ func TestResourceSamplerOncePerMeasurement(t *testing.T) {
 	job := specs.MeasureJobName(run, 0, 1)
 	h.resources = NewResources(hostKubelet{pods: []stats.PodReference{
 		{Namespace: h.ns, Name: target, UID: "t"}, {Namespace: h.ns, Name: job + "-pod", UID: "l"}}}, 200*time.Millisecond, nil, 0)
-	h.stopManager()
-	h.startManager(cfg)
+	h.restartManager(cfg)
 	markServerReady(t, h, specs.ValkeyName(run))
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: target, Namespace: h.ns, Labels: specs.ServerPodLabels(run)},

@@ -223,6 +223,30 @@ func (h *harness) stopManager() {
 	}
 }
 
+// restartManager stops the manager and starts another, which must find
+// what is in flight from the API server alone.
+func (h *harness) restartManager(cfg *rest.Config) {
+	h.stopManager()
+	h.startManager(cfg)
+}
+
+// restartOnce restarts the manager the first time when holds: a restart
+// between two looks of a test, at a moment it chooses.
+func (h *harness) restartOnce(restarted *bool, when bool, cfg *rest.Config) {
+	if !*restarted && when {
+		*restarted = true
+		h.restartManager(cfg)
+	}
+}
+
+// allEnded says how many runs have not ended yet, for Eventually.
+func allEnded(ended, runs int) error {
+	if ended < runs {
+		return fmt.Errorf("%d of %d runs ended", ended, runs)
+	}
+	return nil
+}
+
 func (h *harness) create(obj client.Object) {
 	h.t.Helper()
 	obj.SetNamespace(h.ns)
