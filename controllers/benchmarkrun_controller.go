@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -60,6 +61,11 @@ type BenchmarkRunReconciler struct {
 	// Owned are the foreign kinds the targets own (targets.ForeignOwner)
 	// that were served at start-up: the controller watches them.
 	Owned []schema.GroupVersionKind
+
+	// written holds, per run (runKey), the resourceVersion of the status
+	// this manager wrote last, until the cache shows the run ended
+	// (cacheBehind).
+	written sync.Map
 }
 
 // +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkruns,verbs=get;list;watch;update;patch
@@ -123,8 +129,12 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		if apierrors.IsNotFound(err) {
 			forgetRunMetrics(req.Namespace, req.Name) // its series go with it
 			r.forgetResources(ctx, runKey(req.Namespace, req.Name))
+			r.written.Delete(runKey(req.Namespace, req.Name))
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if behind, err := r.cacheBehind(ctx, run); behind || err != nil {
+		return ctrl.Result{RequeueAfter: refusedRetry}, err
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkRun", klog.KObj(run)))
 	base := run.DeepCopy()
@@ -145,6 +155,8 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if run.Status.Phase.Terminal() {
 		recordRunMetrics(run)
 		r.forgetResources(ctx, runKey(run.Namespace, run.Name))
+		// The cache has the run's end: no later read of it is older.
+		r.written.Delete(runKey(run.Namespace, run.Name))
 		return r.cleanupLater(ctx, run)
 	}
 	if wait, err := r.admit(ctx, run); wait != nil || err != nil {
@@ -224,6 +236,9 @@ func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, base, run *ben
 	if err != nil || (changed && !written) {
 		return err == nil, err // refused: the next reconcile does it again, and says it then
 	}
+	if written {
+		r.written.Store(runKey(run.Namespace, run.Name), run.ResourceVersion)
+	}
 	var cleaned string
 	if written && !base.Status.Phase.Terminal() && run.Status.Phase.Terminal() {
 		recordRunMetrics(run)
@@ -234,6 +249,9 @@ func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, base, run *ben
 			if cleaned, err = r.cleanup(ctx, run); err == nil {
 				cw, err = patchStatusIfChanged(ctx, r.Client, stored, run, stored.Status, run.Status)
 				refused = err == nil && !cw
+				if cw {
+					r.written.Store(runKey(run.Namespace, run.Name), run.ResourceVersion)
+				}
 			}
 			if err != nil || refused {
 				// The next reconcile cleans up, and says so in an event of its own.
@@ -259,6 +277,34 @@ func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, base, run *ben
 	}
 	r.Recorder.Event(run, eventType(warning), "Phase"+string(run.Status.Phase), truncate(b.String(), 1024))
 	return refused, err
+}
+
+// cacheBehind says whether the run read from the cache is older than the
+// status this manager wrote of it last. Its status writes are guarded by
+// an optimistic lock, but what a reconcile creates is not: from a read one
+// or two writes old, a run whose last measurement was recorded, which
+// ended and whose Jobs the cleanup deleted, looked unmeasured, and its Job
+// was made again after the cleanup and left running (two of 600 Jobs, 300
+// short runs at once with manager kills). The Jobs' informer had seen the
+// deletions, the runs' informer not yet the writes before them. Only when
+// the cached version is not the one written does it ask the API server;
+// a version written since by someone else (a label) is then the cache's.
+func (r *BenchmarkRunReconciler) cacheBehind(ctx context.Context, run *benchv1.BenchmarkRun) (bool, error) {
+	key := runKey(run.Namespace, run.Name)
+	last, ok := r.written.Load(key)
+	if !ok || last.(string) == run.ResourceVersion || r.APIReader == nil {
+		return false, nil
+	}
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(benchv1.GroupVersion.WithKind("BenchmarkRun"))
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(run), live); err != nil {
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	}
+	if live.ResourceVersion != run.ResourceVersion {
+		return true, nil
+	}
+	r.written.Store(key, run.ResourceVersion)
+	return false, nil
 }
 
 // refusedRetry is how soon a reconcile whose status write was refused runs
