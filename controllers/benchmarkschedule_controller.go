@@ -15,9 +15,7 @@ import (
 	"github.com/robfig/cron/v3"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -100,9 +98,18 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkSchedule", klog.KObj(s)))
 	base := s.DeepCopy()
+	var events []scheduleEvent
 	defer func() {
-		if _, perr := patchStatusIfChanged(ctx, r.Client, base, s, base.Status, s.Status); perr != nil && err == nil {
+		written, perr := patchStatusIfChanged(ctx, r.Client, base, s, base.Status, s.Status)
+		if perr != nil && err == nil {
 			err = perr
+		}
+		// The transitions' events once the status recording them is
+		// stored: a refused write is judged again from what is stored.
+		if written {
+			for _, e := range events {
+				r.Recorder.Event(s, e.eventType, e.reason, truncate(e.message, 1024))
+			}
 		}
 	}()
 	s.Status.ObservedGeneration = s.Generation
@@ -121,7 +128,7 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		}
 	}
 	r.updateHistory(s, owned)
-	r.judge(s)
+	events = r.judge(s)
 	if err := r.prune(ctx, s, owned); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -334,7 +341,10 @@ func (r *BenchmarkScheduleReconciler) updateHistory(s *benchv1.BenchmarkSchedule
 			}
 		}
 		if idx, ok := known[e.Run]; ok {
-			e.ChangePoint = s.Status.History[idx].ChangePoint
+			// The judgement's marks are the judgement's to set (judge).
+			old := s.Status.History[idx]
+			e.ChangePoint, e.Provisional, e.Judgement, e.DeltaPercent = old.ChangePoint, old.Provisional, old.Judgement, old.DeltaPercent
+			e.Transitions, e.Acknowledged = old.Transitions, old.Acknowledged
 			s.Status.History[idx] = e
 			continue
 		}
@@ -343,104 +353,6 @@ func (r *BenchmarkScheduleReconciler) updateHistory(s *benchv1.BenchmarkSchedule
 	sort.SliceStable(s.Status.History, func(i, j int) bool {
 		return s.Status.History[i].StartTime.Before(&s.Status.History[j].StartTime)
 	})
-	limit := int(s.Spec.HistoryLimit)
-	if limit <= 0 {
-		limit = 100
-	}
-	if n := len(s.Status.History); n > limit {
-		s.Status.History = s.Status.History[n-limit:]
-	}
-}
-
-// judge sets Regressed from the history: the judgement itself is
-// stats.JudgeRegression; here are only its inputs and its outputs (the
-// change points in the history, the condition, an event and the metric).
-func (r *BenchmarkScheduleReconciler) judge(s *benchv1.BenchmarkSchedule) {
-	p := s.Spec.Regression
-	if p == nil {
-		return
-	}
-	j := stats.JudgeRegression(historyPoints(s), regressionPolicy(s))
-	for i := range s.Status.History {
-		s.Status.History[i].ChangePoint = false
-	}
-	for _, i := range j.ChangePoints {
-		s.Status.History[i].ChangePoint = true
-	}
-	status, v := metav1.ConditionFalse, 0.0
-	if j.Regressed {
-		status, v = metav1.ConditionTrue, 1
-	}
-	msg := truncate(j.Message, 1024)
-	prev := meta.FindStatusCondition(s.Status.Conditions, benchv1.ConditionRegressed)
-	meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: benchv1.ConditionRegressed, Status: status,
-		Reason: regressionReason(j.Reason), Message: msg, ObservedGeneration: s.Generation})
-	scheduleRegressed.WithLabelValues(s.Namespace, s.Name, watchedMetricName(p)).Set(v)
-	if j.Regressed && (prev == nil || prev.Status != metav1.ConditionTrue || prev.Message != msg) {
-		r.Recorder.Event(s, corev1.EventTypeWarning, benchv1.ReasonRegression, msg)
-	}
-}
-
-// historyPoints is the history as the judgement sees it; a run whose
-// release label the baseline selector does not match is outside the baseline.
-func historyPoints(s *benchv1.BenchmarkSchedule) []stats.HistoryPoint {
-	sel := labels.Everything()
-	if p := s.Spec.Regression; p != nil && p.BaselineSelector != nil {
-		if ls, err := metav1.LabelSelectorAsSelector(p.BaselineSelector); err == nil {
-			sel = ls
-		}
-	}
-	out := make([]stats.HistoryPoint, len(s.Status.History))
-	for i, h := range s.Status.History {
-		out[i] = stats.HistoryPoint{Run: h.Run, Release: h.Release, Succeeded: h.Phase == benchv1.PhaseSucceeded,
-			Value: h.Value, Unit: h.Unit, Direction: stats.Direction(h.Direction), Verdict: stats.Verdict(h.Verdict),
-			OutsideBaseline: !sel.Matches(labels.Set{benchv1.LabelRelease: h.Release})}
-	}
-	return out
-}
-
-// regressionPolicy converts the API's policy; a schedule of comparisons
-// takes the comparisons' verdicts.
-func regressionPolicy(s *benchv1.BenchmarkSchedule) stats.RegressionPolicy {
-	p := s.Spec.Regression
-	out := stats.RegressionPolicy{Metric: p.Metric, ThresholdPercent: float64(p.ThresholdPercent),
-		MinEffectPercent: float64(p.MinEffectPercent), BaselineRuns: int(p.BaselineRuns)}
-	switch {
-	case s.Spec.ComparisonTemplate != nil:
-		out.Method = stats.MethodVerdict
-	case method(p) == benchv1.RegressionChangePoint:
-		out.Method = stats.MethodChangePoint
-	default:
-		out.Method = stats.MethodThreshold
-	}
-	return out
-}
-
-func regressionReason(r stats.RegressionReason) string {
-	switch r {
-	case stats.ReasonRegression:
-		return benchv1.ReasonRegression
-	case stats.ReasonNoRegression:
-		return benchv1.ReasonNoRegression
-	default:
-		return benchv1.ReasonNotEnoughHistory
-	}
-}
-
-// watchedMetricName labels the regression metric: the policy's metric or,
-// by default, the primary one.
-func watchedMetricName(p *benchv1.RegressionPolicy) string {
-	if p.Metric == "" {
-		return "the primary metric"
-	}
-	return p.Metric
-}
-
-func method(p *benchv1.RegressionPolicy) benchv1.RegressionMethod {
-	if p.Method == "" {
-		return benchv1.RegressionThreshold
-	}
-	return p.Method
 }
 
 // prune deletes finished runs (or comparisons) beyond the history limits,

@@ -26,7 +26,7 @@ var (
 	}, []string{"namespace", "run", "workload", "pool", "release"})
 	scheduleRegressed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "dbperf_schedule_regressed",
-		Help: "1 when a BenchmarkSchedule's newest result is a regression by its policy, 0 otherwise.",
+		Help: "1 while a BenchmarkSchedule's regression is open (its Regressed condition is True), 0 otherwise.",
 	}, []string{"namespace", "schedule", "metric"})
 	comparisonVerdicts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "dbperf_comparison_verdicts",
@@ -68,9 +68,47 @@ func (c *runsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// changesCollector exports the regressions and improvements each schedule
+// has detected over its life, from status.regression in the manager's cache:
+// counters that survive a manager restart, so that an alert on their
+// increase fires once per regression.
+type changesCollector struct {
+	reader                   *runsCollector // shares the runs' reader
+	regressions, improvement *prometheus.Desc
+}
+
+func (c *changesCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.regressions
+	ch <- c.improvement
+}
+
+func (c *changesCollector) Collect(ch chan<- prometheus.Metric) {
+	reader := c.reader.reader.Load()
+	if reader == nil {
+		return
+	}
+	var list benchv1.BenchmarkScheduleList
+	if err := (*reader).List(context.Background(), &list); err != nil {
+		return
+	}
+	for _, s := range list.Items {
+		if s.Spec.Regression == nil || s.Status.Regression == nil {
+			continue
+		}
+		metric := watchedMetricName(s.Spec.Regression)
+		ch <- prometheus.MustNewConstMetric(c.regressions, prometheus.CounterValue, float64(s.Status.Regression.RegressionsDetected), s.Namespace, s.Name, metric)
+		ch <- prometheus.MustNewConstMetric(c.improvement, prometheus.CounterValue, float64(s.Status.Regression.ImprovementsDetected), s.Namespace, s.Name, metric)
+	}
+}
+
 var (
 	registerOnce sync.Once
 	runsByPhase  = &runsCollector{desc: prometheus.NewDesc("dbperf_runs", "BenchmarkRuns by phase.", []string{"phase"}, nil)}
+	changes      = &changesCollector{reader: runsByPhase,
+		regressions: prometheus.NewDesc("dbperf_schedule_regressions_total", "Regressions a BenchmarkSchedule has detected (opened) over its life.",
+			[]string{"namespace", "schedule", "metric"}, nil),
+		improvement: prometheus.NewDesc("dbperf_schedule_improvements_total", "Improvements a BenchmarkSchedule has detected (opened) over its life.",
+			[]string{"namespace", "schedule", "metric"}, nil)}
 )
 
 // RegisterMetrics adds the dbperf metrics to the manager's registry (once
@@ -78,7 +116,7 @@ var (
 func RegisterMetrics(reader client.Reader) {
 	runsByPhase.reader.Store(&reader)
 	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(runResult, runValid, comparisonVerdicts, scheduleRegressed, runsByPhase)
+		metrics.Registry.MustRegister(runResult, runValid, comparisonVerdicts, scheduleRegressed, runsByPhase, changes)
 	})
 }
 

@@ -18,19 +18,50 @@ const (
 	ConcurrencyReplace ConcurrencyPolicy = "Replace"
 )
 
-// RegressionMethod decides whether the newest result is a regression.
+// RegressionMethod decides when a run starts a regression (or an
+// improvement). Whatever the method, a regression then stays open until a
+// run is back within the margin of the level before it, or a person
+// acknowledges the new level (docs/comparisons.md).
 // +kubebuilder:validation:Enum=Threshold;ChangePoint
 type RegressionMethod string
 
 const (
-	// RegressionThreshold compares the newest valid run with the median of
-	// the baseline runs: worse by at least thresholdPercent is a regression.
+	// RegressionThreshold compares each valid run with the median of the
+	// baselineRuns valid runs of the accepted level before it: worse by at
+	// least thresholdPercent opens a regression.
 	RegressionThreshold RegressionMethod = "Threshold"
-	// RegressionChangePoint looks for change points in the history
-	// (E-divisive means with a permutation test and Welch pruning); the
-	// latest one, in the worse direction and at least minEffectPercent,
-	// is a regression introduced by the run where it starts.
+	// RegressionChangePoint tests the newest runs against the mean of the
+	// accepted level: one to four newest runs that each differ by at least
+	// minEffectPercent and whose mean the level's spread makes unlikely
+	// (provisional while they are one or two), or a change point found by
+	// E-divisive means (a permutation test and Welch pruning) over the
+	// level and the new run.
 	RegressionChangePoint RegressionMethod = "ChangePoint"
+)
+
+// ChangeKind is the direction of a detected change.
+// +kubebuilder:validation:Enum=Regression;Improvement
+type ChangeKind string
+
+const (
+	ChangeRegression  ChangeKind = "Regression"
+	ChangeImprovement ChangeKind = "Improvement"
+)
+
+// HistoryJudgement is what the regression policy said of one run.
+// +kubebuilder:validation:Enum=NotEnoughHistory;NoRegression;Regression;Improvement
+type HistoryJudgement string
+
+const (
+	// JudgedNotEnoughHistory: the accepted level had fewer valid runs than
+	// the policy's baselineRuns; the run was not judged.
+	JudgedNotEnoughHistory HistoryJudgement = "NotEnoughHistory"
+	// JudgedNoRegression: within the margin of its level.
+	JudgedNoRegression HistoryJudgement = "NoRegression"
+	// JudgedRegression: a run of an open regression.
+	JudgedRegression HistoryJudgement = "Regression"
+	// JudgedImprovement: a run of an open improvement.
+	JudgedImprovement HistoryJudgement = "Improvement"
 )
 
 // RunTemplate is the BenchmarkRun a schedule creates.
@@ -73,7 +104,9 @@ type RegressionPolicy struct {
 	// +kubebuilder:default=2
 	// +optional
 	MinEffectPercent Percent `json:"minEffectPercent,omitempty"`
-	// BaselineRuns is how many earlier valid runs form the baseline.
+	// BaselineRuns is how many valid runs of the accepted level form the
+	// baseline; no run is judged before there are that many (the
+	// ChangePoint method needs at least 5).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	// +kubebuilder:default=5
@@ -163,9 +196,114 @@ type HistoryEntry struct {
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Rejected string `json:"rejected,omitempty"`
-	// ChangePoint marks the first run of a new level found by change-point detection.
+	// ChangePoint marks the first run of a new level: where a regression or
+	// an improvement started, whatever the method.
 	// +optional
 	ChangePoint bool `json:"changePoint,omitempty"`
+	// Provisional: the change point was found at the newest one or two runs
+	// (ChangePoint method) and later runs have not confirmed it yet.
+	// +optional
+	Provisional bool `json:"provisional,omitempty"`
+	// Judgement of this run by the regression policy; absent for runs that
+	// were not valid or have no value.
+	// +optional
+	Judgement HistoryJudgement `json:"judgement,omitempty"`
+	// DeltaPercent of Value against the level it was judged against.
+	// +optional
+	DeltaPercent *float64 `json:"deltaPercent,omitempty"`
+	// Transitions are what changed at this run: RegressionOpened,
+	// RegressionConfirmed, RegressionRecovered, RegressionNotConfirmed,
+	// RegressionAcknowledged and the same of improvements, plus
+	// ImprovementAdopted.
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=64
+	// +listType=atomic
+	// +optional
+	Transitions []string `json:"transitions,omitempty"`
+	// Acknowledged says who acknowledged the change open at this run, when
+	// and why (`kubectl dbperf ack`): later runs are judged against its level.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Acknowledged string `json:"acknowledged,omitempty"`
+}
+
+// LevelValue is one valid run of a level.
+type LevelValue struct {
+	Run string `json:"run"`
+	// +optional
+	Release string  `json:"release,omitempty"`
+	Value   float64 `json:"value"`
+}
+
+// RegressionEpisode is an open regression or improvement.
+type RegressionEpisode struct {
+	Kind ChangeKind `json:"kind"`
+	// FirstRun is the run that started it (the history marks it).
+	FirstRun string `json:"firstRun"`
+	// +optional
+	FirstRelease string `json:"firstRelease,omitempty"`
+	// Reference is the level before it (the baseline's median, or mean with
+	// the ChangePoint method) over ReferenceRuns runs; every later run is
+	// judged against it while the episode is open.
+	Reference     float64 `json:"reference"`
+	ReferenceRuns int32   `json:"referenceRuns"`
+	// DeltaPercent of the newest run against Reference.
+	DeltaPercent float64 `json:"deltaPercent"`
+	// Runs counts its valid runs, the first included: the runs since.
+	Runs      int32  `json:"runs"`
+	LatestRun string `json:"latestRun"`
+	// Provisional: found at the newest one or two runs, not confirmed yet.
+	// +optional
+	Provisional bool `json:"provisional,omitempty"`
+	// Values are its newest runs: the new level should it be acknowledged
+	// or adopted.
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=atomic
+	// +optional
+	Values []LevelValue `json:"values,omitempty"`
+}
+
+// RegressionLevel is what the judgement carries: the accepted level and the
+// open episode.
+type RegressionLevel struct {
+	// Baseline holds the newest valid runs of the accepted level (frozen
+	// while an episode is open: the runs of a regression never become its
+	// baseline).
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=atomic
+	// +optional
+	Baseline []LevelValue `json:"baseline,omitempty"`
+	// AcceptedFrom names the run where an acknowledged or adopted level
+	// started.
+	// +optional
+	AcceptedFrom string `json:"acceptedFrom,omitempty"`
+	// +optional
+	Open *RegressionEpisode `json:"open,omitempty"`
+}
+
+// RegressionStatus is the schedule's memory of changes.
+type RegressionStatus struct {
+	// Open is the regression or improvement in progress; absent when none.
+	// +optional
+	Open *RegressionEpisode `json:"open,omitempty"`
+	// Baseline is the accepted level the next run is judged against.
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=atomic
+	// +optional
+	Baseline []LevelValue `json:"baseline,omitempty"`
+	// Carried is the judgement's state before the oldest history entry:
+	// what the schedule keeps of runs that historyLimit dropped, so that a
+	// regression older than the history is never forgotten.
+	// +optional
+	Carried *RegressionLevel `json:"carried,omitempty"`
+	// RegressionsDetected counts the regressions opened over the schedule's
+	// life (the counter dbperf_schedule_regressions_total: an alert on its
+	// increase fires once per regression).
+	// +optional
+	RegressionsDetected int64 `json:"regressionsDetected,omitempty"`
+	// ImprovementsDetected counts the improvements opened.
+	// +optional
+	ImprovementsDetected int64 `json:"improvementsDetected,omitempty"`
 }
 
 // BenchmarkScheduleStatus is the schedule's memory.
@@ -187,12 +325,30 @@ type BenchmarkScheduleStatus struct {
 	// History of finished runs, oldest first, bounded by spec.historyLimit.
 	// +optional
 	History []HistoryEntry `json:"history,omitempty"`
+	// Regression is what the regression policy found (with spec.regression).
+	// +optional
+	Regression *RegressionStatus `json:"regression,omitempty"`
 	// Conditions of the schedule:
-	//   - Regressed (only with spec.regression): True when the newest result
-	//     is a regression by the policy (reason Regression; the message names
-	//     the metric, the change and the run that introduced it); False when
-	//     it is not (NoRegression) or cannot be judged yet
-	//     (NotEnoughHistory); Unknown (absent) without spec.regression.
+	//   - Regressed (only with spec.regression): True while a regression is
+	//     open (reason Regression; the message names the metric, the run that
+	//     introduced it, how many runs since and the newest run's change
+	//     against the level before it): it stays True through every later run
+	//     that is still worse. False when none is open: NoRegression,
+	//     NotEnoughHistory (fewer valid runs than baselineRuns), Recovered (the
+	//     newest run is back within the margin), Acknowledged (a person
+	//     accepted the new level) or NotConfirmed (a provisional change point
+	//     the next runs did not bear out). Unknown (absent) without
+	//     spec.regression.
+	//   - Improved (only with spec.regression): the same of improvements,
+	//     never mixed with regressions: True while one is open (Improvement);
+	//     False with NoImprovement, NotEnoughHistory, ImprovementAdopted (it
+	//     held for baselineRuns runs and is the baseline now),
+	//     ImprovementEnded, Acknowledged or NotConfirmed.
+	//   - Acknowledged: True when the annotation bench.dbperf.io/acknowledgements
+	//     holds acknowledgements (reason AcknowledgedByPerson; the message says
+	//     who, when and why of the newest); False once every one is undone
+	//     (NotAcknowledged) or when the annotation is unreadable (Unreadable);
+	//     absent when none was ever made.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -205,6 +361,8 @@ type BenchmarkScheduleStatus struct {
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
 // +kubebuilder:printcolumn:name="Last run",type=string,JSONPath=`.status.lastRun`
 // +kubebuilder:printcolumn:name="Regressed",type=string,JSONPath=`.status.conditions[?(@.type=="Regressed")].status`
+// +kubebuilder:printcolumn:name="Since",type=string,JSONPath=`.status.regression.open.firstRun`
+// +kubebuilder:printcolumn:name="Improved",type=string,JSONPath=`.status.conditions[?(@.type=="Improved")].status`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // BenchmarkSchedule runs a BenchmarkRun template on a cron and when the

@@ -29,20 +29,57 @@ const (
 	ReasonCompared = "Compared"
 )
 
-// ConditionRegressed on a BenchmarkSchedule with spec.regression: True when
-// the newest result is a regression by the policy (the message names the
-// metric, the change and the run that introduced it); False when it is not,
-// or when the history is too short to judge; Unknown (absent) without
-// spec.regression.
+// ConditionRegressed on a BenchmarkSchedule with spec.regression: True while
+// a regression is open (from the run that introduced it until a run is back
+// within the margin of the level before it, or a person acknowledges the
+// new level); False when none is open, or when the history is too short to
+// judge; Unknown (absent) without spec.regression.
 const ConditionRegressed = "Regressed"
 
-// Reasons of the Regressed condition.
+// ConditionImproved on a BenchmarkSchedule with spec.regression: the same of
+// improvements, apart from regressions.
+const ConditionImproved = "Improved"
+
+// ConditionAcknowledged on a BenchmarkSchedule: True while its annotation
+// bench.dbperf.io/acknowledgements holds acknowledgements (the newest's who,
+// when and why); False once every one is undone or when the annotation is
+// unreadable; absent when none was ever made.
+const ConditionAcknowledged = "Acknowledged"
+
+// Reasons of the Regressed and Improved conditions.
 const (
-	// ReasonRegression (True): the newest result is worse by the policy.
+	// ReasonRegression (Regressed True): a regression is open.
 	ReasonRegression = "Regression"
-	// ReasonNoRegression (False): it is not.
+	// ReasonNoRegression (Regressed False): none is open and the newest run
+	// is within the margin of its level.
 	ReasonNoRegression = "NoRegression"
-	// ReasonNotEnoughHistory (False): too few valid results to judge (a
-	// baseline needs one earlier valid run, change points ten).
+	// ReasonNotEnoughHistory (False): the accepted level has fewer valid
+	// runs than baselineRuns (the ChangePoint method at least 5); a schedule
+	// of comparisons has no finished comparison yet.
 	ReasonNotEnoughHistory = "NotEnoughHistory"
+	// ReasonRecovered (Regressed False): the newest run ended the regression:
+	// back within the margin of the level before it.
+	ReasonRecovered = "Recovered"
+	// ReasonAcknowledged (False): a person accepted the new level at the
+	// newest run; later runs are judged against it.
+	ReasonAcknowledged = "Acknowledged"
+	// ReasonNotConfirmed (False): a provisional change point (one or two
+	// runs) that the next runs did not bear out.
+	ReasonNotConfirmed = "NotConfirmed"
+	// ReasonImprovement (Improved True): an improvement is open.
+	ReasonImprovement = "Improvement"
+	// ReasonNoImprovement (Improved False): none is open.
+	ReasonNoImprovement = "NoImprovement"
+	// ReasonImprovementAdopted (Improved False): it held for baselineRuns
+	// runs and is now the baseline.
+	ReasonImprovementAdopted = "ImprovementAdopted"
+	// ReasonImprovementEnded (Improved False): the newest run is no longer
+	// better.
+	ReasonImprovementEnded = "ImprovementEnded"
+)
+
+// Reasons of the Acknowledged condition (and ReasonUnreadable).
+const (
+	ReasonAcknowledgedByPerson = "AcknowledgedByPerson"
+	ReasonNotAcknowledged      = "NotAcknowledged"
 )

@@ -8,7 +8,8 @@
 //	kubectl dbperf results RUN [-o json|csv] [--series]                    a run's measurements (every metric, or the time series)
 //	kubectl dbperf reject RUN [--step S --repetition N] --reason "…" [--undo]  leave measurements out of comparisons
 //	kubectl dbperf logs RUN                                                the tool's log of each pod
-//	kubectl dbperf history SCHEDULE [-o table|json]                        headline values, change points marked
+//	kubectl dbperf history SCHEDULE [-o table|markdown|json|html]          headline values, changes marked
+//	kubectl dbperf ack SCHEDULE [--run R] --reason "…" [--undo]             accept the new level of an open regression
 package main
 
 import (
@@ -30,7 +31,8 @@ const usage = `kubectl dbperf: compare and export dbperf-operator results
   kubectl dbperf results RUN [-o json|csv] [--series]
   kubectl dbperf reject RUN [--step S] [--repetition N] --reason "..." [--undo]
   kubectl dbperf logs RUN
-  kubectl dbperf history SCHEDULE [-o table|json]
+  kubectl dbperf history SCHEDULE [-o table|markdown|json|html]
+  kubectl dbperf ack SCHEDULE [--run R] --reason "..." [--undo]
 
 Common flags: -n/--namespace, --kubeconfig, --context.
 Compare flags: --alpha (0.05), --min-effect (percent, 1), --max-cv (percent, 0 = off),
@@ -106,6 +108,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdLogs(ctx, args[1:], stdout, stderr)
 	case "history":
 		return cmdHistory(ctx, args[1:], stdout, stderr)
+	case "ack":
+		return cmdAck(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,28 +86,55 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-func TestHistoryMarksChangePoints(t *testing.T) {
+// The history shows the marks the schedule's judgement stored: where the
+// regression started, that later runs confirmed it, who acknowledged it; in
+// every format.
+func TestHistoryShowsTheStoredMarks(t *testing.T) {
 	s := &benchv1.BenchmarkSchedule{}
-	values := []float64{1000, 1008, 995, 1003, 998, 1006, 992, 1004, 999, 1001, 950, 955, 948, 952, 957, 951}
+	s.Name = "nightly"
+	values := []float64{80000, 80100, 79900, 80050, 47000, 47100, 46900}
 	for i, v := range values {
-		s.Status.History = append(s.Status.History, benchv1.HistoryEntry{Run: fmt.Sprintf("nightly-%d", i), Phase: benchv1.PhaseSucceeded,
-			Release: fmt.Sprintf("v1.%d", i), Value: &v, Unit: "tx/s"})
+		e := benchv1.HistoryEntry{Run: fmt.Sprintf("nightly-%d", i), Phase: benchv1.PhaseSucceeded, Release: fmt.Sprintf("v1.%d", i), Value: &v, Unit: "ops/s",
+			Judgement: benchv1.JudgedNoRegression}
+		if i < 3 {
+			e.Judgement = benchv1.JudgedNotEnoughHistory
+		}
+		if i >= 4 {
+			d := -41.3
+			e.Judgement, e.DeltaPercent = benchv1.JudgedRegression, &d
+		}
+		s.Status.History = append(s.Status.History, e)
 	}
-	var out bytes.Buffer
-	if err := renderHistory(&out, s, "table"); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(out.String(), "\n")
-	marked := 0
-	for _, l := range lines {
-		if strings.Contains(l, "change point") {
-			marked++
-			if !strings.HasPrefix(l, "nightly-10 ") {
-				t.Errorf("change point marked at %q, want nightly-10", l)
+	s.Status.History[4].ChangePoint = true
+	s.Status.History[4].Transitions = []string{"RegressionOpened"}
+	s.Status.History[6].Transitions = []string{"RegressionAcknowledged"}
+	s.Status.History[6].Acknowledged = "the change open at run nightly-6 acknowledged by alice at 2026-11-27T12:00:00Z: appendfsync always"
+	s.Status.Conditions = []metav1.Condition{{Type: benchv1.ConditionRegressed, Status: metav1.ConditionFalse, Reason: benchv1.ReasonAcknowledged, Message: "acknowledged"}}
+	for format, want := range map[string][]string{
+		"table":    {"nightly-4  ", "◀ regression starts", "-41.3 %", "Regression", "◀ acknowledged", "Regressed=False (Acknowledged)"},
+		"markdown": {"**regression starts**", "appendfsync always", "Regressed=False (Acknowledged)"},
+		"html":     {`class="cp"`, "regression starts", "✓ ack", `class="pt regression"`, "appendfsync always"},
+		"json":     {`"changePoint": true`, `"judgement": "Regression"`},
+	} {
+		var out bytes.Buffer
+		if err := renderHistory(&out, s, format); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%s: no %q in\n%s", format, w, out.String())
+			}
+		}
+		if format == "table" {
+			for _, l := range strings.Split(out.String(), "\n") {
+				if strings.Contains(l, "regression starts") && !strings.HasPrefix(l, "nightly-4 ") {
+					t.Errorf("the change point is marked at %q, want nightly-4", l)
+				}
 			}
 		}
 	}
-	if marked != 1 {
-		t.Errorf("%d change points marked:\n%s", marked, out.String())
+	var ue usageError
+	if err := renderHistory(&bytes.Buffer{}, s, "csv"); !errors.As(err, &ue) {
+		t.Errorf("-o csv: %v, want a usage error", err)
 	}
 }

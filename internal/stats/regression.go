@@ -3,39 +3,75 @@ package stats
 import (
 	"fmt"
 	"math"
+	"time"
 )
 
-// The regression judgement of a schedule: given its history of finished
-// runs (oldest first) and a policy, is the newest result a regression? Pure:
-// the BenchmarkSchedule controller turns the answer into a condition, an
-// event and a metric.
+// The regression judgement of a schedule. A detected change is a state with
+// a lifecycle, as change-point services keep it (Apache Otava, MongoDB's
+// change-point detection, Bencher's alerts): a regression opens at the run
+// that introduced it, the level before it stays the reference while it is
+// open (the regressed runs never become their own baseline), later runs that
+// are still worse confirm it, and it closes only when a run is back within
+// the threshold of that reference (Recovered) or when a person acknowledges
+// the new level (Acknowledged). Improvements are the same, apart: they open
+// their own episode and are adopted as the new baseline once they have held
+// for baselineRuns runs.
+//
+// JudgeRegression replays the history point by point, oldest first, from a
+// carried state (what the schedule kept of points its bounded history no
+// longer holds): the same history and acknowledgements give the same answer
+// wherever and however often it is computed. Pure: the BenchmarkSchedule
+// controller turns the answer into conditions, events, marks and metrics.
 
 // RegressionMethod says how the history is judged.
 type RegressionMethod string
 
 const (
-	// MethodThreshold compares the newest valid value with the median of
-	// the baseline values before it.
+	// MethodThreshold compares each valid value with the median of the
+	// baseline values before it.
 	MethodThreshold RegressionMethod = "Threshold"
-	// MethodChangePoint looks for change points over the valid values.
+	// MethodChangePoint tests the newest values against the level before
+	// them: a few newest points by a prediction test (provisional at one or
+	// two points), longer stretches by E-divisive means.
 	MethodChangePoint RegressionMethod = "ChangePoint"
-	// MethodVerdict takes the newest comparison's verdict on the watched
-	// metric: the comparison has done the statistics already.
+	// MethodVerdict takes each comparison's verdict on the watched metric:
+	// the comparison has done the statistics already.
 	MethodVerdict RegressionMethod = "Verdict"
 )
 
-// RegressionReason is the outcome in one word.
+// RegressionReason is the outcome in one word: the reason of the schedule's
+// Regressed or Improved condition.
 type RegressionReason string
 
 const (
 	ReasonRegression   RegressionReason = "Regression"
 	ReasonNoRegression RegressionReason = "NoRegression"
 	ReasonNotEnough    RegressionReason = "NotEnoughHistory"
+	// ReasonRecovered: the newest run is back within the threshold of the
+	// level before the regression.
+	ReasonRecovered RegressionReason = "Recovered"
+	// ReasonAcknowledged: a person accepted the new level at the newest run.
+	ReasonAcknowledged RegressionReason = "Acknowledged"
+	// ReasonNotConfirmed: a provisional change (one or two points) was not
+	// borne out by the runs after it.
+	ReasonNotConfirmed RegressionReason = "NotConfirmed"
+	ReasonImprovement  RegressionReason = "Improvement"
+	// ReasonNoImprovement: no improvement is open.
+	ReasonNoImprovement RegressionReason = "NoImprovement"
+	// ReasonImprovementAdopted: an improvement held for baselineRuns runs
+	// and is now the baseline.
+	ReasonImprovementAdopted RegressionReason = "ImprovementAdopted"
+	// ReasonImprovementEnded: the newest run is no longer better.
+	ReasonImprovementEnded RegressionReason = "ImprovementEnded"
 )
 
-// MinChangePointHistory is the fewest valid values change-point detection
-// judges (two segments of the default minimum length).
-const MinChangePointHistory = 10
+// MinChangePointBaseline is the fewest valid values the ChangePoint method
+// judges against (the minimum segment of E-divisive).
+const MinChangePointBaseline = 5
+
+// changePointWindow is the most values of the accepted level the ChangePoint
+// method keeps (at least baselineRuns): E-divisive costs the square of it.
+const changePointWindow = 20
 
 // HistoryPoint is one finished run (or comparison) of a schedule.
 type HistoryPoint struct {
@@ -49,8 +85,23 @@ type HistoryPoint struct {
 	Direction Direction
 	// Verdict of the watched metric, for comparisons.
 	Verdict Verdict
-	// OutsideBaseline: the policy's baseline selector leaves this run out.
+	// OutsideBaseline: the policy's baseline selector leaves this run out
+	// of the baseline (it is judged, never judged against).
 	OutsideBaseline bool
+	// Ack is a person's acknowledgement taking effect after this point (the
+	// newest run when they made it).
+	Ack *Acknowledgement
+}
+
+// Acknowledgement accepts the level of the open regression (or
+// improvement): the runs from From on become the baseline.
+type Acknowledgement struct {
+	// From is the run where the accepted level starts; "" for the first
+	// run of the open change.
+	From   string
+	By     string
+	Reason string
+	At     time.Time
 }
 
 // RegressionPolicy is what counts as a regression.
@@ -60,8 +111,108 @@ type RegressionPolicy struct {
 	Method           RegressionMethod
 	ThresholdPercent float64
 	MinEffectPercent float64
-	// BaselineRuns is how many earlier valid runs form the baseline; default 5.
+	// BaselineRuns is how many valid runs form the baseline; default 5.
 	BaselineRuns int
+	// Start is the state before the first point of the history (what the
+	// schedule carried of the points it dropped); nil starts afresh.
+	Start *LevelState
+}
+
+// ChangeKind is the direction of an episode.
+type ChangeKind string
+
+const (
+	KindRegression  ChangeKind = "Regression"
+	KindImprovement ChangeKind = "Improvement"
+)
+
+// LevelPoint is one valid value of a level.
+type LevelPoint struct {
+	Run, Release string
+	Value        float64
+}
+
+// Episode is an open regression or improvement.
+type Episode struct {
+	Kind                   ChangeKind
+	FirstRun, FirstRelease string
+	// Reference is the level it is measured against: the baseline's median
+	// (Threshold) or mean (ChangePoint), over ReferenceRuns runs.
+	Reference     float64
+	ReferenceRuns int
+	// DeltaPercent of the newest run against Reference.
+	DeltaPercent float64
+	// Runs counts the valid runs of the episode, the first included.
+	Runs      int
+	LatestRun string
+	// Provisional: found at the newest one or two runs (ChangePoint), not
+	// confirmed yet.
+	Provisional bool
+	// Values are the newest runs of the episode: the new level, should it
+	// be acknowledged or adopted.
+	Values []LevelPoint
+}
+
+// LevelState is what the replay carries from one point to the next.
+type LevelState struct {
+	// Baseline holds the newest valid values of the accepted level: those
+	// the next run is judged against. While an episode is open it is frozen
+	// (the reference of the episode).
+	Baseline []LevelPoint
+	// AckedAt names the run where the newest acknowledgement or adoption
+	// started the accepted level ("" when none), for messages.
+	AckedAt string
+	Open    *Episode
+}
+
+// Outcome is the judgement of one history point.
+type Outcome string
+
+const (
+	OutcomeNotEnoughHistory Outcome = "NotEnoughHistory"
+	OutcomeNoRegression     Outcome = "NoRegression"
+	OutcomeRegression       Outcome = "Regression"
+	OutcomeImprovement      Outcome = "Improvement"
+)
+
+// TransitionKind is what changed at a point.
+type TransitionKind string
+
+const (
+	RegressionOpened        TransitionKind = "RegressionOpened"
+	RegressionConfirmed     TransitionKind = "RegressionConfirmed"
+	RegressionRecovered     TransitionKind = "RegressionRecovered"
+	RegressionNotConfirmed  TransitionKind = "RegressionNotConfirmed"
+	RegressionAcknowledged  TransitionKind = "RegressionAcknowledged"
+	ImprovementOpened       TransitionKind = "ImprovementOpened"
+	ImprovementConfirmed    TransitionKind = "ImprovementConfirmed"
+	ImprovementAdopted      TransitionKind = "ImprovementAdopted"
+	ImprovementEnded        TransitionKind = "ImprovementEnded"
+	ImprovementNotConfirmed TransitionKind = "ImprovementNotConfirmed"
+	ImprovementAcknowledged TransitionKind = "ImprovementAcknowledged"
+)
+
+// Transition is one change of state, with a sentence for people.
+type Transition struct {
+	Kind    TransitionKind
+	Message string
+}
+
+// PointJudgement is what the replay said of one point. Points that were not
+// judged (failed runs, no value) have no Outcome.
+type PointJudgement struct {
+	Outcome Outcome
+	// DeltaPercent against the level the point was judged against, of
+	// ReferenceRuns runs.
+	DeltaPercent  *float64
+	ReferenceRuns int
+	// ChangePoint: the first run of a new level (a regression or an
+	// improvement), whatever the method.
+	ChangePoint bool
+	Provisional bool
+	// Acknowledged: an acknowledgement took effect after this point.
+	Acknowledged bool
+	Transitions  []Transition
 }
 
 // RegressionJudgement is the answer.
@@ -69,8 +220,19 @@ type RegressionJudgement struct {
 	Regressed bool
 	Reason    RegressionReason
 	Message   string
-	// ChangePoints are indexes into the history of the runs that start a
-	// new level (ChangePoint method only).
+	// Improved, ImprovedReason and ImprovedMessage say the same of
+	// improvements, never mixed with regressions.
+	Improved        bool
+	ImprovedReason  RegressionReason
+	ImprovedMessage string
+	// Open is the episode in progress, if any.
+	Open *Episode
+	// State after the newest point.
+	State LevelState
+	// Points are one per history point.
+	Points []PointJudgement
+	// ChangePoints are indexes into the history of the points that opened
+	// the episodes (Points[i].ChangePoint), oldest first.
 	ChangePoints []int
 }
 
@@ -79,31 +241,24 @@ func JudgeRegression(history []HistoryPoint, p RegressionPolicy) RegressionJudge
 	if p.Metric == "" {
 		p.Metric = "the primary metric"
 	}
-	switch p.Method {
-	case MethodVerdict:
-		return judgeVerdicts(history, p)
-	case MethodChangePoint:
-		return judgeChangePoints(history, p)
-	default:
-		return judgeThreshold(history, p)
+	if p.BaselineRuns <= 0 {
+		p.BaselineRuns = 5
 	}
-}
-
-// validIndexes are the points of valid runs with a value.
-func validIndexes(history []HistoryPoint) []int {
-	var out []int
-	for i, h := range history {
-		if h.Succeeded && h.Value != nil {
-			out = append(out, i)
-		}
-	}
-	return out
+	r := newReplay(history, p)
+	r.run()
+	return r.result()
 }
 
 // worseFn says whether a change is for the worse, in the direction of the
 // newest valid point (higher is better when unknown).
-func worseFn(history []HistoryPoint, valid []int) func(delta float64) bool {
-	lower := len(valid) > 0 && history[valid[len(valid)-1]].Direction == LowerIsBetter
+func worseFn(history []HistoryPoint) func(delta float64) bool {
+	lower := false
+	for i := len(history) - 1; i >= 0; i-- {
+		if h := history[i]; h.Succeeded && h.Value != nil {
+			lower = h.Direction == LowerIsBetter
+			break
+		}
+	}
 	return func(delta float64) bool {
 		if lower {
 			return delta > 0
@@ -112,90 +267,28 @@ func worseFn(history []HistoryPoint, valid []int) func(delta float64) bool {
 	}
 }
 
-func judgeVerdicts(history []HistoryPoint, p RegressionPolicy) RegressionJudgement {
-	for i := len(history) - 1; i >= 0; i-- {
-		h := history[i]
-		if !h.Succeeded || h.Verdict == "" {
-			continue
-		}
-		delta := "-"
-		if h.Value != nil {
-			delta = fmt.Sprintf("%+.1f %%", *h.Value)
-		}
-		msg := fmt.Sprintf("%s: %s in comparison %s (release %s), Δ %s against the baseline", p.Metric, h.Verdict, h.Run, orDash(h.Release), delta)
-		if h.Verdict == Worse {
-			return RegressionJudgement{Regressed: true, Reason: ReasonRegression, Message: msg}
-		}
-		return RegressionJudgement{Reason: ReasonNoRegression, Message: msg}
+func relDelta(v, ref float64) float64 {
+	if ref == 0 {
+		return math.NaN()
 	}
-	return RegressionJudgement{Reason: ReasonNotEnough, Message: "no finished comparison yet"}
+	return 100 * (v - ref) / math.Abs(ref)
 }
 
-func judgeChangePoints(history []HistoryPoint, p RegressionPolicy) RegressionJudgement {
-	valid := validIndexes(history)
-	if len(valid) < MinChangePointHistory {
-		return RegressionJudgement{Reason: ReasonNotEnough,
-			Message: fmt.Sprintf("%d valid results; change-point detection needs at least %d", len(valid), MinChangePointHistory)}
+func values(ps []LevelPoint) []float64 {
+	out := make([]float64, len(ps))
+	for i, p := range ps {
+		out[i] = p.Value
 	}
-	series := make([]float64, len(valid))
-	for k, i := range valid {
-		series[k] = *history[i].Value
-	}
-	cps := ChangePoints(series, ChangePointOptions{MinEffectPercent: p.MinEffectPercent})
-	out := RegressionJudgement{}
-	for _, cp := range cps {
-		out.ChangePoints = append(out.ChangePoints, valid[cp.Index])
-	}
-	if len(cps) == 0 {
-		out.Reason, out.Message = ReasonNoRegression, fmt.Sprintf("no change point in %s over %d valid results", p.Metric, len(valid))
-		return out
-	}
-	last := cps[len(cps)-1]
-	h := history[valid[last.Index]]
-	if worseFn(history, valid)(last.DeltaPercent) {
-		out.Regressed, out.Reason = true, ReasonRegression
-		out.Message = fmt.Sprintf("%s changed by %+.1f %% (mean %.4g → %.4g, p %.2g) from run %s (release %s) on",
-			p.Metric, last.DeltaPercent, last.Before.Mean, last.After.Mean, last.P, h.Run, orDash(h.Release))
-		return out
-	}
-	out.Reason = ReasonNoRegression
-	out.Message = fmt.Sprintf("the latest change point (run %s, %+.1f %%) is an improvement", h.Run, last.DeltaPercent)
 	return out
 }
 
-func judgeThreshold(history []HistoryPoint, p RegressionPolicy) RegressionJudgement {
-	valid := validIndexes(history)
-	if len(valid) < 2 {
-		return RegressionJudgement{Reason: ReasonNotEnough,
-			Message: fmt.Sprintf("%d valid result(s): a baseline needs at least one earlier valid run", len(valid))}
+// keepNewest appends p and keeps the newest n points.
+func keepNewest(ps []LevelPoint, n int, p ...LevelPoint) []LevelPoint {
+	ps = append(append([]LevelPoint(nil), ps...), p...)
+	if len(ps) > n {
+		ps = ps[len(ps)-n:]
 	}
-	newest := history[valid[len(valid)-1]]
-	n := p.BaselineRuns
-	if n <= 0 {
-		n = 5
-	}
-	var baseline []float64
-	for k := len(valid) - 2; k >= 0 && len(baseline) < n; k-- {
-		if h := history[valid[k]]; !h.OutsideBaseline {
-			baseline = append(baseline, *h.Value)
-		}
-	}
-	if len(baseline) == 0 {
-		return RegressionJudgement{Reason: ReasonNotEnough, Message: "no earlier valid run matches the baseline selector"}
-	}
-	med := Summarize(baseline).Median
-	if med == 0 {
-		return RegressionJudgement{Reason: ReasonNotEnough, Message: "the baseline's median is zero: no relative change"}
-	}
-	delta := 100 * (*newest.Value - med) / math.Abs(med)
-	if worseFn(history, valid)(delta) && math.Abs(delta) >= p.ThresholdPercent {
-		return RegressionJudgement{Regressed: true, Reason: ReasonRegression,
-			Message: fmt.Sprintf("%s of run %s (release %s) is %.4g %s, %+.1f %% against the median %.4g of the %d baseline runs (threshold %g %%)",
-				p.Metric, newest.Run, orDash(newest.Release), *newest.Value, newest.Unit, delta, med, len(baseline), p.ThresholdPercent)}
-	}
-	return RegressionJudgement{Reason: ReasonNoRegression,
-		Message: fmt.Sprintf("%s of run %s is %+.1f %% against the median of the %d baseline runs (threshold %g %%)",
-			p.Metric, newest.Run, delta, len(baseline), p.ThresholdPercent)}
+	return ps
 }
 
 func orDash(s string) string {
@@ -203,4 +296,43 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+func ptrTo(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// Clone copies a state deeply, so that a carried state is never shared.
+func (s LevelState) Clone() LevelState {
+	out := LevelState{Baseline: append([]LevelPoint(nil), s.Baseline...), AckedAt: s.AckedAt}
+	if s.Open != nil {
+		e := *s.Open
+		e.Values = append([]LevelPoint(nil), s.Open.Values...)
+		out.Open = &e
+	}
+	return out
+}
+
+func (k ChangeKind) word() string {
+	if k == KindImprovement {
+		return "improvement"
+	}
+	return "regression"
+}
+
+// describe names an episode in a sentence: "the regression from run X
+// (release v5, -42.4 %, 3 runs)".
+func (e *Episode) describe() string {
+	return fmt.Sprintf("the %s from run %s (release %s, %+.1f %%, %d run%s)", e.Kind.word(), e.FirstRun, orDash(e.FirstRelease),
+		e.DeltaPercent, e.Runs, plural(e.Runs))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
