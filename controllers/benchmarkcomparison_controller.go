@@ -154,6 +154,11 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 		}
 		specsByVariant[v.Name] = s
 	}
+	pairs, refused := stepPairs(cmp, specsByVariant)
+	if refused != nil {
+		r.fail(cmp, refused.reason, refused.message)
+		return ctrl.Result{}, nil
+	}
 
 	var runs benchv1.BenchmarkRunList
 	if err := r.List(ctx, &runs, client.InNamespace(cmp.Namespace), client.MatchingLabels{benchv1.LabelComparison: string(cmp.UID)}); err != nil {
@@ -206,7 +211,7 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 			return ctrl.Result{}, nil
 		}
 	}
-	return ctrl.Result{}, r.compareAll(ctx, cmp, existing, planned)
+	return ctrl.Result{}, r.compareAll(ctx, cmp, existing, planned, pairs)
 }
 
 func (r *BenchmarkComparisonReconciler) fail(cmp *benchv1.BenchmarkComparison, reason, msg string) {
@@ -251,7 +256,8 @@ func (r *BenchmarkComparisonReconciler) createRun(ctx context.Context, cmp *benc
 }
 
 // compareAll compares every variant with the baseline and writes the report.
-func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *benchv1.BenchmarkComparison, existing map[string]*benchv1.BenchmarkRun, planned []plannedRun) error {
+func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *benchv1.BenchmarkComparison, existing map[string]*benchv1.BenchmarkRun,
+	planned []plannedRun, pairs map[string]map[string]string) error {
 	sides := map[string]*compare.Side{}
 	paths := map[string][]string{}
 	for _, v := range cmp.Spec.Variants {
@@ -280,7 +286,7 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 		}
 		rep, err := compare.Build(*sides[cmp.Spec.Baseline], *sides[v.Name], compare.Options{
 			Criteria: crit, OperationCorrection: correction(cmp.Spec.Criteria.OperationCorrection),
-			Metrics: cmp.Spec.Criteria.Metrics, Operations: cmp.Spec.Criteria.Operations,
+			Metrics: cmp.Spec.Criteria.Metrics, Operations: cmp.Spec.Criteria.Operations, StepPairs: pairs[v.Name],
 			IgnorePaths: append(append([]string{}, paths[cmp.Spec.Baseline]...), paths[v.Name]...)})
 		if err != nil {
 			r.fail(cmp, benchv1.ReasonNotComparable, err.Error())
@@ -301,7 +307,7 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 				continue
 			}
 			cmp.Status.Results = append(cmp.Status.Results, benchv1.MetricComparison{
-				Candidate: rep.Candidate, Step: row.Step, Metric: row.Metric, Operation: row.Operation, Unit: row.Unit,
+				Candidate: rep.Candidate, Step: row.Step, CandidateStep: row.CandidateStep, Metric: row.Metric, Operation: row.Operation, Unit: row.Unit,
 				Direction: benchv1.Direction(row.Direction), BaselineMedian: row.Baseline.Median, CandidateMedian: row.Candidate.Median,
 				BaselineN: int32(row.Baseline.N), CandidateN: int32(row.Candidate.N),
 				DeltaPercent: finite(float64(row.DeltaPercent)), CILowPercent: finite(float64(row.CILowPercent)), CIHighPercent: finite(float64(row.CIHighPercent)),
@@ -313,6 +319,21 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 	cmp.Status.ExcludedMeasurements = int32(excluded)
 	cmp.Status.Summary = fmt.Sprintf("%d better, %d worse, %d no change, %d inconclusive", better, worse, same, unsure)
 	cmp.Status.Rejections = rejectionsOf(runsOf(existing, planned))
+	var nothing []string
+	for _, rep := range reports {
+		if why := nothingCompared(rep); why != "" {
+			nothing = append(nothing, fmt.Sprintf("%s against %s: %s", rep.Candidate, rep.Baseline, why))
+		}
+	}
+	if len(nothing) > 0 {
+		// Every run ended and the report keeps what they measured, but a
+		// candidate was not compared: never Compared, never Succeeded.
+		why := strings.Join(nothing, "; ")
+		cmp.Status.Summary = truncate("nothing compared: "+why, 256)
+		r.fail(cmp, benchv1.ReasonNothingCompared, fmt.Sprintf("every run finished, but nothing was compared: %s; %d measurements excluded; report in ConfigMap %s",
+			why, excluded, cmp.Status.ReportConfigMap))
+		return nil
+	}
 	cmp.Status.Phase = benchv1.ComparisonSucceeded
 	setCompared(cmp, metav1.ConditionTrue, benchv1.ReasonCompared,
 		fmt.Sprintf("every run finished; %s; %d measurements excluded; report in ConfigMap %s", cmp.Status.Summary, excluded, cmp.Status.ReportConfigMap))
@@ -423,10 +444,12 @@ func (r *BenchmarkComparisonReconciler) document(ctx context.Context, run *bench
 	return doc
 }
 
-// rejectionsChanged says whether the rejections of a succeeded
-// comparison's runs differ from those its report left out.
+// rejectionsChanged says whether the rejections of a comparison's runs
+// differ from those its report left out (a comparison that compared
+// nothing, every measurement rejected, compares again too).
 func (r *BenchmarkComparisonReconciler) rejectionsChanged(ctx context.Context, cmp *benchv1.BenchmarkComparison) (bool, error) {
-	if cmp.Status.Phase != benchv1.ComparisonSucceeded {
+	compared := meta.FindStatusCondition(cmp.Status.Conditions, benchv1.ConditionCompared)
+	if cmp.Status.Phase != benchv1.ComparisonSucceeded && (compared == nil || compared.Reason != benchv1.ReasonNothingCompared) {
 		return false, nil
 	}
 	var runs benchv1.BenchmarkRunList

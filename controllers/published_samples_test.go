@@ -319,7 +319,8 @@ func TestPublishedSamples(t *testing.T) {
 		// every run and another once: the failed runs are counted (50 % of
 		// the runs) and named, and under the sample's validity (the default
 		// maxErrorPercent, 0) every measurement is Invalid, excluded from
-		// the comparison, which still ends with its report.
+		// the comparison, which compared nothing and says so
+		// (NothingCompared, with the reason), still with its report.
 		{file: "clickhouse-ssb-pools.yaml", configMaps: map[string]map[string]string{"ssb-clickhouse": {
 			"queries.sql": readRepoFile(t, "workloads/query/examples/ssb-clickhouse.sql"),
 			"schema.sql":  readRepoFile(t, "workloads/query/examples/ssb-clickhouse-schema.sql"),
@@ -671,12 +672,19 @@ func checkPublishedJob(t *testing.T, run *benchv1.BenchmarkRun, j *batchv1.Job, 
 func checkPublishedComparison(t *testing.T, h *harness, cmp *benchv1.BenchmarkComparison, w publishedComparison, placed map[string]string, shapes map[string][]string) {
 	t.Helper()
 	ctx := context.Background()
-	if cmp.Status.Phase != benchv1.ComparisonSucceeded {
-		t.Errorf("comparison %s ended %s: %+v", cmp.Name, cmp.Status.Phase, cmp.Status.Conditions)
+	// A comparison whose every measurement is excluded compared nothing,
+	// and says so (NothingCompared, naming why) instead of Compared.
+	wantPhase, wantReason := benchv1.ComparisonSucceeded, benchv1.ReasonCompared
+	if w.runsEnd != benchv1.PhaseSucceeded {
+		wantPhase, wantReason = benchv1.ComparisonFailed, benchv1.ReasonNothingCompared
+	}
+	if cmp.Status.Phase != wantPhase {
+		t.Errorf("comparison %s ended %s, want %s: %+v", cmp.Name, cmp.Status.Phase, wantPhase, cmp.Status.Conditions)
 		return
 	}
-	if c := meta.FindStatusCondition(cmp.Status.Conditions, benchv1.ConditionCompared); c == nil || c.Status != metav1.ConditionTrue {
-		t.Errorf("comparison %s: Compared %+v", cmp.Name, c)
+	if c := meta.FindStatusCondition(cmp.Status.Conditions, benchv1.ConditionCompared); c == nil || c.Reason != wantReason ||
+		(c.Status == metav1.ConditionTrue) != (wantReason == benchv1.ReasonCompared) || !strings.Contains(c.Message, w.invalidBecause) {
+		t.Errorf("comparison %s: Compared %+v, want %s naming %q", cmp.Name, c, wantReason, w.invalidBecause)
 	}
 	var runs benchv1.BenchmarkRunList
 	if err := k8s.List(ctx, &runs, client.InNamespace(h.ns), client.MatchingLabels{benchv1.LabelComparison: string(cmp.UID)}); err != nil {

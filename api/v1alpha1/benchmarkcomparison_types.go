@@ -34,9 +34,11 @@ const (
 	// (whatever the verdicts; failed or invalid measurements are excluded
 	// and counted).
 	ComparisonSucceeded ComparisonPhase = "Succeeded"
-	// ComparisonFailed: the comparison cannot be made: a patch that is not a
-	// BenchmarkRun spec, runs that are not comparable; the Compared
-	// condition says why.
+	// ComparisonFailed: the comparison cannot be made (a patch that is not a
+	// BenchmarkRun spec, variants that run another tool or whose steps
+	// cannot meet, runs that are not comparable), or it compared nothing
+	// (every measurement excluded, no metric on both sides); the Compared
+	// condition says why, and the report keeps what was measured.
 	ComparisonFailed ComparisonPhase = "Failed"
 )
 
@@ -74,6 +76,27 @@ const (
 	CorrectionBenjaminiHochberg Correction = "BenjaminiHochberg"
 	// CorrectionNone uses each metric's p-value as it is.
 	CorrectionNone Correction = "None"
+)
+
+// StepPairing says which step of a variant is compared with which step of
+// the baseline.
+// +kubebuilder:validation:Enum=Auto;ByName;ByPosition
+type StepPairing string
+
+const (
+	// StepPairingAuto compares steps of the same name when the variants
+	// measure the same steps; when every variant measures one step and
+	// their names differ (a patch that sets the swept parameter: clients
+	// [4] against [1]), that step with that step — the variant is the
+	// parameter; anything else is refused before a run is created.
+	StepPairingAuto StepPairing = "Auto"
+	// StepPairingByName compares only the steps both measure; variants
+	// with no step in common are refused.
+	StepPairingByName StepPairing = "ByName"
+	// StepPairingByPosition compares the i-th step of each variant (a sweep
+	// of clients [1, 2, 4] against [2, 4, 8]); variants with different
+	// numbers of steps are refused.
+	StepPairingByPosition StepPairing = "ByPosition"
 )
 
 // Variant is one side of a comparison: the template with a patch applied.
@@ -173,6 +196,11 @@ type BenchmarkComparisonSpec struct {
 	// +kubebuilder:default=5
 	// +optional
 	RunsPerVariant int32 `json:"runsPerVariant,omitempty"`
+	// StepPairing says which steps are compared when the variants' patches
+	// change the sweep.
+	// +kubebuilder:default=Auto
+	// +optional
+	StepPairing StepPairing `json:"stepPairing,omitempty"`
 	// Criteria for the verdicts; omitted, every criterion takes its default.
 	// +kubebuilder:default={}
 	// +optional
@@ -194,8 +222,13 @@ type ComparisonRun struct {
 // candidate against baseline.
 type MetricComparison struct {
 	Candidate string `json:"candidate"`
-	Step      string `json:"step"`
-	Metric    string `json:"metric"`
+	// Step is the baseline's step.
+	Step string `json:"step"`
+	// CandidateStep is the candidate's step when spec.stepPairing paired
+	// steps of other names.
+	// +optional
+	CandidateStep string `json:"candidateStep,omitempty"`
+	Metric        string `json:"metric"`
 	// +optional
 	Operation string    `json:"operation,omitempty"`
 	Unit      string    `json:"unit"`
@@ -256,10 +289,15 @@ type BenchmarkComparisonStatus struct {
 	Rejections []string `json:"rejections,omitempty"`
 	// Conditions of the comparison:
 	//   - Compared: True once every run has ended and the report is written
-	//     (reason Compared); False while runs are in progress (Running), when
-	//     a variant's patch or its run is refused (InvalidPatch), when the
-	//     runs cannot be compared (NotComparable), or when a child run's name
-	//     is taken by an object the comparison does not own (NameConflict);
+	//     with at least one metric compared for every candidate (reason
+	//     Compared); False while runs are in progress (Running), when a
+	//     variant's patch or its run is refused (InvalidPatch), when the
+	//     variants cannot be compared — another tool, steps that cannot meet,
+	//     runs that differ in more than the patches — (NotComparable, before
+	//     any run is created when the patches show it), when every run ended
+	//     but nothing was compared (NothingCompared: every measurement
+	//     excluded, no metric on both sides), or when a child run's name is
+	//     taken by an object the comparison does not own (NameConflict);
 	//     Unknown (absent) before the first reconcile.
 	// +optional
 	// +listType=map

@@ -18,9 +18,16 @@ const (
 	// ReasonInvalidPatch (False): a variant's patch does not apply, or does
 	// not give a BenchmarkRun spec the API server accepts.
 	ReasonInvalidPatch = "InvalidPatch"
-	// ReasonNotComparable (False): the runs differ in more than the
-	// variants' patches, or have no measurements in common.
+	// ReasonNotComparable (False): a variant runs another tool, the
+	// variants' steps cannot meet (spec.stepPairing), or the runs differ in
+	// more than the variants' patches; the message names the patched field.
+	// Decided before any run is created when the patches show it.
 	ReasonNotComparable = "NotComparable"
+	// ReasonNothingCompared (False): every run ended, but no metric was
+	// compared for a candidate: every measurement was excluded (failed,
+	// invalid or rejected), or none was measured by both sides. The
+	// message says which; the report keeps what was measured.
+	ReasonNothingCompared = "NothingCompared"
 	// ReasonNameConflict (False): a child run's name is taken by an object
 	// the comparison does not own; the message names it. The comparison
 	// retries until it is removed.

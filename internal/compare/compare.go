@@ -125,7 +125,10 @@ type Exclusion struct {
 
 // Row is one metric of one step.
 type Row struct {
+	// Step is the baseline's step; CandidateStep the candidate's when the
+	// comparison paired steps of other names (Options.StepPairs).
 	Step          string            `json:"step"`
+	CandidateStep string            `json:"candidateStep,omitempty"`
 	Metric        string            `json:"metric"`
 	Operation     string            `json:"operation,omitempty"`
 	Unit          string            `json:"unit"`
@@ -247,6 +250,9 @@ type Options struct {
 	// workload: target, placement, image, resources, repetitions, timeout,
 	// cleanup and validity.
 	IgnorePaths []string
+	// StepPairs maps a candidate's step to the baseline's step it is
+	// compared with (PairSteps); nil compares steps of the same name.
+	StepPairs map[string]string
 }
 
 type sampleKey struct{ step, metric, op string }
@@ -267,10 +273,10 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 	}
 	rep := &Report{Baseline: baseline.Name, Candidate: candidate.Name, Workload: workloadName(baseline, candidate), Criteria: o.Criteria}
 	type acc struct {
-		unit, src  string
-		dir        benchv1.Direction
-		params     map[string]string
-		base, cand []float64
+		unit, src, candStep string
+		dir                 benchv1.Direction
+		params              map[string]string
+		base, cand          []float64
 	}
 	samples := map[sampleKey]*acc{}
 	var order []sampleKey
@@ -296,11 +302,15 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 					if !full {
 						rep.HeadlineOnly = append(rep.HeadlineOnly, fmt.Sprintf("%s %s #%d", r.Name, st.Name, rep0.Index))
 					}
+					step := st.Name
+					if paired, ok := o.StepPairs[step]; ok && !isBase {
+						step = paired
+					}
 					for _, m := range metrics {
 						if !isPrimary(m.Name, m.Operation) && !o.keeps(m.Name, m.Operation) {
 							continue
 						}
-						k := sampleKey{st.Name, m.Name, m.Operation}
+						k := sampleKey{step, m.Name, m.Operation}
 						a, ok := samples[k]
 						if !ok {
 							a = &acc{unit: m.Unit, src: m.Source, dir: m.Direction, params: st.Parameters}
@@ -311,6 +321,9 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 							a.base = append(a.base, m.Value)
 						} else {
 							a.cand = append(a.cand, m.Value)
+							if st.Name != step {
+								a.candStep = st.Name
+							}
 						}
 					}
 				}
@@ -365,7 +378,7 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 	}
 	for i, c := range out {
 		k, a := keys[i], samples[keys[i]]
-		rep.Rows = append(rep.Rows, Row{Step: k.step, Metric: k.metric, Operation: k.op, Unit: a.unit, Direction: stats.Direction(a.dir), Source: a.src,
+		rep.Rows = append(rep.Rows, Row{Step: k.step, CandidateStep: a.candStep, Metric: k.metric, Operation: k.op, Unit: a.unit, Direction: stats.Direction(a.dir), Source: a.src,
 			Baseline: c.Baseline, Candidate: c.Candidate, BaselineVals: a.base, CandidateVals: a.cand,
 			DeltaPercent: Num(c.DeltaPercent), CILowPercent: Num(c.CILowPercent), CIHighPercent: Num(c.CIHighPercent), CILevel: Num(c.Level),
 			P: Num(c.P), PAdjusted: Num(c.PAdjusted), Unstable: c.Unstable, Verdict: c.Verdict, Reason: c.Reason, Parameters: a.params})

@@ -143,7 +143,7 @@ func charts(reports []*Report) []chart {
 				continue
 			}
 			c.Unit = row.Unit
-			label := row.Step
+			label := row.StepLabel()
 			if row.Operation != "" {
 				label += " " + row.Operation
 			}
@@ -293,7 +293,7 @@ document.addEventListener('DOMContentLoaded', function () {
 <h2>{{.Candidate}} vs {{.Baseline}} — {{.Workload}}</h2>
 <p>{{.Better}} better, {{.Worse}} worse, {{.NoChange}} no change, {{.Inconclusive}} inconclusive; {{len .Excluded}} measurements excluded. Runs: {{.Baseline}}: {{range .BaselineRuns}}{{.}} {{end}}; {{.Candidate}}: {{range .CandidateRuns}}{{.}} {{end}}</p>
 <table><thead><tr><th>Step</th><th>Metric</th><th>Unit</th><th>{{.Baseline}}</th><th>{{.Candidate}}</th><th>Δ %</th>{{if .HasCPU}}<th>Target CPU Δ %</th>{{end}}<th>95 % CI</th><th>p</th><th>Verdict</th></tr></thead><tbody>
-{{range headline .}}<tr class="{{if .Described}}described{{else}}{{lower (printf "%s" .Verdict)}}{{end}}" title="{{.Reason}}"><td>{{.Step}}</td><td>{{metric .}}</td><td>{{.Unit}}</td><td>{{fnum .Baseline.Median}} (n={{.Baseline.N}})</td><td>{{fnum .Candidate.Median}} (n={{.Candidate.N}})</td><td>{{pct .DeltaPercent}}</td>{{if $r.HasCPU}}<td>{{cpu .}}</td>{{end}}<td>{{ci .}}</td><td>{{p .PAdjusted}}</td><td>{{.Verdict}}</td></tr>
+{{range headline .}}<tr class="{{if .Described}}described{{else}}{{lower (printf "%s" .Verdict)}}{{end}}" title="{{.Reason}}"><td>{{.StepLabel}}</td><td>{{metric .}}</td><td>{{.Unit}}</td><td>{{fnum .Baseline.Median}} (n={{.Baseline.N}})</td><td>{{fnum .Candidate.Median}} (n={{.Candidate.N}})</td><td>{{pct .DeltaPercent}}</td>{{if $r.HasCPU}}<td>{{cpu .}}</td>{{end}}<td>{{ci .}}</td><td>{{p .PAdjusted}}</td><td>{{.Verdict}}</td></tr>
 {{end}}</tbody></table>
 {{with opsTable .}}<h3>Per operation ({{len .}})</h3>
 <p class="small">Median of {{$r.Candidate}}, Δ % against {{$r.Baseline}} and the verdict of each metric (hover for its interval and reason); the row's colour is its worst verdict. Click a heading to sort.</p>
@@ -305,7 +305,7 @@ document.addEventListener('DOMContentLoaded', function () {
 {{end}}
 {{with detail .}}<details><summary>Every other metric ({{len .}} rows)</summary>
 <table class="sortable"><thead><tr><th>Step</th><th>Metric</th><th>Unit</th><th>{{$r.Baseline}}</th><th>{{$r.Candidate}}</th><th>Δ %</th><th>95 % CI</th><th>p</th><th>Verdict</th></tr></thead><tbody>
-{{range .}}<tr class="{{if .Described}}described{{else}}{{lower (printf "%s" .Verdict)}}{{end}}" title="{{.Reason}}"><td>{{.Step}}</td><td>{{metric .}}</td><td>{{.Unit}}</td><td data-v="{{.Baseline.Median}}">{{fnum .Baseline.Median}} (n={{.Baseline.N}})</td><td data-v="{{.Candidate.Median}}">{{fnum .Candidate.Median}} (n={{.Candidate.N}})</td><td data-v="{{num .DeltaPercent}}">{{pct .DeltaPercent}}</td><td>{{ci .}}</td><td data-v="{{num .PAdjusted}}">{{p .PAdjusted}}</td><td>{{.Verdict}}</td></tr>
+{{range .}}<tr class="{{if .Described}}described{{else}}{{lower (printf "%s" .Verdict)}}{{end}}" title="{{.Reason}}"><td>{{.StepLabel}}</td><td>{{metric .}}</td><td>{{.Unit}}</td><td data-v="{{.Baseline.Median}}">{{fnum .Baseline.Median}} (n={{.Baseline.N}})</td><td data-v="{{.Candidate.Median}}">{{fnum .Candidate.Median}} (n={{.Candidate.N}})</td><td data-v="{{num .DeltaPercent}}">{{pct .DeltaPercent}}</td><td>{{ci .}}</td><td data-v="{{num .PAdjusted}}">{{p .PAdjusted}}</td><td>{{.Verdict}}</td></tr>
 {{end}}</tbody></table></details>{{end}}
 <p class="small">{{range .Families}}{{.Name}}: {{.Tests}} tests, {{.Test}}, {{.Correction}}. {{end}}{{with .HeadlineOnly}}{{len .}} measurements compared on their status's headline metrics only (full results unavailable).{{end}}</p>
 {{if .Excluded}}<p class="small">Excluded: {{range .Excluded}}{{if .Rejected}}<s class="rejected" title="{{.Rejected}}">{{.Side}} {{.Run}} {{.Step}} #{{.Repetition}}</s> ({{.Rejected}}); {{else}}{{.Side}} {{.Run}} {{.Step}} #{{.Repetition}} {{.Verdict}}; {{end}}{{end}}</p>{{end}}

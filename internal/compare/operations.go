@@ -77,10 +77,10 @@ func (r *Report) OperationTable() []OpRow {
 		if col < 0 {
 			continue
 		}
-		k := key{row.Step, row.Operation}
+		k := key{row.StepLabel(), row.Operation}
 		o, ok := byKey[k]
 		if !ok {
-			o = &OpRow{Step: row.Step, Operation: row.Operation, Cells: make([]*Row, len(OpColumns))}
+			o = &OpRow{Step: k.step, Operation: row.Operation, Cells: make([]*Row, len(OpColumns))}
 			byKey[k] = o
 			order = append(order, k)
 		}

@@ -105,7 +105,7 @@ func renderTable(w io.Writer, r *Report) error {
 	}
 	fmt.Fprint(tw, "95% CI\tP\tVERDICT\n")
 	for _, row := range r.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s (n=%d)\t%s (n=%d)\t%s\t", row.Step, metricName(row), row.Unit,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s (n=%d)\t%s (n=%d)\t%s\t", row.StepLabel(), metricName(row), row.Unit,
 			fnum(row.Baseline.Median), row.Baseline.N, fnum(row.Candidate.Median), row.Candidate.N, pct(row.DeltaPercent))
 		if cpu {
 			fmt.Fprintf(tw, "%s\t", cpuDelta(row))
@@ -129,7 +129,7 @@ func renderMarkdown(w io.Writer, r *Report) error {
 		if cpu {
 			cpuCell = " " + cpuDelta(row) + " |"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |%s %s | %.3g | %s |\n", row.Step, metricName(row), row.Unit,
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |%s %s | %.3g | %s |\n", row.StepLabel(), metricName(row), row.Unit,
 			fnum(row.Baseline.Median), fnum(row.Candidate.Median), pct(row.DeltaPercent), cpuCell, ci(row), float64(row.PAdjusted), row.Verdict)
 	}
 	renderOperationsMarkdown(w, r)
@@ -151,14 +151,14 @@ func renderCSV(w io.Writer, r *Report) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"step", "metric", "operation", "unit", "direction", "baseline", "baseline_n", "baseline_median", "baseline_cv_percent",
 		"candidate", "candidate_n", "candidate_median", "candidate_cv_percent", "delta_percent", "ci_low_percent", "ci_high_percent", "p", "p_adjusted", "verdict",
-		"source", "target_cpu_delta_percent"})
+		"source", "target_cpu_delta_percent", "candidate_step"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, row := range r.Rows {
 		_ = cw.Write([]string{row.Step, row.Metric, row.Operation, row.Unit, string(row.Direction),
 			r.Baseline, strconv.Itoa(row.Baseline.N), f(row.Baseline.Median), f(row.Baseline.CVPercent),
 			r.Candidate, strconv.Itoa(row.Candidate.N), f(row.Candidate.Median), f(row.Candidate.CVPercent),
 			f(float64(row.DeltaPercent)), f(float64(row.CILowPercent)), f(float64(row.CIHighPercent)), f(float64(row.P)), f(float64(row.PAdjusted)), string(row.Verdict),
-			row.Source, cpuDeltaNumber(row)})
+			row.Source, cpuDeltaNumber(row), row.CandidateStep})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -62,7 +62,7 @@ func (r *replay) tailShift(s []LevelPoint, qualifies func(float64) bool) (int, C
 					w = false
 				}
 			}
-			if !(w == worse && b == better) {
+			if w != worse || b != better {
 				ok = false
 			}
 		}

@@ -189,7 +189,7 @@ func (r *replay) continueEpisode(i int, v float64) {
 	switch {
 	case worse && e.Kind == KindRegression || better && e.Kind == KindImprovement:
 		pt.Outcome = outcomeOf(e.Kind)
-		r.extend(i, v, d)
+		r.extend(i, d)
 		if e.Provisional {
 			r.confirm(i)
 		}
@@ -200,10 +200,11 @@ func (r *replay) continueEpisode(i int, v float64) {
 		// A confirmed change ends the way it began: when the newest runs
 		// differ from its level by the same test, not at one lucky run.
 		pt.Outcome = outcomeOf(e.Kind)
-		r.extend(i, v, d)
+		r.extend(i, d)
 		if k, _, ok := r.tailShift(e.Values, func(x float64) bool {
 			w, b := r.classify(relDelta(x, e.Reference))
-			return !(w && e.Kind == KindRegression || b && e.Kind == KindImprovement)
+			stays := w && e.Kind == KindRegression || b && e.Kind == KindImprovement
+			return !stays
 		}); ok {
 			r.reopen(i, e, k)
 		}
@@ -219,7 +220,7 @@ func (r *replay) continueEpisode(i int, v float64) {
 }
 
 // extend adds point i to the open episode.
-func (r *replay) extend(i int, v, d float64) {
+func (r *replay) extend(i int, d float64) {
 	e := r.st.Open
 	e.Runs++
 	e.LatestRun, e.DeltaPercent = r.h[i].Run, d

@@ -1,0 +1,267 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/test/localdb"
+	"github.com/dbperf-io/dbperf-operator/test/sim"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+)
+
+// scheduleYAML is a schedule of redis-benchmark SET, pipelined, against an
+// external redis-server; one run per template change, judged against the
+// median of two good runs, 30 % worse opens a regression.
+const scheduleYAML = `apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkSchedule
+metadata:
+  name: nightly-set
+spec:
+  onTemplateChange: true
+  regression: {method: Threshold, thresholdPercent: 30, baselineRuns: 2}
+  runTemplate:
+    labels: {bench.dbperf.io/release: r0}
+    spec:
+      repetitions: 1
+      cleanup: Always
+      allowSharedNodes: true
+      target:
+        external: {host: 127.0.0.1, port: %d}
+      workload:
+        redisBenchmark: {tests: [set], requests: 400000, clients: [20], pipeline: [16], keySpace: 1000}
+        placement:
+          nodeSelector: {pool: loadgen}
+`
+
+// TestScheduleKeepsARealRegression: issue 23's night on the simulated
+// cluster with a real redis-server. Three good runs, then the test switches
+// the server to appendfsync always (every write fsync'd: about a third of
+// the throughput here) and the regression opens at the first slowed run and
+// stays through the next, the manager killed between the two; the server
+// switched back, the next run recovers it with its own event; slowed again,
+// a second regression, which a person acknowledges with the real plugin
+// (`kubectl dbperf ack`), after which a slowed run is no regression. One
+// Regression event per regression, `kubectl dbperf history` marks both.
+func TestScheduleKeepsARealRegression(t *testing.T) {
+	binDir := testutil.NeedEnv(t, "KUBEBUILDER_ASSETS")
+	helm := testutil.NeedEnv(t, "HELM")
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	server, err := localdb.Tool("redis-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := localdb.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	redis := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := redis.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = redis.Process.Kill(); _ = redis.Wait() })
+	if err := localdb.WaitForPort(port, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	cli, err := localdb.Tool("redis-cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := func(on bool) {
+		t.Helper()
+		args := [][]string{{"config", "set", "appendonly", "no"}, {"config", "set", "appendfsync", "everysec"}}
+		if on {
+			args = [][]string{{"config", "set", "appendonly", "yes"}, {"config", "set", "appendfsync", "always"}}
+		}
+		for _, a := range args {
+			if out, err := exec.CommandContext(ctx, cli, append([]string{"-p", strconv.Itoa(port)}, a...)...).CombinedOutput(); err != nil || !strings.Contains(string(out), "OK") {
+				t.Fatalf("redis-cli %v: %v %s", a, err, out)
+			}
+		}
+	}
+
+	work, logf := workDir(t, "dbperf-e2e-schedule-")
+	bins := t.TempDir()
+	manager := build(t, bins, "./cmd/manager", "manager")
+	runner := build(t, bins, "./cmd/runner", "dbperf-runner")
+	plugin := build(t, bins, "./cmd/kubectl-dbperf", "kubectl-dbperf")
+	stack, err := sim.Up(ctx, sim.StackOptions{Name: fmt.Sprintf("e2e-sched-%d", os.Getpid()), Dir: work, BinDir: binDir, Helm: helm,
+		Chart: filepath.Join(testutil.RepoRoot(), "charts", "dbperf-operator"), Manager: manager, Runner: runner,
+		Pools: []sim.Pool{{Name: "loadgen", Nodes: 1, InstanceType: "local", CPUModel: "local", Arch: "amd64", CPU: "2", Memory: "8Gi", Zones: []string{"zone-a"}, Kernel: "local", OSImage: "local"}},
+		Log:   logf, Progress: func(s string) { t.Log(s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stack.Stop)
+	c := stack.Cluster
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = benchv1.AddToScheme(scheme)
+	k, err := client.New(c.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := c.Kubectl(ctx, strings.NewReader("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n"), "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if out, err := c.Kubectl(ctx, strings.NewReader(fmt.Sprintf(scheduleYAML, port)), "apply", "-n", ns, "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	key := client.ObjectKey{Namespace: ns, Name: "nightly-set"}
+	get := func() *benchv1.BenchmarkSchedule {
+		t.Helper()
+		s := &benchv1.BenchmarkSchedule{}
+		if err := k.Get(ctx, key, s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	testutil.Eventually(t, time.Minute, "the schedule observed", func() error {
+		if get().Status.TemplateHash == "" {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	release := 0
+	// next bumps the release (a GitOps commit), waits for its run to end
+	// and for the schedule to judge it, and returns the Regressed condition.
+	next := func(what string) *metav1.Condition {
+		t.Helper()
+		release++
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			s := get()
+			s.Spec.RunTemplate.Labels[benchv1.LabelRelease] = fmt.Sprintf("r%d", release)
+			return k.Update(ctx, s)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var s *benchv1.BenchmarkSchedule
+		testutil.Eventually(t, 90*time.Second, fmt.Sprintf("release r%d (%s) judged", release, what), func() error {
+			if gone, err := stack.Manager.Exited(); gone {
+				t.Fatalf("the manager exited: %v", err)
+			}
+			s = get()
+			h := s.Status.History
+			if len(h) < release || h[len(h)-1].Release != fmt.Sprintf("r%d", release) || !h[len(h)-1].Phase.Terminal() {
+				return fmt.Errorf("%d entries", len(h))
+			}
+			if h[len(h)-1].Phase != benchv1.PhaseSucceeded {
+				t.Fatalf("release r%d's run ended %s", release, h[len(h)-1].Phase)
+			}
+			if h[len(h)-1].Judgement == "" {
+				return fmt.Errorf("not judged yet")
+			}
+			return nil
+		})
+		e := s.Status.History[len(s.Status.History)-1]
+		cond := meta.FindStatusCondition(s.Status.Conditions, benchv1.ConditionRegressed)
+		t.Logf("r%d (%s): %.0f %s, %s; Regressed=%s (%s)", release, what, *e.Value, e.Unit, e.Judgement, cond.Status, cond.Reason)
+		return cond
+	}
+	want := func(cond *metav1.Condition, status metav1.ConditionStatus, reason string) {
+		t.Helper()
+		if cond.Status != status || cond.Reason != reason {
+			t.Fatalf("Regressed=%s (%s), want %s (%s): %s\n%s", cond.Status, cond.Reason, status, reason, cond.Message, history(ctx, t, plugin, c.Kubeconfig))
+		}
+	}
+
+	for range 3 {
+		next("appendfsync no")
+	}
+	want(meta.FindStatusCondition(get().Status.Conditions, benchv1.ConditionRegressed), metav1.ConditionFalse, benchv1.ReasonNoRegression)
+	slow(true)
+	want(next("appendfsync always"), metav1.ConditionTrue, benchv1.ReasonRegression)
+	first := get().Status.Regression.Open.FirstRun
+	if err := stack.RestartManager(ctx); err != nil { // nothing may be forgotten or said twice
+		t.Fatal(err)
+	}
+	c2 := next("appendfsync always, after a manager restart")
+	want(c2, metav1.ConditionTrue, benchv1.ReasonRegression)
+	if !strings.Contains(c2.Message, "from run "+first) || !strings.Contains(c2.Message, "2 runs so far") {
+		t.Errorf("the regression forgot where it started: %s", c2.Message)
+	}
+	slow(false)
+	want(next("appendfsync no again"), metav1.ConditionFalse, benchv1.ReasonRecovered)
+	slow(true)
+	want(next("appendfsync always"), metav1.ConditionTrue, benchv1.ReasonRegression)
+	want(next("appendfsync always"), metav1.ConditionTrue, benchv1.ReasonRegression)
+	second := get().Status.Regression.Open.FirstRun
+
+	out, err := exec.CommandContext(ctx, plugin, "ack", "nightly-set", "--kubeconfig", c.Kubeconfig, "-n", ns, "--reason", "appendfsync always is the release's new durability default").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "acknowledged by") {
+		t.Fatalf("kubectl dbperf ack: %v\n%s", err, out)
+	}
+	testutil.Eventually(t, 30*time.Second, "the acknowledgement judged", func() error {
+		if c := meta.FindStatusCondition(get().Status.Conditions, benchv1.ConditionRegressed); c.Reason != benchv1.ReasonAcknowledged {
+			return fmt.Errorf("Regressed=%s (%s)", c.Status, c.Reason)
+		}
+		return nil
+	})
+	want(next("appendfsync always, the accepted level"), metav1.ConditionFalse, benchv1.ReasonNoRegression)
+
+	// One event per transition, never two: two regressions, one recovery,
+	// one acknowledgement.
+	testutil.Eventually(t, 20*time.Second, "the events", func() error {
+		var events corev1.EventList
+		if err := k.List(ctx, &events, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		got := map[string]int{}
+		for _, e := range events.Items {
+			if e.InvolvedObject.Kind == "BenchmarkSchedule" {
+				got[e.Reason] += int(max(e.Count, 1))
+			}
+		}
+		if got[benchv1.ReasonRegression] != 2 || got[benchv1.ReasonRecovered] != 1 || got[benchv1.ReasonAcknowledged] != 1 {
+			return fmt.Errorf("events %v", got)
+		}
+		return nil
+	})
+	s := get()
+	if s.Status.Regression.RegressionsDetected != 2 {
+		t.Errorf("regressions detected %d, want 2", s.Status.Regression.RegressionsDetected)
+	}
+	text := history(ctx, t, plugin, c.Kubeconfig)
+	for _, w := range []string{first, second} {
+		found := false
+		for _, line := range strings.Split(text, "\n") {
+			found = found || strings.HasPrefix(line, w+" ") && strings.Contains(line, "◀ regression starts")
+		}
+		if !found {
+			t.Errorf("kubectl dbperf history does not mark %s:\n%s", w, text)
+		}
+	}
+	if !strings.Contains(text, "acknowledged") || !strings.Contains(text, "recovered") {
+		t.Errorf("kubectl dbperf history:\n%s", text)
+	}
+	t.Logf("kubectl dbperf history nightly-set:\n%s", text)
+	raw, _ := json.Marshal(s.Status.Regression)
+	t.Logf("status.regression: %s", raw)
+}
+
+// history is `kubectl dbperf history nightly-set` as a person reads it.
+func history(ctx context.Context, t *testing.T, plugin, kubeconfig string) string {
+	t.Helper()
+	out, err := exec.CommandContext(ctx, plugin, "history", "nightly-set", "--kubeconfig", kubeconfig, "-n", ns).CombinedOutput()
+	if err != nil {
+		t.Errorf("kubectl dbperf history: %v\n%s", err, out)
+	}
+	return string(out)
+}
