@@ -129,8 +129,14 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkComparison", klog.KObj(cmp)))
 	base := cmp.DeepCopy()
 	defer func() {
-		if _, perr := patchStatusIfChanged(ctx, r.Client, base, cmp, base.Status, cmp.Status); perr != nil && err == nil {
+		written, perr := patchStatusIfChanged(ctx, r.Client, base, cmp, base.Status, cmp.Status)
+		if perr != nil && err == nil {
 			err = perr
+		}
+		// The ending's event once the status that records it is stored: a
+		// refused write is judged again from what is stored, never said twice.
+		if e, ok := endingEvent(cmp, &base.Status, &cmp.Status); ok && written {
+			r.Recorder.Event(cmp, e.eventType, e.reason, truncate(e.message, 1024))
 		}
 	}()
 	if cmp.Status.Phase.Terminal() {
@@ -214,10 +220,30 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 	return ctrl.Result{}, r.compareAll(ctx, cmp, existing, planned, pairs)
 }
 
+// fail ends the comparison; its event is said once the status is stored
+// (endingEvent).
 func (r *BenchmarkComparisonReconciler) fail(cmp *benchv1.BenchmarkComparison, reason, msg string) {
 	cmp.Status.Phase = benchv1.ComparisonFailed
 	setCompared(cmp, metav1.ConditionFalse, reason, msg)
-	r.Recorder.Event(cmp, corev1.EventTypeWarning, reason, truncate(msg, 1024))
+}
+
+// endingEvent is the event of a comparison that has just ended (or ended
+// again differently, compared anew after a rejection): Compared with the
+// verdicts, or the reason it failed.
+func endingEvent(cmp *benchv1.BenchmarkComparison, before, after *benchv1.BenchmarkComparisonStatus) (pendingEvent, bool) {
+	if !after.Phase.Terminal() {
+		return pendingEvent{}, false
+	}
+	was := meta.FindStatusCondition(before.Conditions, benchv1.ConditionCompared)
+	now := meta.FindStatusCondition(after.Conditions, benchv1.ConditionCompared)
+	if now == nil || was != nil && before.Phase == after.Phase && was.Reason == now.Reason && was.Message == now.Message {
+		return pendingEvent{}, false
+	}
+	if after.Phase == benchv1.ComparisonSucceeded {
+		return pendingEvent{corev1.EventTypeNormal, benchv1.ReasonCompared,
+			fmt.Sprintf("%s against %s: %s", strings.Join(candidates(cmp), ", "), cmp.Spec.Baseline, after.Summary)}, true
+	}
+	return pendingEvent{corev1.EventTypeWarning, now.Reason, now.Message}, true
 }
 
 func (r *BenchmarkComparisonReconciler) createRun(ctx context.Context, cmp *benchv1.BenchmarkComparison, p plannedRun, spec benchv1.BenchmarkRunSpec) error {
@@ -337,7 +363,6 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 	cmp.Status.Phase = benchv1.ComparisonSucceeded
 	setCompared(cmp, metav1.ConditionTrue, benchv1.ReasonCompared,
 		fmt.Sprintf("every run finished; %s; %d measurements excluded; report in ConfigMap %s", cmp.Status.Summary, excluded, cmp.Status.ReportConfigMap))
-	r.Recorder.Eventf(cmp, corev1.EventTypeNormal, benchv1.ReasonCompared, "%s against %s: %s", strings.Join(candidates(cmp), ", "), cmp.Spec.Baseline, cmp.Status.Summary)
 	return nil
 }
 

@@ -98,7 +98,7 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkSchedule", klog.KObj(s)))
 	base := s.DeepCopy()
-	var events []scheduleEvent
+	var events []pendingEvent
 	defer func() {
 		written, perr := patchStatusIfChanged(ctx, r.Client, base, s, base.Status, s.Status)
 		if perr != nil && err == nil {

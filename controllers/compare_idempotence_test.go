@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -73,11 +74,15 @@ func TestComparePhaseIsIdempotent(t *testing.T) {
 	}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cmp)}
 	conflicted := &conflictOnce{Client: k8s}
-	r := &BenchmarkComparisonReconciler{Client: conflicted, Recorder: record.NewFakeRecorder(100)}
+	rec := record.NewFakeRecorder(100)
+	r := &BenchmarkComparisonReconciler{Client: conflicted, Recorder: rec}
 	// A conflict is not an error (patchStatusIfChanged): the write that
 	// caused it brings the next reconcile, which starts from what is stored.
 	if _, err := r.Reconcile(ctx, req); err != nil || !conflicted.refused {
 		t.Fatalf("first reconcile: %v (conflict met: %v)", err, conflicted.refused)
+	}
+	if n := len(rec.Events); n != 0 {
+		t.Errorf("a refused write said %d events: %s", n, <-rec.Events)
 	}
 	get := func() *benchv1.BenchmarkComparison {
 		t.Helper()
@@ -91,9 +96,15 @@ func TestComparePhaseIsIdempotent(t *testing.T) {
 		t.Fatalf("a refused write changed the status: %v %+v", c.Status.Rejections, c.Status.Results)
 	}
 	// A new reconciler: what the next manager would run.
-	r = &BenchmarkComparisonReconciler{Client: k8s, Recorder: record.NewFakeRecorder(100)}
+	rec = record.NewFakeRecorder(100)
+	r = &BenchmarkComparisonReconciler{Client: k8s, Recorder: rec}
 	if _, err := r.Reconcile(ctx, req); err != nil {
 		t.Fatal(err)
+	}
+	if n := len(rec.Events); n != 1 {
+		t.Errorf("comparing again said %d events, want 1 (Compared)", n)
+	} else if e := <-rec.Events; !strings.HasPrefix(e, "Normal Compared ") {
+		t.Errorf("event %q", e)
 	}
 	after := get()
 	if len(after.Status.Rejections) != 1 || after.Status.Results[0].BaselineN != 2 || after.Status.ExcludedMeasurements != 1 {
@@ -115,6 +126,9 @@ func TestComparePhaseIsIdempotent(t *testing.T) {
 		if c := get(); c.ResourceVersion != rv || report().ResourceVersion != reportRV {
 			t.Errorf("reconcile %d again wrote: comparison %s→%s, report %s→%s", i+2, rv, c.ResourceVersion, reportRV, report().ResourceVersion)
 		}
+	}
+	if n := len(rec.Events); n != 0 {
+		t.Errorf("reconciled again, %d more events", n)
 	}
 	h.startManager(cfg)
 	time.Sleep(3 * time.Second) // the new manager's first reconciles

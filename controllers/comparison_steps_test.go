@@ -161,9 +161,18 @@ func TestComparisonOfNothingSaysSo(t *testing.T) {
 		}
 		return fmt.Errorf("events %v", comparisonEvents(t, h.ns, "failing"))
 	})
+	h.restartManager(cfg)
+	waitComparison(h, "failing", benchv1.ComparisonFailed)
+	said := 0
 	for _, e := range comparisonEvents(t, h.ns, "failing") {
 		if strings.HasPrefix(e, benchv1.ReasonCompared+":") {
 			t.Errorf("a Compared event for a comparison of nothing: %s", e)
 		}
+		if strings.HasPrefix(e, benchv1.ReasonNothingCompared+":") {
+			said++
+		}
+	}
+	if said != 1 {
+		t.Errorf("NothingCompared said %d times, want once", said)
 	}
 }

@@ -20,16 +20,16 @@ import (
 // from what status and the annotation hold, so a restarted manager, a
 // retried reconcile or a refused write all come to the same answer.
 
-// scheduleEvent is an event to emit once the status that records its
+// pendingEvent is an event to emit once the status that records its
 // transition is stored: never for a write that was refused, so never twice.
-type scheduleEvent struct {
+type pendingEvent struct {
 	eventType, reason, message string
 }
 
 // judge replays the history (with the acknowledgements), marks it, bounds
 // it, and sets the conditions; it returns the events of the transitions
 // between what status held and what it holds now.
-func (r *BenchmarkScheduleReconciler) judge(s *benchv1.BenchmarkSchedule) []scheduleEvent {
+func (r *BenchmarkScheduleReconciler) judge(s *benchv1.BenchmarkSchedule) []pendingEvent {
 	before := s.Status.DeepCopy()
 	p := s.Spec.Regression
 	if p == nil {
@@ -68,8 +68,8 @@ func (r *BenchmarkScheduleReconciler) judge(s *benchv1.BenchmarkSchedule) []sche
 // transitions compares the conditions before and after: a regression or an
 // improvement opened (a new one: another first run), or closed and why; an
 // acknowledgement made. The counters of status.regression count the opened.
-func transitions(before, after *benchv1.BenchmarkScheduleStatus) []scheduleEvent {
-	var out []scheduleEvent
+func transitions(before, after *benchv1.BenchmarkScheduleStatus) []pendingEvent {
+	var out []pendingEvent
 	for _, kind := range []struct {
 		cond, open string
 		change     benchv1.ChangeKind
@@ -86,9 +86,9 @@ func transitions(before, after *benchv1.BenchmarkScheduleStatus) []scheduleEvent
 		switch {
 		case nowOpen && (!wasOpen || firstRun(before, kind.change) != firstRun(after, kind.change)):
 			*kind.count++
-			out = append(out, scheduleEvent{kind.eventType, kind.open, now.Message})
+			out = append(out, pendingEvent{kind.eventType, kind.open, now.Message})
 		case wasOpen && !nowOpen && now != nil:
-			out = append(out, scheduleEvent{corev1.EventTypeNormal, now.Reason, now.Message})
+			out = append(out, pendingEvent{corev1.EventTypeNormal, now.Reason, now.Message})
 		}
 	}
 	// An acknowledgement that closed a change is said by that change's
@@ -101,7 +101,7 @@ func transitions(before, after *benchv1.BenchmarkScheduleStatus) []scheduleEvent
 	was := meta.FindStatusCondition(before.Conditions, benchv1.ConditionAcknowledged)
 	if now := meta.FindStatusCondition(after.Conditions, benchv1.ConditionAcknowledged); now != nil && now.Status == metav1.ConditionTrue &&
 		(was == nil || was.Status != metav1.ConditionTrue || was.Message != now.Message) {
-		out = append(out, scheduleEvent{corev1.EventTypeNormal, benchv1.ReasonAcknowledged, now.Message})
+		out = append(out, pendingEvent{corev1.EventTypeNormal, benchv1.ReasonAcknowledged, now.Message})
 	}
 	return out
 }

@@ -94,9 +94,9 @@ func (d *scheduleDriver) next(value float64) *benchv1.BenchmarkSchedule {
 	return cur
 }
 
-// scheduleEvents counts the schedule's events by reason (an event said
+// pendingEvents counts the schedule's events by reason (an event said
 // again is counted again: the recorder folds repeats into Count).
-func scheduleEvents(t *testing.T, ns, name string) map[string]int {
+func pendingEvents(t *testing.T, ns, name string) map[string]int {
 	t.Helper()
 	var list corev1.EventList
 	if err := k8s.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
@@ -117,7 +117,7 @@ func scheduleEvents(t *testing.T, ns, name string) map[string]int {
 func waitEvents(t *testing.T, ns, name string, want map[string]int) {
 	t.Helper()
 	testutil.Eventually(t, 10*time.Second, fmt.Sprintf("events %v", want), func() error {
-		got := scheduleEvents(t, ns, name)
+		got := pendingEvents(t, ns, name)
 		for _, reason := range []string{benchv1.ReasonRegression, benchv1.ReasonRecovered, benchv1.ReasonAcknowledged, benchv1.ReasonImprovement} {
 			if got[reason] != want[reason] {
 				return fmt.Errorf("events %v", got)
