@@ -38,7 +38,7 @@ const publishedRunsPerVariant = 2
 // and how the test plays its tool.
 type publishedComparison struct {
 	tool string // registry name of the load tool
-	// fixture is a recorded output of that tool, in ../shared/fixtures/<tool>,
+	// fixture is a recorded output of that tool, in test/fixtures/<tool>,
 	// or, when it starts with "testdata:", in the tool's package testdata.
 	fixture string
 	// prepare returns the file the prepare step prints; nil when the run
@@ -112,7 +112,7 @@ type publishedComparison struct {
 // The runs' status.environment must then show each instance's role and
 // zone, and their volumes, as the sample asks.
 //
-// Recorded outputs (../shared/fixtures): HammerDB on MySQL over TLS —
+// Recorded outputs (test/fixtures): HammerDB on MySQL over TLS —
 // mysql-400wh-100vu-ssl-cipher-allwh.txt, whose virtual users print their
 // Ssl_cipher, which a TLS target requires; HammerDB on PostgreSQL — the
 // real HammerDB 4.12 run against PostgreSQL 15 recorded in

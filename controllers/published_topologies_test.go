@@ -331,7 +331,7 @@ func (k parallelKubelet) step(ctx context.Context, t *testing.T, h *harness, j *
 	return true
 }
 
-// fixturePath is a recorded output: in ../shared/fixtures/<tool>, or, with
+// fixturePath is a recorded output: in test/fixtures/<tool>, or, with
 // the "testdata:" prefix, in the tool's package testdata.
 func fixturePath(t *testing.T, tool, name string) string {
 	if n, ok := strings.CutPrefix(name, "testdata:"); ok {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every test: parsers against ../shared/fixtures, the runner against
+# Runs every test: parsers against test/fixtures, the runner against
 # real PostgreSQL and redis-server on 127.0.0.1, and the controller in
 # envtest on the control plane built by hack/build-control-plane.sh, the Helm
 # chart, and the end-to-end suite on the local simulated cluster (test/e2e).
@@ -31,14 +31,14 @@ log "k6 built from the Go module proxy (cached; the first build takes a minute o
 K6="$(cached hack/build-k6.sh)"
 log "FerretDB built from the Go module proxy (cached; the first build takes about a minute)"
 FERRETDB="$(cached hack/build-ferretdb.sh)"
-log "memtier_benchmark 2.1.1 and HammerDB 4.12 built from ../shared/tools (cached; the first build takes about a minute)"
+log "memtier_benchmark 2.1.1 and HammerDB 4.12 built from their pinned sources (hack/build-tools.sh: upstream, or DBPERF_TOOL_SOURCES; cached; the first build takes about a minute)"
 # build-tools.sh prints MEMTIER=… and HAMMERDB_HOME=… as its last two lines;
 # the lock keeps two test runs from building into the cache at once.
-tools="$({ flock /tmp/dbperf-build-tools.lock bash ../shared/tools/build-tools.sh 2>&1 1>&3 3>&- | hide_downloads; } 3>&1)"
+tools="$({ flock /tmp/dbperf-build-tools.lock bash hack/build-tools.sh 2>&1 1>&3 3>&- | hide_downloads; } 3>&1)"
 MEMTIER="$(sed -n 's/^MEMTIER=//p' <<<"$tools")"
 HAMMERDB_HOME="$(sed -n 's/^HAMMERDB_HOME=//p' <<<"$tools")"
 if [ ! -x "$MEMTIER" ] || [ ! -x "$HAMMERDB_HOME/hammerdbcli" ]; then
-  log "ERROR: ../shared/tools/build-tools.sh did not build memtier_benchmark and hammerdbcli: $tools"
+  log "ERROR: hack/build-tools.sh did not build memtier_benchmark and hammerdbcli: $tools"
   exit 1
 fi
 export KUBEBUILDER_ASSETS CNPG_CRD_DIR HELM KUBECTL CHROMIUM YCSB_LIB K6 FERRETDB MEMTIER HAMMERDB_HOME

@@ -266,7 +266,7 @@ func DefaultImages() map[string][]string {
 		m["redis"] = []string{filepath.Dir(p)}
 		m["valkey/valkey"] = []string{filepath.Dir(p)}
 	}
-	// memtier_benchmark and HammerDB built from ../shared/tools
+	// memtier_benchmark and HammerDB built by hack/build-tools.sh
 	// (build-tools.sh; MEMTIER and HAMMERDB_HOME name them).
 	if p := os.Getenv("MEMTIER"); p != "" {
 		m["redislabs/memtier_benchmark"] = []string{filepath.Dir(p)}

@@ -1,5 +1,5 @@
-// Package testutil holds helpers shared by the tests: where the shared tool
-// fixtures are, and polling with a deadline instead of sleeping.
+// Package testutil holds helpers shared by the tests: where the recorded
+// tool outputs are, and polling with a deadline instead of sleeping.
 package testutil
 
 import (
@@ -28,13 +28,14 @@ func NeedEnv(t testing.TB, name string) string {
 	return v
 }
 
-// FixturesDir returns ../shared/fixtures/<tool> beside the repository, or
-// the directory DBPERF_FIXTURES names.
+// FixturesDir returns test/fixtures/<tool>: real outputs of each tool, with
+// their provenance in test/fixtures/SOURCES.md; DBPERF_FIXTURES names
+// another root (to try the parsers on outputs of one's own).
 func FixturesDir(t testing.TB, tool string) string {
 	t.Helper()
 	root := os.Getenv("DBPERF_FIXTURES")
 	if root == "" {
-		root = filepath.Join(RepoRoot(), "..", "shared", "fixtures")
+		root = filepath.Join(RepoRoot(), "test", "fixtures")
 	}
 	dir := filepath.Join(root, tool)
 	if _, err := os.Stat(dir); err != nil {

@@ -22,7 +22,7 @@ import (
 )
 
 // needMemtier puts the memtier_benchmark MEMTIER names (built by
-// ../shared/tools/build-tools.sh) on PATH.
+// hack/build-tools.sh) on PATH.
 func needMemtier(t *testing.T) {
 	bin := testutil.NeedEnv(t, "MEMTIER")
 	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))

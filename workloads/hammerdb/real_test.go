@@ -16,14 +16,14 @@ import (
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
-// The real hammerdbcli 4.12 (../shared/tools/build-tools.sh; HAMMERDB_HOME
+// The real hammerdbcli 4.12 (hack/build-tools.sh; HAMMERDB_HOME
 // names its directory) runs the schema build invocation through the runner,
 // in a fresh pod's layout where the output directory does not exist yet:
 // HammerDB must open its jobs database in $TMP, not fall back to /tmp. It
 // opens it at start-up, so no database server is needed (the build then
 // fails to connect, which is not what is tested here).
 func TestRealSchemaBuildWritesIntoTMP(t *testing.T) {
-	home := testutil.NeedEnv(t, "HAMMERDB_HOME") // HammerDB 4.12 built by ../shared/tools/build-tools.sh
+	home := testutil.NeedEnv(t, "HAMMERDB_HOME") // HammerDB 4.12 built by hack/build-tools.sh
 	inv := HammerDB{}.Prepare(seed(benchv1.HammerDBPostgres, 1), workloads.Endpoint{Host: "127.0.0.1", Port: int32(testutil.FreePort(t)),
 		Username: secretKey("s", "username"), Password: secretKey("s", "password")})
 	dir := t.TempDir()
@@ -62,7 +62,7 @@ func TestRealSchemaBuildWritesIntoTMP(t *testing.T) {
 		}
 	}
 	if _, err := exec.LookPath("tclsh8.6"); err != nil {
-		t.Fatal("tclsh8.6 is not installed (../shared/tools/build-tools.sh installs tcl)")
+		t.Fatal("tclsh8.6 is not installed (hack/build-tools.sh installs tcl)")
 	}
 	var log bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -55,7 +55,7 @@ type tpccCase struct {
 // servers, a 1-minute ramp-up and a 1-minute test at 2 and 4 virtual users
 // in every case (about 15 minutes).
 func TestRealTPCC(t *testing.T) {
-	home := testutil.NeedEnv(t, "HAMMERDB_HOME") // HammerDB 4.12 built by ../shared/tools/build-tools.sh
+	home := testutil.NeedEnv(t, "HAMMERDB_HOME") // HammerDB 4.12 built by hack/build-tools.sh
 	full := os.Getenv("DBPERF_HAMMERDB_FULL") != ""
 	rampUp := time.Duration(0)
 	cases := map[string]tpccCase{

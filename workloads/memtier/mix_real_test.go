@@ -26,7 +26,7 @@ import (
 // the server's own count of the commands it ran (INFO commandstats), the
 // GETs after the load all hit, and the mix is 1:10.
 func TestRealMemtierLoadMixPipelinesAndIncr(t *testing.T) {
-	bin := testutil.NeedEnv(t, "MEMTIER") // memtier_benchmark 2.1.1 built by ../shared/tools/build-tools.sh
+	bin := testutil.NeedEnv(t, "MEMTIER") // memtier_benchmark 2.1.1 built by hack/build-tools.sh
 	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	redis := testutil.StartRedis(t)
 	client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:" + strconv.Itoa(redis.Port)})

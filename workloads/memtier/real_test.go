@@ -45,11 +45,11 @@ func realCommand(t *testing.T, inv workloads.Invocation, env map[string]string) 
 	return cmd, files
 }
 
-// The real memtier_benchmark 2.1.1 (../shared/tools/build-tools.sh; MEMTIER
+// The real memtier_benchmark 2.1.1 (hack/build-tools.sh; MEMTIER
 // names it) against redis-server with a password, through the runner, with
 // the command lines the operator builds.
 func TestRealMemtierAuthentication(t *testing.T) {
-	bin := testutil.NeedEnv(t, "MEMTIER") // memtier_benchmark 2.1.1 built by ../shared/tools/build-tools.sh
+	bin := testutil.NeedEnv(t, "MEMTIER") // memtier_benchmark 2.1.1 built by hack/build-tools.sh
 	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	redis := testutil.StartRedis(t, "--requirepass", "pa:ss word")
 	external := workloads.Endpoint{Host: "127.0.0.1", Port: int32(redis.Port), Username: secretKey("username", true), Password: secretKey("password", true)}
