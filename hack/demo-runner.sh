@@ -9,7 +9,7 @@ log() { printf '\n[demo] %s\n' "$*" >&2; }
 SECONDS_PER_RUN="${DEMO_SECONDS:-5}"
 
 log "installing PostgreSQL and Redis from Debian if missing"
-bash hack/install-deps.sh
+bash hack/install-deps.sh demo
 log "building dbperf-runner"
 make -s build >/dev/null
 RUNNER="$PWD/bin/dbperf-runner"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The quickstart (make demo): installs the Debian packages the tests use if
+# The quickstart (make demo): installs the Debian packages the demo runs if
 # missing (hack/install-deps.sh), builds the operator, the control plane and
 # helm (cached after the first time), starts the local simulated cluster with
 # node pools standard-v3, standard-v4a and loadgen, installs the operator with
@@ -24,8 +24,8 @@ hide_downloads() {
 # prints its path on its last line; it prints that path.
 cached() { { bash "$1" 2>&1 1>&3 3>&- | hide_downloads; } 3>&1 | tail -n 1; }
 
-log "Debian packages: PostgreSQL, Redis, Chromium, a Java runtime, MariaDB and Tcl (skipped when installed)"
-bash hack/install-deps.sh
+log "Debian packages the demo runs: PostgreSQL and Redis (hack/install-deps.sh demo; skipped when installed)"
+bash hack/install-deps.sh demo
 log "building the manager and dbperf-runner"
 make -s build 2>&1 >/dev/null | hide_downloads
 log "control-plane binaries: kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kubectl, kwok (first time: about 10 minutes; progress below)"
