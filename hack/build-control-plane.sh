@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Builds a Kubernetes control plane (kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, etcd, kwok, kwokctl) from the Go module proxy and
-# caches the binaries outside git. A second call with the binaries present
-# returns in seconds. Prints the directory holding the binaries on its last line.
+# Gets a Kubernetes control plane (kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl, etcd, kwok, kwokctl) and caches the binaries outside
+# git. Where the network allows, the released binaries are downloaded by
+# version and checked against the SHA-256 their project publishes beside them
+# (dl.k8s.io's .sha256 files, etcd's SHA256SUMS); otherwise, and for kwok,
+# whose releases publish no checksums, they are built from the Go module
+# proxy. K8S_RELEASE_URL and ETCD_RELEASE_URL name mirrors of the release
+# hosts (same layout). A second call with the binaries present returns in
+# seconds. Prints the directory holding the binaries on its last line.
 #
 # k8s.io/kubernetes cannot be `go install`ed directly: its go.mod replaces the
 # staging modules by local paths. We build it from a small module that requires
@@ -20,6 +25,10 @@ BIN_DIR="${CACHE_ROOT}/control-plane/k8s-v${K8S_VERSION}-etcd-${ETCD_VERSION}-kw
 STAGING_MINOR="0.${K8S_VERSION#1.}"
 
 log() { printf '[control-plane] %s\n' "$*" >&2; }
+# shellcheck source=hack/lib/download.sh
+. "$(dirname "$0")/lib/download.sh"
+GOOS="$(go env GOOS 2>/dev/null || echo linux)"
+GOARCH="$(go env GOARCH 2>/dev/null || echo amd64)"
 die() { printf '[control-plane] ERROR: %s\n' "$*" >&2; exit 1; }
 
 command -v go >/dev/null || die "go is not on PATH"
@@ -44,6 +53,27 @@ staging=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-g
   cri-client csi-translation-lib dynamic-resource-allocation endpointslice externaljwt kms
   kube-aggregator kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics
   mount-utils pod-security-admission sample-apiserver sample-cli-plugin sample-controller)
+
+# download_k8s fetches the released kube-* binaries; false when the release
+# host cannot be reached or a sum does not match (then they are built).
+download_k8s() {
+  local base="${K8S_RELEASE_URL:-https://dl.k8s.io/release}/v${K8S_VERSION}/bin/${GOOS}/${GOARCH}"
+  for b in "${want_k8s[@]}"; do
+    [ -x "${BIN_DIR}/${b}" ] && continue
+    download_checked "${base}/${b}" "${base}/${b}.sha256" "${BIN_DIR}/${b}" || return 1
+    chmod +x "${BIN_DIR}/${b}"
+    log "downloaded ${b} v${K8S_VERSION} (SHA-256 checked)"
+  done
+}
+
+download_etcd() {
+  [ -x "${BIN_DIR}/etcd" ] && return 0
+  local name="etcd-${ETCD_VERSION}-${GOOS}-${GOARCH}"
+  local base="${ETCD_RELEASE_URL:-https://github.com/etcd-io/etcd/releases/download}/${ETCD_VERSION}"
+  download_checked "${base}/${name}.tar.gz" "${base}/SHA256SUMS" "${work}/etcd.tar.gz" "${name}.tar.gz" || return 1
+  tar -xzf "${work}/etcd.tar.gz" -C "${work}" "${name}/etcd" && mv "${work}/${name}/etcd" "${BIN_DIR}/etcd" &&
+    log "downloaded etcd ${ETCD_VERSION} (SHA-256 checked)"
+}
 
 build_k8s() {
   local missing=()
@@ -135,9 +165,9 @@ GO
 }
 
 start=$(date +%s)
-build_etcd
+download_etcd || build_etcd
 build_kwok
-build_k8s
+download_k8s || build_k8s
 for b in "${want_all[@]}"; do [ -x "${BIN_DIR}/${b}" ] || die "${b} missing after build"; done
 log "done in $(( $(date +%s) - start ))s: ${BIN_DIR}"
 echo "${BIN_DIR}"
