@@ -266,24 +266,25 @@ func DefaultImages() map[string][]string {
 		m["redis"] = []string{filepath.Dir(p)}
 		m["valkey/valkey"] = []string{filepath.Dir(p)}
 	}
-	// memtier_benchmark and HammerDB built by hack/build-tools.sh
-	// (build-tools.sh; MEMTIER and HAMMERDB_HOME name them).
-	if p := os.Getenv("MEMTIER"); p != "" {
+	// memtier_benchmark and HammerDB built by hack/build-tools.sh (MEMTIER
+	// and HAMMERDB_HOME name them, or they are found in its cache).
+	if p := memtierBin(); p != "" {
 		m["redislabs/memtier_benchmark"] = []string{filepath.Dir(p)}
 	} else if p, err := exec.LookPath("memtier_benchmark"); err == nil {
 		m["redislabs/memtier_benchmark"] = []string{filepath.Dir(p)}
 	}
-	if home := os.Getenv("HAMMERDB_HOME"); home != "" {
+	if home := hammerdbHome(); home != "" {
 		m[hammerdbImage] = []string{home}
 	}
-	// k6 built from the Go module proxy (hack/build-k6.sh; K6 names it).
-	if p := os.Getenv("K6"); p != "" {
+	// k6 built from the Go module proxy (hack/build-k6.sh; K6, or its cache).
+	if p := k6Bin(); p != "" {
 		m["grafana/k6"] = []string{filepath.Dir(p)}
 	} else if p, err := exec.LookPath("k6"); err == nil {
 		m["grafana/k6"] = []string{filepath.Dir(p)}
 	}
-	// YCSB: the local Java runs the jars from Maven Central (YCSB_LIB).
-	if java, err := exec.LookPath("java"); err == nil && os.Getenv("YCSB_LIB") != "" {
+	// YCSB: the local Java runs the jars from Maven Central (YCSB_LIB, or
+	// hack/fetch-ycsb.sh's cache).
+	if java, err := exec.LookPath("java"); err == nil && ycsbLib() != "" {
 		m[ycsbImage] = []string{filepath.Dir(java)}
 	}
 	return m
@@ -296,7 +297,7 @@ const hammerdbImage = "tpcorg/hammerdb"
 // HAMMERDB_HOME names here.
 func DefaultImageWorkDirs() map[string]string {
 	m := map[string]string{}
-	if home := os.Getenv("HAMMERDB_HOME"); home != "" {
+	if home := hammerdbHome(); home != "" {
 		m[hammerdbImage] = home
 	}
 	return m
@@ -308,7 +309,7 @@ const ycsbImage = "dbperf-io/ycsb"
 // DefaultImagePaths maps the YCSB image's installation to YCSB_LIB.
 func DefaultImagePaths() map[string]map[string]string {
 	m := map[string]map[string]string{}
-	if lib := os.Getenv("YCSB_LIB"); lib != "" {
+	if lib := ycsbLib(); lib != "" {
 		m[ycsbImage] = map[string]string{"/opt/ycsb/lib": lib, "/opt/ycsb/conf": lib}
 	}
 	return m
