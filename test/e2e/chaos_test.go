@@ -74,7 +74,9 @@ spec:
 `
 
 // chaosComparisonYAML: name, the external server's port. Interleaved, so
-// its four runs follow one another through the kills.
+// its four runs follow one another through the kills. The variants patch
+// the swept pipeline: their steps are paired by position (clients=2,
+// pipeline=1 with clients=2,pipeline=2), or they would meet at no step.
 const chaosComparisonYAML = `
 apiVersion: bench.dbperf.io/v1alpha1
 kind: BenchmarkComparison
@@ -82,6 +84,7 @@ metadata:
   name: %s
 spec:
   baseline: pipeline1
+  stepPairing: ByPosition
   runsPerVariant: 2
   template:
     repetitions: 2
