@@ -82,6 +82,10 @@ bench: ## Run the benchmarks: parse throughput and runner overhead.
 scale: build ## The scale benchmark: 100, 300 and 1,000 runs at once on the simulated cluster (100 nodes), 1,000 queued runs idle (~20 min; docs/reliability.md).
 	DBPERF_SCALE_RUNS=$${DBPERF_SCALE_RUNS:-100,300,1000} DBPERF_TEST_PKGS=./test/scale bash hack/test.sh -run '^TestScale$$' -v -timeout 90m
 
+.PHONY: samples
+samples: build ## Every sample of config/samples and config/samples/published in its smoke form on the embedded cluster, local servers playing the targets (~15 min; docs/local-cluster.md).
+	DBPERF_SAMPLES=1 DBPERF_TEST_PKGS=./test/e2e bash hack/test.sh -run '^TestEverySampleRunsInItsSmokeForm$$' -v -timeout 40m
+
 .PHONY: chaos
 chaos: build ## The chaos test in full: the manager SIGKILLed 50 times while runs, a comparison and a schedule are in flight (~15 min; docs/reliability.md).
 	DBPERF_CHAOS_KILLS=$${DBPERF_CHAOS_KILLS:-50} DBPERF_MANY_RUNS=$${DBPERF_MANY_RUNS:-200} DBPERF_TEST_PKGS=./test/e2e bash hack/test.sh -run '^TestManyShortRunsKeepEveryMeasurement$$' -v -timeout 60m

@@ -3,6 +3,10 @@
 # dependencies) from Maven Central into ~/.cache/dbperf/ycsb-0.17.0/lib,
 # checks each jar against Maven Central's SHA-1, and prints the directory.
 # Its BasicDB binding runs the real YCSB client loop with no database.
+# YCSB's bindings are not on Maven Central: for the mongodb binding the
+# MongoDB Java driver is fetched the same way and test/ycsb's stand-in of our
+# own (the binding's class name and mongodb.url) is compiled beside them
+# when a JDK is installed, so that YCSB samples run against FerretDB here.
 set -euo pipefail
 CACHE="${DBPERF_CACHE:-$HOME/.cache/dbperf}/ycsb-0.17.0/lib"
 REPO="${MAVEN_REPO:-https://repo1.maven.org/maven2}"
@@ -16,6 +20,10 @@ jars=(
   # which Java 11 and later no longer ship.
   "javax/xml/bind/jaxb-api/2.3.1/jaxb-api-2.3.1.jar"
   "javax/activation/javax.activation-api/1.2.0/javax.activation-api-1.2.0.jar"
+  # The MongoDB Java driver, for test/ycsb's stand-in mongodb binding.
+  "org/mongodb/mongodb-driver-sync/5.8.1/mongodb-driver-sync-5.8.1.jar"
+  "org/mongodb/mongodb-driver-core/5.8.1/mongodb-driver-core-5.8.1.jar"
+  "org/mongodb/bson/5.8.1/bson-5.8.1.jar"
 )
 mkdir -p "$CACHE"
 for j in "${jars[@]}"; do
@@ -32,4 +40,19 @@ for j in "${jars[@]}"; do
   fi
   mv "$f.tmp" "$f"
 done
+# The stand-in binding, compiled once per version of its source.
+src="$(cd "$(dirname "$0")/.." && pwd)/test/ycsb/src/site/ycsb/db/MongoDbClient.java"
+jar="$CACHE/dbperf-ycsb-mongodb-standin-$(sha256sum "$src" | cut -c1-12).jar"
+if [ ! -s "$jar" ]; then
+  if command -v javac >/dev/null && command -v jar >/dev/null; then
+    echo "[ycsb] compiling test/ycsb's stand-in mongodb binding" >&2
+    rm -f "$CACHE"/dbperf-ycsb-mongodb-standin-*.jar
+    out="$(mktemp -d)"
+    javac -nowarn -d "$out" -cp "$CACHE/*" "$src" >&2
+    jar cf "$jar.tmp" -C "$out" . && mv "$jar.tmp" "$jar"
+    rm -rf "$out"
+  else
+    echo "[ycsb] no JDK (javac): YCSB's mongodb binding stand-in is not built; YCSB runs BasicDB only" >&2
+  fi
+fi
 echo "$CACHE"

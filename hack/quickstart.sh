@@ -32,4 +32,6 @@ log "control-plane binaries: kube-apiserver, etcd, kube-controller-manager, kube
 BIN_DIR="$(cached hack/build-control-plane.sh)"
 log "helm (first time: about 2 minutes)"
 HELM="$(cached hack/build-helm.sh)"
-exec go run ./hack/localcluster --bin-dir "$BIN_DIR" --helm "$HELM" --manager bin/manager --runner bin/dbperf-runner "$@"
+log "CloudNativePG's CRDs (its Clusters are played by local PostgreSQL servers)"
+CNPG="$(cached hack/fetch-cnpg-crds.sh)"
+exec go run ./hack/localcluster --bin-dir "$BIN_DIR" --helm "$HELM" --cnpg-crds "$CNPG" --manager bin/manager --runner bin/dbperf-runner "$@"

@@ -10,6 +10,7 @@
 //	kubectl dbperf logs RUN                                                the tool's log of each pod
 //	kubectl dbperf history SCHEDULE [-o table|markdown|json|html]          headline values, changes marked
 //	kubectl dbperf ack SCHEDULE [--run R] --reason "…" [--undo]             accept the new level of an open regression
+//	kubectl dbperf try FILE… [--apply]                                     a sample's smoke form, to try in a minute
 package main
 
 import (
@@ -33,6 +34,7 @@ const usage = `kubectl dbperf: compare and export dbperf-operator results
   kubectl dbperf logs RUN
   kubectl dbperf history SCHEDULE [-o table|markdown|json|html]
   kubectl dbperf ack SCHEDULE [--run R] --reason "..." [--undo]
+  kubectl dbperf try FILE... [--apply]
 
 Common flags: -n/--namespace, --kubeconfig, --context.
 Compare flags: --alpha (0.05), --min-effect (percent, 1), --max-cv (percent, 0 = off),
@@ -110,6 +112,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdHistory(ctx, args[1:], stdout, stderr)
 	case "ack":
 		return cmdAck(ctx, args[1:], stdout, stderr)
+	case "try":
+		return cmdTry(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -35,29 +36,31 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/compare"
+	"github.com/dbperf-io/dbperf-operator/test/executor"
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
 	"github.com/dbperf-io/dbperf-operator/test/sim"
 )
 
 func main() {
 	var o struct {
-		binDir, helm, manager, runner, chart, dir string
-		seconds                                   int
-		keep, upOnly                              bool
-		html                                      string
+		binDir, helm, manager, runner, chart, dir, cnpg string
+		seconds                                         int
+		keep, upOnly                                    bool
+		html                                            string
 	}
 	flag.StringVar(&o.binDir, "bin-dir", "", "control-plane binaries (hack/build-control-plane.sh)")
 	flag.StringVar(&o.helm, "helm", "", "helm binary (hack/build-helm.sh)")
 	flag.StringVar(&o.manager, "manager", "bin/manager", "manager binary")
 	flag.StringVar(&o.runner, "runner", "bin/dbperf-runner", "dbperf-runner binary")
 	flag.StringVar(&o.chart, "chart", "charts/dbperf-operator", "the chart")
+	flag.StringVar(&o.cnpg, "cnpg-crds", "", "CloudNativePG's CRDs (hack/fetch-cnpg-crds.sh): installed, and its Clusters played with local PostgreSQL servers")
 	flag.StringVar(&o.dir, "dir", "", "work directory (default: a new one under /tmp)")
 	flag.IntVar(&o.seconds, "seconds", 5, "duration of each pgbench measurement")
 	flag.BoolVar(&o.keep, "keep", false, "keep everything running until Ctrl-C")
 	flag.StringVar(&o.html, "html", "bin/quickstart-report.html", "where to write the comparison's HTML report (empty: nowhere)")
 	flag.BoolVar(&o.upOnly, "up-only", false, "start the cluster, the operator and the executor, apply nothing, and wait for Ctrl-C")
 	flag.Parse()
-	if err := run(o.binDir, o.helm, o.manager, o.runner, o.chart, o.dir, o.seconds, o.keep, o.upOnly, o.html); err != nil {
+	if err := run(o.binDir, o.helm, o.manager, o.runner, o.chart, o.dir, o.cnpg, o.seconds, o.keep, o.upOnly, o.html); err != nil {
 		fmt.Fprintln(os.Stderr, "[quickstart] ERROR:", err)
 		os.Exit(1)
 	}
@@ -88,7 +91,7 @@ func progress(s string) {
 	fmt.Fprintf(os.Stderr, "[quickstart] %s (%s)\n", s, time.Now().UTC().Format("15:04:05"))
 }
 
-func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, upOnly bool, html string) error {
+func run(binDir, helm, manager, runner, chart, dir, cnpg string, seconds int, keep, upOnly bool, html string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	dir, cleanup, err := workDir(dir)
@@ -115,8 +118,12 @@ func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, up
 		return err
 	}
 	defer logf.Close()
+	// Local servers stand for the targets the operator provisions (Valkey,
+	// MySQL, MongoDB, ClickHouse, CloudNativePG's Clusters), so that every
+	// sample runs here.
 	stack, err := sim.Up(ctx, sim.StackOptions{Name: fmt.Sprintf("quickstart-%d", os.Getpid()), Dir: dir, BinDir: binDir,
-		Helm: helm, Chart: abs(chart), Manager: abs(manager), Runner: abs(runner), Log: logf, Progress: progress})
+		Helm: helm, Chart: abs(chart), Manager: abs(manager), Runner: abs(runner), Log: logf, Progress: progress,
+		CNPGCRDs: cnpg, PlayServers: true})
 	if err != nil {
 		return fmt.Errorf("%w (component logs: %s)", err, logf.Name())
 	}
@@ -127,8 +134,13 @@ func run(binDir, helm, manager, runner, chart, dir string, seconds int, keep, up
 			"  export KUBECONFIG=%s PATH=%s:$PATH\n  kubectl get nodes -L pool,node.kubernetes.io/instance-type\n"+
 			"Local PostgreSQL: 127.0.0.1:%d, database %s; the Secret an external target names (secretRef: {name: local-pg}):\n"+
 			"  kubectl create secret generic local-pg --from-literal=username=%s --from-literal=password=%s\n"+
-			"Local redis-server: 127.0.0.1:%d, no password. Ctrl-C stops everything.\n",
-			stack.Kubeconfig, binDir, pg.Port, pg.Database, pg.User, pg.Password, redis.Port)
+			"Local redis-server: 127.0.0.1:%d, no password.\n"+
+			"Targets the operator provisions are played by local servers (CloudNativePG's Clusters by PostgreSQL, Valkey by\n"+
+			"redis-server, MySQL by MariaDB, MongoDB by FerretDB, ClickHouse by clickhouse-server; not OpenSearch).\n"+
+			"Tools the pods' images stand for here: %s.\n"+
+			"Try any sample in its smoke form: bin/kubectl-dbperf try config/samples/memtier-valkey.yaml --apply\n"+
+			"Ctrl-C stops everything.\n",
+			stack.Kubeconfig, binDir, pg.Port, pg.Database, pg.User, pg.Password, redis.Port, toolsHere())
 		<-ctx.Done()
 		return nil
 	}
@@ -282,3 +294,13 @@ spec:
   - name: standard-v4a
     patch: {workload: {placement: {nodeSelector: {pool: standard-v4a}}}}
 `
+
+// toolsHere names the images the executor finds a local stand-in for.
+func toolsHere() string {
+	var out []string
+	for image := range executor.DefaultImages() {
+		out = append(out, image)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ") + " (bash hack/build-tools.sh builds memtier_benchmark and HammerDB)"
+}

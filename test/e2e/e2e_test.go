@@ -31,15 +31,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/executor"
 	"github.com/dbperf-io/dbperf-operator/test/sim"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
@@ -47,7 +42,7 @@ import (
 
 var (
 	runGVR     = schema.GroupVersionResource{Group: "bench.dbperf.io", Version: "v1alpha1", Resource: "benchmarkruns"}
-	clusterGVR = schema.GroupVersionResource{Group: "postgresql.cnpg.io", Version: "v1", Resource: "clusters"}
+	clusterGVR = executor.ClusterGVR
 )
 
 const ns = "perf"
@@ -797,222 +792,17 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// playCloudNativePG does what CloudNativePG would for the run's Cluster:
-// spec.instances instance pods with the Cluster's affinity (its node
-// selector, node affinity and pod anti-affinity over its topology key),
-// scheduled for real and simulated by kwok, one primary (for a cluster
-// split over two placements, deliberately the one on the replicas' side);
-// the
-// -app Secret, the -rw Service with an endpoint at the local PostgreSQL,
-// and a healthy status. Until ctx ends it then plays switchovers: when
-// status.targetPrimary names another instance (as `kubectl cnpg promote`
-// sets it), the role labels move and status.currentPrimary follows.
+// playCloudNativePG plays CloudNativePG's part for the run's Cluster with
+// the test's own server (executor.PlayCloudNativePG): the checks compare
+// the tools' counts with that server's.
 func playCloudNativePG(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dynamic.Interface, run string, pg testutil.Postgres) bool {
-	name := run + "-pg"
-	var cl *unstructured.Unstructured
-	for ctx.Err() == nil {
-		var err error
-		if cl, err = dyn.Resource(clusterGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
-			break
+	if err := executor.PlayCloudNativePG(ctx, c.Clientset, dyn, ns, run+"-pg", pg, t.Logf); err != nil {
+		if ctx.Err() == nil {
+			t.Errorf("simulating CloudNativePG for %s: %v", run, err)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if ctx.Err() != nil {
 		return false
-	}
-	owner := []metav1.OwnerReference{{APIVersion: "postgresql.cnpg.io/v1", Kind: "Cluster", Name: name, UID: cl.GetUID(), Controller: ptr.To(true)}}
-	affinity, err := cnpgPodAffinity(cl)
-	if err != nil {
-		t.Errorf("simulating CloudNativePG: %v", err)
-		return false
-	}
-	nodeSelector, _, _ := unstructured.NestedStringMap(cl.Object, "spec", "affinity", "nodeSelector")
-	instances, _, _ := unstructured.NestedInt64(cl.Object, "spec", "instances")
-	core := c.Clientset.CoreV1()
-	var pods []string
-	for i := 1; i <= int(max(instances, 1)); i++ {
-		// CloudNativePG puts spec.inheritedMetadata's labels (the run's UID
-		// and role) on every object of the cluster, the instance pods among them.
-		labels, _, _ := unstructured.NestedStringMap(cl.Object, "spec", "inheritedMetadata", "labels")
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		role := "replica"
-		if i == 1 {
-			role = "primary"
-		}
-		for k, v := range map[string]string{"cnpg.io/cluster": name, "cnpg.io/instanceRole": role, "cnpg.io/podRole": "instance", "role": role} {
-			labels[k] = v
-		}
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", name, i), Namespace: ns, OwnerReferences: owner, Labels: labels},
-			Spec: corev1.PodSpec{NodeSelector: nodeSelector, Affinity: affinity,
-				Containers: []corev1.Container{{Name: "postgres", Image: "ghcr.io/cloudnative-pg/postgresql:17"}}},
-		}
-		if err := ignoreExists(core.Pods(ns).Create(ctx, pod, metav1.CreateOptions{})); err != nil {
-			t.Errorf("simulating CloudNativePG: %v", err)
-			return false
-		}
-		pods = append(pods, pod.Name)
-	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-app", Namespace: ns, OwnerReferences: owner},
-		StringData: map[string]string{"username": pg.User, "password": pg.Password, "dbname": "postgres"}}
-	// enableSuperuserAccess: the postgres superuser's Secret (HammerDB
-	// builds its schema and user with it).
-	superuser := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: specs.CNPGSuperuserSecret(name), Namespace: ns, OwnerReferences: owner},
-		StringData: map[string]string{"username": pg.User, "password": pg.Password}}
-	// The -rw Service selects the primary; the executor's forwarder sends
-	// its traffic to the local PostgreSQL that stands for the cluster.
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name + "-rw", Namespace: ns, OwnerReferences: owner,
-			Annotations: map[string]string{executor.BackendAnnotation: fmt.Sprintf("127.0.0.1:%d", pg.Port)}},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "postgres", Port: 5432}},
-			Selector: map[string]string{"cnpg.io/cluster": name, "role": "primary"}}}
-	// CloudNativePG bootstraps the database "app" (spec.bootstrap.initdb).
-	if err := pg.SQL("CREATE DATABASE app"); err != nil {
-		t.Errorf("simulating CloudNativePG: %v", err)
-		return false
-	}
-	for _, err := range []error{
-		ignoreExists(core.Secrets(ns).Create(ctx, secret, metav1.CreateOptions{})),
-		ignoreExists(core.Secrets(ns).Create(ctx, superuser, metav1.CreateOptions{})),
-		ignoreExists(core.Services(ns).Create(ctx, svc, metav1.CreateOptions{})),
-	} {
-		if err != nil {
-			t.Errorf("simulating CloudNativePG: %v", err)
-			return false
-		}
-	}
-	for _, pod := range pods {
-		for ctx.Err() == nil {
-			p, err := core.Pods(ns).Get(ctx, pod, metav1.GetOptions{})
-			if err == nil && p.Status.Phase == corev1.PodRunning {
-				break
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
-	status := func(primary string) error {
-		patch := fmt.Sprintf(`{"status":{"phase":%q,"instances":%d,"readyInstances":%d,"currentPrimary":%q,"targetPrimary":%q}}`,
-			specs.CNPGHealthyPhase, len(pods), len(pods), primary, primary)
-		_, err := dyn.Resource(clusterGVR).Namespace(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
-		return err
-	}
-	first := pods[0]
-	if len(pods) > 1 {
-		// The scheduler put the instances where it would; CloudNativePG's
-		// first primary is the one on the replicas' side (the last zone the
-		// node affinity names), so that the operator must switch over.
-		if p, ok := instanceInZone(ctx, c, pods, lastAffinityZone(affinity)); ok && p != first {
-			first = p
-			for _, pod := range pods {
-				role := map[bool]string{true: "primary", false: "replica"}[pod == first]
-				patch := fmt.Sprintf(`{"metadata":{"labels":{"cnpg.io/instanceRole":%q,"role":%q}}}`, role, role)
-				if _, err := core.Pods(ns).Patch(ctx, pod, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-					t.Errorf("simulating CloudNativePG: %v", err)
-					return false
-				}
-			}
-		}
-	}
-	if err := status(first); err != nil {
-		t.Errorf("marking the Cluster healthy: %v", err)
-		return false
-	}
-	if len(pods) > 1 {
-		go playSwitchovers(ctx, t, c, dyn, name, pods, status)
 	}
 	return true
-}
-
-// lastAffinityZone is the zone the last required node selector term of an
-// affinity names (the replicas' placement of a split cluster), or "".
-func lastAffinityZone(a *corev1.Affinity) string {
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return ""
-	}
-	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	if len(terms) == 0 {
-		return ""
-	}
-	for _, e := range terms[len(terms)-1].MatchExpressions {
-		if e.Key == corev1.LabelTopologyZone && len(e.Values) == 1 {
-			return e.Values[0]
-		}
-	}
-	return ""
-}
-
-// instanceInZone is the instance pod whose node is in zone.
-func instanceInZone(ctx context.Context, c *sim.Cluster, pods []string, zone string) (string, bool) {
-	if zone == "" {
-		return "", false
-	}
-	for _, pod := range pods {
-		p, err := c.Clientset.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
-		if err != nil {
-			continue
-		}
-		n, err := c.Clientset.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
-		if err == nil && n.Labels[corev1.LabelTopologyZone] == zone {
-			return pod, true
-		}
-	}
-	return "", false
-}
-
-// playSwitchovers moves the primary's role labels when the Cluster's
-// status asks for another primary, then reports it current and healthy.
-func playSwitchovers(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dynamic.Interface, name string, pods []string, status func(string) error) {
-	for ctx.Err() == nil {
-		time.Sleep(200 * time.Millisecond)
-		cl, err := dyn.Resource(clusterGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			continue
-		}
-		current, _, _ := unstructured.NestedString(cl.Object, "status", "currentPrimary")
-		target, _, _ := unstructured.NestedString(cl.Object, "status", "targetPrimary")
-		if target == "" || target == current {
-			continue
-		}
-		for _, pod := range pods {
-			role := "replica"
-			if pod == target {
-				role = "primary"
-			}
-			patch := fmt.Sprintf(`{"metadata":{"labels":{"cnpg.io/instanceRole":%q,"role":%q}}}`, role, role)
-			if _, err := c.Clientset.CoreV1().Pods(ns).Patch(ctx, pod, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil && ctx.Err() == nil {
-				t.Errorf("switching %s over to %s: %v", name, target, err)
-				return
-			}
-		}
-		if err := status(target); err != nil && ctx.Err() == nil {
-			t.Errorf("switching %s over to %s: %v", name, target, err)
-			return
-		}
-		t.Logf("CloudNativePG (played): %s switched over from %s to %s", name, current, target)
-	}
-}
-
-// cnpgPodAffinity is the affinity CloudNativePG gives its instance pods:
-// the Cluster's node affinity, and with enablePodAntiAffinity its
-// required anti-affinity among the cluster's instances over topologyKey.
-func cnpgPodAffinity(cl *unstructured.Unstructured) (*corev1.Affinity, error) {
-	aff := &corev1.Affinity{}
-	if na, ok, _ := unstructured.NestedMap(cl.Object, "spec", "affinity", "nodeAffinity"); ok {
-		aff.NodeAffinity = &corev1.NodeAffinity{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(na, aff.NodeAffinity); err != nil {
-			return nil, err
-		}
-	}
-	if on, _, _ := unstructured.NestedBool(cl.Object, "spec", "affinity", "enablePodAntiAffinity"); on {
-		key, _, _ := unstructured.NestedString(cl.Object, "spec", "affinity", "topologyKey")
-		aff.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"cnpg.io/cluster": cl.GetName(), "cnpg.io/podRole": "instance"}},
-			TopologyKey:   key,
-		}}}
-	}
-	return aff, nil
 }
 
 // checkZones: pg-zones' primary ran in zone-b and its standby in zone-a,
@@ -1050,13 +840,6 @@ func checkZones(t *testing.T, run *benchv1.BenchmarkRun) {
 	if rep.Verdict != benchv1.VerdictInvalid || !strings.Contains(strings.Join(rep.Reasons, "; "), reason) || len(rep.Metrics) == 0 {
 		t.Errorf("pg-zones measurement %s %v (%d metrics), want Invalid with %q and its numbers kept", rep.Verdict, rep.Reasons, len(rep.Metrics), reason)
 	}
-}
-
-func ignoreExists[T any](_ T, err error) error {
-	if apierrors.IsAlreadyExists(err) {
-		return nil
-	}
-	return err
 }
 
 // checkPlacement: every workload pod ran on a node of its run's pool, and no

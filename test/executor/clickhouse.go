@@ -39,16 +39,21 @@ const clickHouseImage = "clickhouse/clickhouse-server"
 // playInterval between looks for ClickHouse target pods.
 const playInterval = 500 * time.Millisecond
 
-// playedServer is the local server that stands for one target pod.
+// playedServer is the local server that stands for one target pod: a
+// process of the executor's (ClickHouse) or a server with its own stop.
 type playedServer struct {
 	cmd    *exec.Cmd
 	dir    string
 	cancel context.CancelFunc
 	done   chan struct{}
+	stopFn func()
 }
 
-// playTargets starts a server for each new ClickHouse target pod and stops
-// those whose pod is gone.
+// playTargets starts a server for each new target pod whose image has a
+// player (play_servers.go), each in the background (a server may take a
+// minute to come up, and the executor's loop must go on), and stops those
+// whose pod is gone. A start that failed for a reason that may pass (a
+// Secret not there yet) is tried again after playRetry.
 func (e *Executor) playTargets(ctx context.Context) error {
 	if time.Since(e.lastPlay) < playInterval {
 		return nil
@@ -61,33 +66,45 @@ func (e *Executor) playTargets(ctx context.Context) error {
 	live := map[types.UID]bool{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.Spec.NodeName == "" || p.DeletionTimestamp != nil || len(p.Spec.Containers) == 0 || ImageRepository(p.Spec.Containers[0].Image) != clickHouseImage {
+		if p.Spec.NodeName == "" || p.DeletionTimestamp != nil || len(p.Spec.Containers) == 0 {
+			continue
+		}
+		repo := ImageRepository(p.Spec.Containers[0].Image)
+		play, ok := players[repo]
+		if repo != clickHouseImage && !e.o.PlayServers {
+			continue // the tests play these with servers of their own
+		}
+		if !ok && !strings.Contains(repo, "opensearch") {
 			continue
 		}
 		live[p.UID] = true
 		e.mu.Lock()
 		_, known := e.played[p.UID]
+		_, starting := e.starting[p.UID]
+		wait := time.Now().Before(e.retryAt[p.UID])
+		if !known && !starting && !wait {
+			e.starting[p.UID] = p.Namespace
+		}
 		e.mu.Unlock()
-		if known {
+		if known || starting || wait {
 			continue
 		}
-		if role := p.Labels["bench.dbperf.io/instance-role"]; role != "" && role != "server" {
-			e.logf("pod %s/%s (%s of a replicated ClickHouse) is not played: Debian's clickhouse-server 18.16 has no Keeper", p.Namespace, p.Name, role)
-			e.mu.Lock()
-			e.played[p.UID] = nil
-			e.mu.Unlock()
+		if why := unplayable(p, repo, ok); why != "" {
+			e.logf("pod %s/%s (%s) is not played: %s", p.Namespace, p.Name, repo, why)
+			e.settle(p.UID, nil, time.Time{})
 			continue
 		}
-		srv, err := e.startClickHouse(ctx, p)
-		if err != nil {
-			e.logf("pod %s/%s: no local ClickHouse: %v", p.Namespace, p.Name, err)
-			if !errors.Is(err, localdb.ErrNotInstalled) {
-				continue // tried again next round (its Secret may come late)
+		go func() {
+			srv, err := play(e, ctx, p)
+			retry := time.Time{}
+			if err != nil {
+				e.logf("pod %s/%s: no local server for %s: %v", p.Namespace, p.Name, repo, err)
+				if !errors.Is(err, localdb.ErrNotInstalled) && !errors.Is(err, errCannotPlay) {
+					retry = time.Now().Add(playRetry) // its Secret may come late
+				}
 			}
-		}
-		e.mu.Lock()
-		e.played[p.UID] = srv // nil when not installed: not tried again
-		e.mu.Unlock()
+			e.settle(p.UID, srv, retry)
+		}()
 	}
 	e.mu.Lock()
 	var gone []*playedServer
@@ -102,6 +119,53 @@ func (e *Executor) playTargets(ctx context.Context) error {
 		s.stop()
 	}
 	return nil
+}
+
+// playRetry is how long a failed start waits before the next try.
+const playRetry = 10 * time.Second
+
+// unplayable says why a target pod gets no server ("" when it gets one).
+func unplayable(p *corev1.Pod, repo string, hasPlayer bool) string {
+	if role := p.Labels["bench.dbperf.io/instance-role"]; repo == clickHouseImage && role != "" && role != "server" {
+		return role + " of a replicated ClickHouse: Debian's clickhouse-server 18.16 has no Keeper"
+	}
+	if !hasPlayer {
+		return "OpenSearch does not run on this machine; its runs fail at their measurement, saying so"
+	}
+	return ""
+}
+
+// settle records how a start ended: the server (nil: none, not tried
+// again), or a time to try again.
+func (e *Executor) settle(uid types.UID, srv *playedServer, retryAt time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.starting, uid)
+	if !retryAt.IsZero() {
+		e.retryAt[uid] = retryAt
+		return
+	}
+	delete(e.retryAt, uid)
+	e.played[uid] = srv
+}
+
+// waitForTargets waits, for at most two minutes, until no target server of
+// the namespace is starting: a workload pod's tool finds its target up, as
+// it would behind a Ready pod.
+func (e *Executor) waitForTargets(ctx context.Context, ns string) {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		e.mu.Lock()
+		busy := false
+		for _, n := range e.starting {
+			busy = busy || n == ns
+		}
+		e.mu.Unlock()
+		if !busy {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // startClickHouse starts the server of pod p and annotates the Services
@@ -229,6 +293,10 @@ func (s *playedServer) stop() {
 	if s == nil {
 		return
 	}
+	if s.stopFn != nil {
+		s.stopFn()
+		return
+	}
 	if s.cmd.Process != nil {
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	}
@@ -240,10 +308,13 @@ func (s *playedServer) stop() {
 // stopPlayed stops every played server (the executor is stopping).
 func (e *Executor) stopPlayed() {
 	e.mu.Lock()
-	all := e.played
-	e.played = map[types.UID]*playedServer{}
+	all, clusters := e.played, e.clusters
+	e.played, e.clusters = map[types.UID]*playedServer{}, map[types.UID]*playedCluster{}
 	e.mu.Unlock()
 	for _, s := range all {
 		s.stop()
+	}
+	for _, c := range clusters {
+		c.stop()
 	}
 }

@@ -50,11 +50,13 @@ func TestClickHousePodIsPlayedByALocalServer(t *testing.T) {
 		pod("r-clickhouse-0", "server"), pod("other-clickhouse-replicas-0", "replica"),
 	)
 	e := &Executor{o: Options{Client: client, WorkDir: t.TempDir(), Log: io.Discard}, played: map[types.UID]*playedServer{},
+		starting: map[types.UID]string{}, retryAt: map[types.UID]time.Time{}, clusters: map[types.UID]*playedCluster{},
 		services: &serviceProxy{client: client, log: io.Discard}}
 	defer e.stopPlayed()
 	if err := e.playTargets(ctx); err != nil {
 		t.Fatal(err)
 	}
+	e.waitForTargets(ctx, "perf") // servers start in the background
 	if s := e.played["other-clickhouse-replicas-0"]; s != nil {
 		t.Error("a replica of a replicated shard was played")
 	}

@@ -222,65 +222,89 @@ func writeDownwardAPI(pod *corev1.Pod, volumesDir string) error {
 	return nil
 }
 
-// writeConfigVolumes fills ConfigMap and Secret volumes with their keys (or
-// the items listed), as the kubelet does before the container starts.
+// writeConfigVolumes fills ConfigMap, Secret and projected volumes (their
+// ConfigMap and Secret sources) with their keys (or the items listed), as
+// the kubelet does before the container starts.
 func (e *Executor) writeConfigVolumes(ctx context.Context, pod *corev1.Pod, volumesDir string, rewrite func([]byte) []byte) error {
 	for _, v := range pod.Spec.Volumes {
-		var data map[string][]byte
-		var items []corev1.KeyToPath
+		var sources []corev1.VolumeProjection
 		switch {
 		case v.ConfigMap != nil:
-			cm, err := e.o.Client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{})
-			if err != nil {
-				if optional(v.ConfigMap.Optional) {
-					continue
-				}
-				return fmt.Errorf("volume %s: %w", v.Name, err)
-			}
-			data = map[string][]byte{}
-			for k, s := range cm.Data {
-				data[k] = []byte(s)
-			}
-			for k, b := range cm.BinaryData {
-				data[k] = b
-			}
-			items = v.ConfigMap.Items
+			sources = []corev1.VolumeProjection{{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: v.ConfigMap.LocalObjectReference,
+				Items: v.ConfigMap.Items, Optional: v.ConfigMap.Optional}}}
 		case v.Secret != nil:
-			s, err := e.o.Client.CoreV1().Secrets(pod.Namespace).Get(ctx, v.Secret.SecretName, metav1.GetOptions{})
-			if err != nil {
-				if optional(v.Secret.Optional) {
-					continue
-				}
-				return fmt.Errorf("volume %s: %w", v.Name, err)
-			}
-			data, items = s.Data, v.Secret.Items
+			sources = []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: v.Secret.SecretName},
+				Items: v.Secret.Items, Optional: v.Secret.Optional}}}
+		case v.Projected != nil:
+			sources = v.Projected.Sources
 		default:
 			continue
 		}
-		dir := filepath.Join(volumesDir, v.Name)
-		if err := os.MkdirAll(dir, 0o777); err != nil {
+		for _, src := range sources {
+			if err := e.writeSource(ctx, pod, v.Name, filepath.Join(volumesDir, v.Name), src, rewrite); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeSource writes one ConfigMap or Secret source of a volume into dir.
+func (e *Executor) writeSource(ctx context.Context, pod *corev1.Pod, volume, dir string, src corev1.VolumeProjection, rewrite func([]byte) []byte) error {
+	var data map[string][]byte
+	var items []corev1.KeyToPath
+	isConfig := false
+	switch {
+	case src.ConfigMap != nil:
+		cm, err := e.o.Client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, src.ConfigMap.Name, metav1.GetOptions{})
+		if err != nil {
+			if optional(src.ConfigMap.Optional) {
+				return nil
+			}
+			return fmt.Errorf("volume %s: %w", volume, err)
+		}
+		data = map[string][]byte{}
+		for k, s := range cm.Data {
+			data[k] = []byte(s)
+		}
+		for k, b := range cm.BinaryData {
+			data[k] = b
+		}
+		items, isConfig = src.ConfigMap.Items, true
+	case src.Secret != nil:
+		s, err := e.o.Client.CoreV1().Secrets(pod.Namespace).Get(ctx, src.Secret.Name, metav1.GetOptions{})
+		if err != nil {
+			if optional(src.Secret.Optional) {
+				return nil
+			}
+			return fmt.Errorf("volume %s: %w", volume, err)
+		}
+		data, items = s.Data, src.Secret.Items
+	default:
+		return nil // the downward API is written by writeDownwardAPI
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		for k := range data {
+			items = append(items, corev1.KeyToPath{Key: k, Path: k})
+		}
+	}
+	for _, it := range items {
+		b, ok := data[it.Key]
+		if !ok {
+			return fmt.Errorf("volume %s: no key %q", volume, it.Key)
+		}
+		p := filepath.Join(dir, it.Path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
 			return err
 		}
-		if len(items) == 0 {
-			for k := range data {
-				items = append(items, corev1.KeyToPath{Key: k, Path: k})
-			}
+		if isConfig {
+			b = rewrite(b)
 		}
-		for _, it := range items {
-			b, ok := data[it.Key]
-			if !ok {
-				return fmt.Errorf("volume %s: no key %q", v.Name, it.Key)
-			}
-			p := filepath.Join(dir, it.Path)
-			if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
-				return err
-			}
-			if v.ConfigMap != nil {
-				b = rewrite(b)
-			}
-			if err := os.WriteFile(p, b, 0o644); err != nil {
-				return err
-			}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return err
 		}
 	}
 	return nil

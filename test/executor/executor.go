@@ -51,6 +51,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -86,6 +87,14 @@ type Options struct {
 	// PollInterval between pod listings; default 200ms.
 	PollInterval time.Duration
 	Log          io.Writer
+	// PlayServers makes local servers stand for the operator's Valkey,
+	// MySQL and MongoDB target pods and for CloudNativePG's Clusters (one
+	// PostgreSQL each; Dynamic is then required), and provisions volumes
+	// for pending claims (volumes.go), as the embedded cluster needs to run
+	// every sample. Off, only ClickHouse target pods are
+	// played, and tests play the others with servers of their own.
+	PlayServers bool
+	Dynamic     dynamic.Interface
 }
 
 // Executor runs workload pods as local processes.
@@ -103,6 +112,14 @@ type Executor struct {
 	// (clickhouse.go), under mu.
 	played   map[types.UID]*playedServer
 	lastPlay time.Time
+	// starting are the target pods whose server is starting (their
+	// namespace), retryAt when a failed start is tried again; under mu.
+	starting map[types.UID]string
+	retryAt  map[types.UID]time.Time
+	// clusters are the CloudNativePG Clusters played (cnpg.go), under mu.
+	clusters     map[types.UID]*playedCluster
+	lastClusters time.Time
+	lastVolumes  time.Time
 }
 
 // New returns an executor; call Run.
@@ -146,7 +163,8 @@ func New(o Options) (*Executor, error) {
 		}
 	}
 	e := &Executor{o: o, pods: map[types.UID]*podRun{}, cgroups: newCgroupManager(), adopted: map[types.UID]*adoptedPod{},
-		played: map[types.UID]*playedServer{}}
+		played: map[types.UID]*playedServer{}, clusters: map[types.UID]*playedCluster{},
+		starting: map[types.UID]string{}, retryAt: map[types.UID]time.Time{}}
 	e.services = &serviceProxy{client: o.Client, log: o.Log}
 	return e, nil
 }
@@ -191,6 +209,12 @@ func (e *Executor) Run(ctx context.Context) error {
 		}
 		if err := e.playTargets(ctx); err != nil && ctx.Err() == nil {
 			e.logf("played target pods: %v", err)
+		}
+		if err := e.playClusters(ctx); err != nil && ctx.Err() == nil {
+			e.logf("played CloudNativePG Clusters: %v", err)
+		}
+		if err := e.provisionVolumes(ctx); err != nil && ctx.Err() == nil {
+			e.logf("played volumes: %v", err)
 		}
 		if err := e.adoptBackends(ctx); err != nil && ctx.Err() == nil {
 			e.logf("simulated target pods: %v", err)
@@ -238,6 +262,7 @@ func (e *Executor) sync(ctx context.Context) error {
 			if err := e.playTargets(ctx); err != nil && ctx.Err() == nil {
 				e.logf("played target pods: %v", err)
 			}
+			e.waitForTargets(ctx, pod.Namespace)
 			e.lastAdopt = time.Time{}
 			if err := e.adoptBackends(ctx); err != nil && ctx.Err() == nil {
 				e.logf("simulated target pods: %v", err)

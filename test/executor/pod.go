@@ -90,7 +90,7 @@ func (e *Executor) run(ctx context.Context, pod *corev1.Pod, r *podRun) {
 		e.logf("pod %s/%s: status Running: %v", pod.Namespace, pod.Name, err)
 		return
 	}
-	e.logf("pod %s/%s on %s: %s", pod.Namespace, pod.Name, pod.Spec.NodeName, strings.Join(cmd.Args, " "))
+	e.logf("pod %s/%s on %s: %s", pod.Namespace, pod.Name, pod.Spec.NodeName, redactArgs(cmd.Args, cmd.Env))
 	runErr := cmd.Run()
 	code := 0
 	reason := "Completed"
@@ -250,6 +250,18 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 	env, err := e.resolveEnv(ctx, pod, c)
 	if err != nil {
 		return nil, cleanup, &notRunnable{"CreateContainerConfigError", err.Error()}
+	}
+	// The kubelet expands $(VAR) in the command and arguments with the
+	// container's environment (a URL that carries the credentials of a
+	// Secret); unknown references stay as written.
+	vals := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vals[k] = v
+		}
+	}
+	for i := range argv {
+		argv[i] = expand(argv[i], vals)
 	}
 	rewrite := func(s string) (string, error) {
 		s = rewritePath(s)
@@ -532,4 +544,20 @@ func setEnv(env []string, k, v string) []string {
 		}
 	}
 	return append(env, k+"="+v)
+}
+
+// redactArgs is a command line for the log with the values of the
+// variables the runner is told to redact (--redact-env NAME: a Secret's)
+// masked, as the $(VAR) expansion may have put them in an argument.
+func redactArgs(args, env []string) string {
+	line := strings.Join(args, " ")
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] != "--redact-env" {
+			continue
+		}
+		if v := getEnv(env, args[i+1]); len(v) >= 4 {
+			line = strings.ReplaceAll(line, v, "[redacted]")
+		}
+	}
+	return line
 }

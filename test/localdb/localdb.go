@@ -299,6 +299,7 @@ type MariaDB struct {
 	Socket string
 	dir    string
 	cmd    *exec.Cmd
+	exited chan error
 }
 
 // StartMariaDB initialises a data directory in dir and starts mariadbd with
@@ -345,12 +346,28 @@ func StartMariaDB(dir string, args ...string) (*MariaDB, error) {
 	if err := m.cmd.Start(); err != nil {
 		return nil, err
 	}
-	if err := WaitForPort(port, 60*time.Second); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-		m.Stop()
-		return nil, fmt.Errorf("%w\n%s", err, log)
+	// A server that refuses its arguments exits at once: said then, not
+	// after the wait for its port.
+	exited := make(chan error, 1)
+	m.exited = exited
+	go func() { exited <- m.cmd.Wait() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if err := WaitForPort(port, 200*time.Millisecond); err == nil {
+			return m, nil
+		}
+		select {
+		case err := <-exited:
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			return nil, fmt.Errorf("mariadbd exited (%w):\n%s", err, tailOf(log, 10))
+		default:
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			m.Stop()
+			return nil, fmt.Errorf("nothing listens on 127.0.0.1:%d after 60s\n%s", port, tailOf(log, 10))
+		}
 	}
-	return m, nil
 }
 
 // Client runs the mariadb client with arguments and returns its output.
@@ -363,8 +380,23 @@ func (m *MariaDB) Client(args ...string) (string, error) {
 func (m *MariaDB) Stop() {
 	if m.cmd != nil && m.cmd.Process != nil {
 		_ = m.cmd.Process.Kill()
-		_ = m.cmd.Wait()
+		if m.exited != nil {
+			if err := <-m.exited; err != nil {
+				return // killed: its exit status says so
+			}
+		} else {
+			_ = m.cmd.Wait()
+		}
 	}
+}
+
+// tailOf is the last n lines of a log.
+func tailOf(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // FerretDB is a FerretDB server (a MongoDB-compatible server) on 127.0.0.1

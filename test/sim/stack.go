@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"k8s.io/client-go/dynamic"
+
 	"github.com/dbperf-io/dbperf-operator/test/executor"
 )
 
@@ -31,6 +33,10 @@ type StackOptions struct {
 	// Images are more image repositories the test executor maps to local
 	// directories (a custom workload's image), beside executor.DefaultImages.
 	Images map[string][]string
+	// PlayServers: local servers stand for the operator's Valkey, MySQL and
+	// MongoDB targets and CloudNativePG's Clusters (executor.Options), as
+	// the embedded cluster runs every sample.
+	PlayServers bool
 }
 
 // Stack is the simulated cluster with the operator installed by its chart,
@@ -108,8 +114,14 @@ func Up(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 	for repo, dirs := range o.Images {
 		images[repo] = dirs
 	}
+	var dyn dynamic.Interface
+	if o.PlayServers {
+		if dyn, err = dynamic.NewForConfig(c.Config); err != nil {
+			return nil, err
+		}
+	}
 	ex, err := executor.New(executor.Options{Client: c.Clientset, RunnerPath: o.Runner, WorkDir: podsDir,
-		KubeletAddr: c.KubeletAddr(), Log: o.Log, Images: images})
+		KubeletAddr: c.KubeletAddr(), Log: o.Log, Images: images, PlayServers: o.PlayServers, Dynamic: dyn})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,360 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/smoke"
+	"github.com/dbperf-io/dbperf-operator/test/executor"
+	"github.com/dbperf-io/dbperf-operator/test/localdb"
+	"github.com/dbperf-io/dbperf-operator/test/sim"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+)
+
+// sampleOutcome is what one object of a sample must do on the embedded
+// cluster, in its smoke form.
+type sampleOutcome struct {
+	// fails, when set, is what the reason of an expected failure says: a
+	// sample that cannot run here must say why.
+	fails string
+	// skip says why the object is not applied at all.
+	skip string
+}
+
+// sampleOutcomes are the exceptions; every other object of every sample
+// must end Succeeded with its headline (a run's primary metric, a
+// comparison's results, a schedule's first run).
+var sampleOutcomes = map[string]sampleOutcome{
+	"osb-opensearch-3nodes.yaml/osb-http-logs-3nodes":                    {fails: "opensearch-benchmark"},
+	"osb-http-logs-external.yaml/osb-http-logs-index":                    {fails: "opensearch-benchmark"},
+	"published/osb-http-logs-index-append.yaml/osb-index-append-1node":   {fails: "opensearch-benchmark"},
+	"published/osb-http-logs-index-append.yaml/osb-index-append-3nodes":  {fails: "opensearch-benchmark"},
+	"published/osb-http-logs-index-append.yaml/osb-index-append-managed": {fails: "opensearch-benchmark"},
+	"published/hammerdb-tprocc-mysql-100wh-tls.yaml/tprocc-managed-mysql-100wh-tls": {
+		skip: "two managed MySQL endpoints with a 100-warehouse schema built beforehand (it skips the prepare step)"},
+	"published/valkey-cluster-28x2.yaml/valkey-cluster-28x2": {skip: "a Valkey Cluster's members are not played here (test/topology runs one for real)"},
+	"published/clickhouse-clickbench-pools.yaml/clickhouse-clickbench": {
+		skip: "ClickBench's hits dataset from datasets.clickhouse.com, which this machine cannot reach (the SSB sample loads ssbgen's data)"},
+}
+
+// sampleConfigMaps are the ConfigMaps a sample names that its users create
+// (docs/published-comparisons.md), by sample file.
+var sampleConfigMaps = map[string]map[string]map[string]string{
+	"published/clickhouse-ssb-pools.yaml": {"ssb-clickhouse": {
+		"queries.sql": readRepo("workloads/query/examples/ssb-clickhouse.sql"),
+		"schema.sql":  readRepo("workloads/query/examples/ssb-clickhouse-schema.sql"),
+	}},
+}
+
+func readRepo(path string) string {
+	b, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), path))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// sampleFilesAtOnce bounds the sample files in flight.
+const sampleFilesAtOnce = 5
+
+// TestEverySampleRunsInItsSmokeForm applies every file of config/samples
+// and config/samples/published in its smoke form (kubectl dbperf try: the
+// tools' workloads shortened, one repetition and one run per variant) to
+// the embedded cluster with local servers playing the targets the operator
+// provisions and the external endpoints (PostgreSQL, Redis, a MongoDB-wire
+// server), and checks that each ends Succeeded with its headline, or, for
+// what cannot run here (OpenSearch), fails saying so. `make samples` runs
+// it (DBPERF_SAMPLES=1); it prints every sample with its outcome and time.
+func TestEverySampleRunsInItsSmokeForm(t *testing.T) {
+	if os.Getenv("DBPERF_SAMPLES") == "" {
+		t.Skip("make samples runs it (DBPERF_SAMPLES=1): every sample in its smoke form, about ten minutes")
+	}
+	binDir := testutil.NeedEnv(t, "KUBEBUILDER_ASSETS")
+	helm := testutil.NeedEnv(t, "HELM")
+	cnpg := testutil.NeedEnv(t, "CNPG_CRD_DIR")
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
+	pg := testutil.StartPostgres(t)
+	redis := testutil.StartRedis(t)
+	ferret, err := localdb.StartFerretDB(executor.FerretDBBin(), "ycsb", "change-me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ferret.Stop)
+	work, logf := workDir(t, "dbperf-e2e-samples-")
+	bins := t.TempDir()
+	stack, err := sim.Up(ctx, sim.StackOptions{Name: fmt.Sprintf("e2e-samples-%d", os.Getpid()), Dir: work, BinDir: binDir, Helm: helm,
+		Chart: filepath.Join(testutil.RepoRoot(), "charts", "dbperf-operator"), Manager: build(t, bins, "./cmd/manager", "manager"),
+		Runner: build(t, bins, "./cmd/runner", "dbperf-runner"), CNPGCRDs: cnpg, PlayServers: true,
+		Log: logf, Progress: func(s string) { t.Log(s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stack.Stop)
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = benchv1.AddToScheme(scheme)
+	k, err := client.New(stack.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := localEndpoints{pg: pg, redisPort: redis.Port, mongoPort: ferret.Port,
+		ssbURL: fmt.Sprintf("http://127.0.0.1:%d/lineorder_flat.csv.gz", serveSSBFlat(t))}
+
+	var files0 []string
+	for _, dir := range []string{"config/samples", "config/samples/published"} {
+		fs, _ := filepath.Glob(filepath.Join(testutil.RepoRoot(), dir, "*.yaml"))
+		for _, f := range fs {
+			if filepath.Base(f) != "kustomization.yaml" {
+				files0 = append(files0, f)
+			}
+		}
+	}
+	type applied struct {
+		key, ns, kind, name string
+		want                sampleOutcome
+		start               time.Time
+	}
+	// applyFile applies one file's smoke form and returns its objects to
+	// watch.
+	applyFile := func(f string) []applied {
+		key := strings.TrimPrefix(strings.TrimPrefix(f, filepath.Join(testutil.RepoRoot(), "config", "samples")), "/")
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := smoke.ShrinkYAML(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		ns := "s-" + strings.NewReplacer("/", "-", ".yaml", "", "_", "-").Replace(key)
+		if len(ns) > 63 {
+			ns = ns[:63]
+		}
+		if out, err := stack.Kubectl(ctx, strings.NewReader("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n"), "apply", "-f", "-"); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		for name, data := range sampleConfigMaps[key] {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: data}
+			if err := k.Create(ctx, cm); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out []applied
+		for _, o := range objs {
+			want := sampleOutcomes[key+"/"+o.Name]
+			if want.skip != "" {
+				t.Logf("%s %s %s: not applied: needs %s", key, o.Kind, o.Name, want.skip)
+				continue
+			}
+			doc, err := local.point(o.YAML)
+			if err != nil {
+				t.Fatalf("%s %s: %v", key, o.Name, err)
+			}
+			if out, err := stack.Kubectl(ctx, bytes.NewReader(doc), "apply", "-n", ns, "-f", "-"); err != nil {
+				t.Fatalf("%s %s %s: %v\n%s", key, o.Kind, o.Name, err, out)
+			}
+			if strings.HasPrefix(o.Kind, "Benchmark") {
+				out = append(out, applied{key: key, ns: ns, kind: o.Kind, name: o.Name, want: want, start: time.Now()})
+			}
+		}
+		return out
+	}
+
+	// At most sampleFilesAtOnce files in flight: a 2-core machine plays
+	// every server and tool of them.
+	var all, running []applied
+	done := map[string]string{}
+	took := map[string]time.Duration{}
+	next := 0
+	testutil.Eventually(t, 40*time.Minute, "every sample's smoke form ended", func() error {
+		if gone, err := stack.Manager.Exited(); gone {
+			t.Fatalf("the manager exited: %v", err)
+		}
+		var still []applied
+		files := map[string]bool{}
+		for _, a := range running {
+			id := a.key + "/" + a.name
+			outcome, ended, err := sampleEnded(ctx, k, a.ns, a.kind, a.name)
+			if err != nil {
+				return err
+			}
+			if !ended {
+				still = append(still, a)
+				files[a.key] = true
+				continue
+			}
+			done[id], took[id] = outcome, time.Since(a.start)
+			t.Logf("%s ended after %.0fs: %s", id, took[id].Seconds(), outcome)
+		}
+		running = still
+		for len(files) < sampleFilesAtOnce && next < len(files0) {
+			objs := applyFile(files0[next])
+			next++
+			all, running = append(all, objs...), append(running, objs...)
+			for _, a := range objs {
+				files[a.key] = true
+			}
+		}
+		if len(running) > 0 || next < len(files0) {
+			var pending []string
+			for _, a := range running {
+				pending = append(pending, a.key+"/"+a.name)
+			}
+			return fmt.Errorf("%d files to go; running: %s", len(files0)-next, strings.Join(pending, ", "))
+		}
+		return nil
+	})
+	sort.Slice(all, func(i, j int) bool { return all[i].key+all[i].name < all[j].key+all[j].name })
+	var table strings.Builder
+	for _, a := range all {
+		id := a.key + "/" + a.name
+		got := done[id]
+		fmt.Fprintf(&table, "  %-64s %-20s %6.0fs  %s\n", id, a.kind, took[id].Seconds(), got)
+		switch {
+		case a.want.fails != "":
+			if !strings.HasPrefix(got, "Failed") || !strings.Contains(got, a.want.fails) {
+				t.Errorf("%s: %s, want a failure saying %q", id, got, a.want.fails)
+			}
+		case !strings.HasPrefix(got, "Succeeded"):
+			t.Errorf("%s: %s, want Succeeded with its headline", id, got)
+		}
+	}
+	t.Logf("every sample in its smoke form:\n%s", table.String())
+}
+
+// sampleEnded says whether a run, comparison or schedule has ended, and
+// how: "Succeeded: <headline>" or "<phase>: <reason>".
+func sampleEnded(ctx context.Context, k client.Client, ns, kind, name string) (string, bool, error) {
+	key := client.ObjectKey{Namespace: ns, Name: name}
+	switch kind {
+	case "BenchmarkRun":
+		r := &benchv1.BenchmarkRun{}
+		if err := k.Get(ctx, key, r); err != nil {
+			return "", false, err
+		}
+		if !r.Status.Phase.Terminal() {
+			return string(r.Status.Phase), false, nil
+		}
+		if r.Status.Phase == benchv1.PhaseSucceeded && r.Status.Primary != nil && r.Status.Primary.Display != "" {
+			return "Succeeded: " + r.Status.Primary.Display, true, nil
+		}
+		return fmt.Sprintf("%s: %s", r.Status.Phase, conditionsOf(r)), true, nil
+	case "BenchmarkComparison":
+		c := &benchv1.BenchmarkComparison{}
+		if err := k.Get(ctx, key, c); err != nil {
+			return "", false, err
+		}
+		if !c.Status.Phase.Terminal() {
+			return fmt.Sprintf("%s %s", c.Status.Phase, c.Status.Progress), false, nil
+		}
+		if c.Status.Phase == benchv1.ComparisonSucceeded && len(c.Status.Results) > 0 {
+			r := c.Status.Results[0]
+			return fmt.Sprintf("Succeeded: %s %s %s → %s", r.Step, r.Metric, fmtNum(r.BaselineMedian), fmtNum(r.CandidateMedian)), true, nil
+		}
+		var why string
+		for _, cond := range c.Status.Conditions {
+			why += cond.Reason + ": " + cond.Message
+		}
+		// The runs say why when the comparison only counts them.
+		var runs benchv1.BenchmarkRunList
+		_ = k.List(ctx, &runs, client.InNamespace(ns), client.MatchingLabels{benchv1.LabelComparison: string(c.UID)})
+		for i := range runs.Items {
+			if runs.Items[i].Status.Phase != benchv1.PhaseSucceeded {
+				why += "; run " + runs.Items[i].Name + ": " + conditionsOf(&runs.Items[i])
+				break
+			}
+		}
+		return fmt.Sprintf("%s: %s", c.Status.Phase, why), true, nil
+	case "BenchmarkSchedule":
+		s := &benchv1.BenchmarkSchedule{}
+		if err := k.Get(ctx, key, s); err != nil {
+			return "", false, err
+		}
+		if len(s.Status.History) == 0 {
+			return "waiting for its first run", false, nil
+		}
+		h := s.Status.History[0]
+		if h.Phase == benchv1.PhaseSucceeded && h.Value != nil {
+			return fmt.Sprintf("Succeeded: run %s %s %s", h.Run, fmtNum(*h.Value), h.Unit), true, nil
+		}
+		return fmt.Sprintf("%s: run %s", h.Phase, h.Run), true, nil
+	}
+	return "", true, fmt.Errorf("%s is not a dbperf kind", kind)
+}
+
+func fmtNum(v float64) string { return fmt.Sprintf("%.4g", v) }
+
+// localEndpoints are the local servers that stand for the samples'
+// existing (managed) endpoints.
+type localEndpoints struct {
+	pg                   testutil.Postgres
+	redisPort, mongoPort int
+	// ssbURL serves ssbgen's lineorder_flat: the SSB sample's data.
+	ssbURL string
+}
+
+// point aims a smoke form's external target at a local server of its kind
+// (by the workload's protocol) and its Secret at that server's
+// credentials; TLS is left off (the local servers serve plain connections).
+func (local localEndpoints) point(doc []byte) ([]byte, error) {
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+		return nil, err
+	}
+	if u.GetKind() == "Secret" {
+		data, _, _ := unstructured.NestedStringMap(u.Object, "stringData")
+		if _, ok := data["username"]; ok && strings.Contains(u.GetName(), "pg") {
+			_ = unstructured.SetNestedStringMap(u.Object, map[string]string{"username": local.pg.User, "password": local.pg.Password}, "stringData")
+		}
+		return yaml.Marshal(u.Object)
+	}
+	for _, path := range [][]string{{"spec"}, {"spec", "template"}, {"spec", "runTemplate", "spec"}} {
+		loads, ok, _ := unstructured.NestedSlice(u.Object, append(append([]string{}, path...), "workload", "queryBench", "prepare", "loads")...)
+		for i, item := range loads {
+			if m, _ := item.(map[string]any); m != nil && strings.Contains(fmt.Sprint(m["url"]), "lineorder_flat") {
+				m["url"] = local.ssbURL
+				loads[i] = m
+			}
+		}
+		if ok {
+			_ = unstructured.SetNestedSlice(u.Object, loads, append(append([]string{}, path...), "workload", "queryBench", "prepare", "loads")...)
+		}
+		ext, ok, _ := unstructured.NestedMap(u.Object, append(append([]string{}, path...), "target", "external")...)
+		if !ok {
+			continue
+		}
+		work, _, _ := unstructured.NestedMap(u.Object, append(append([]string{}, path...), "workload")...)
+		switch {
+		case work["pgbench"] != nil || work["hammerdb"] != nil:
+			ext["host"], ext["port"], ext["database"] = "127.0.0.1", int64(local.pg.Port), local.pg.Database
+		case work["redisBenchmark"] != nil || work["memtier"] != nil:
+			ext["host"], ext["port"] = "127.0.0.1", int64(local.redisPort)
+		case work["ycsb"] != nil:
+			ext["host"], ext["port"] = "127.0.0.1", int64(local.mongoPort)
+		default:
+			continue
+		}
+		delete(ext, "tls")
+		if err := unstructured.SetNestedMap(u.Object, ext, append(append([]string{}, path...), "target", "external")...); err != nil {
+			return nil, err
+		}
+	}
+	return yaml.Marshal(u.Object)
+}

@@ -1,0 +1,370 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/localdb"
+)
+
+// CloudNativePG's part, played with a local PostgreSQL: the simulated
+// cluster has CloudNativePG's CRDs but not its operator, whose instance
+// manager needs a real kubelet. For a Cluster, PlayCloudNativePG makes what
+// CloudNativePG makes (instance pods with its labels and affinity, the -app
+// and superuser Secrets, the -rw Service) with the Service pointing at the
+// local server, reports the Cluster healthy, and then plays switchovers.
+// The end-to-end tests call it with servers of their own; the embedded
+// cluster's executor (Options.PlayCloudNativePG) with one server per
+// Cluster.
+
+// ClusterGVR is CloudNativePG's Cluster.
+var ClusterGVR = schema.GroupVersionResource{Group: "postgresql.cnpg.io", Version: "v1", Resource: "clusters"}
+
+// PlayCloudNativePG plays the Cluster ns/name with the server pg once the
+// Cluster exists; it returns when the Cluster is reported healthy (switch-
+// overs go on in the background until ctx ends) or on an error.
+func PlayCloudNativePG(ctx context.Context, core kubernetes.Interface, dyn dynamic.Interface, ns, name string, pg *localdb.Postgres,
+	logf func(format string, args ...any)) error {
+	var cl *unstructured.Unstructured
+	for ctx.Err() == nil {
+		var err error
+		if cl, err = dyn.Resource(ClusterGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	pods, err := cnpgInstances(ctx, core, cl)
+	if err != nil {
+		return err
+	}
+	if err := cnpgObjects(ctx, core, cl, pg); err != nil {
+		return err
+	}
+	for _, pod := range pods {
+		for ctx.Err() == nil {
+			p, err := core.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+			if err == nil && p.Status.Phase == corev1.PodRunning {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	status := func(primary string) error {
+		patch := fmt.Sprintf(`{"status":{"phase":%q,"instances":%d,"readyInstances":%d,"currentPrimary":%q,"targetPrimary":%q}}`,
+			specs.CNPGHealthyPhase, len(pods), len(pods), primary, primary)
+		_, err := dyn.Resource(ClusterGVR).Namespace(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
+		return err
+	}
+	first := pods[0]
+	if len(pods) > 1 {
+		// The scheduler put the instances where it would; CloudNativePG's
+		// first primary is the one on the replicas' side (the last zone the
+		// node affinity names), so that the operator must switch over.
+		affinity, _ := cnpgPodAffinity(cl)
+		if p, ok := instanceInZone(ctx, core, ns, pods, lastAffinityZone(affinity)); ok && p != first {
+			first = p
+			if err := setRoles(ctx, core, ns, pods, first); err != nil {
+				return err
+			}
+		}
+	}
+	if err := status(first); err != nil {
+		return fmt.Errorf("marking the Cluster healthy: %w", err)
+	}
+	if len(pods) > 1 {
+		go playSwitchovers(ctx, core, dyn, ns, name, pods, status, logf)
+	}
+	return nil
+}
+
+// cnpgInstances creates the Cluster's instance pods, the first its primary.
+func cnpgInstances(ctx context.Context, core kubernetes.Interface, cl *unstructured.Unstructured) ([]string, error) {
+	ns, name := cl.GetNamespace(), cl.GetName()
+	affinity, err := cnpgPodAffinity(cl)
+	if err != nil {
+		return nil, err
+	}
+	nodeSelector, _, _ := unstructured.NestedStringMap(cl.Object, "spec", "affinity", "nodeSelector")
+	instances, _, _ := unstructured.NestedInt64(cl.Object, "spec", "instances")
+	var pods []string
+	for i := 1; i <= int(max(instances, 1)); i++ {
+		// CloudNativePG puts spec.inheritedMetadata's labels (the run's UID
+		// and role) on every object of the cluster, the instance pods among them.
+		labels, _, _ := unstructured.NestedStringMap(cl.Object, "spec", "inheritedMetadata", "labels")
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		role := "replica"
+		if i == 1 {
+			role = "primary"
+		}
+		for k, v := range map[string]string{"cnpg.io/cluster": name, "cnpg.io/instanceRole": role, "cnpg.io/podRole": "instance", "role": role} {
+			labels[k] = v
+		}
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", name, i), Namespace: ns, OwnerReferences: cnpgOwner(cl), Labels: labels},
+			Spec: corev1.PodSpec{NodeSelector: nodeSelector, Affinity: affinity,
+				Containers: []corev1.Container{{Name: "postgres", Image: "ghcr.io/cloudnative-pg/postgresql:17"}}},
+		}
+		if err := ignoreExists(core.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})); err != nil {
+			return nil, err
+		}
+		pods = append(pods, pod.Name)
+	}
+	return pods, nil
+}
+
+func cnpgOwner(cl *unstructured.Unstructured) []metav1.OwnerReference {
+	return []metav1.OwnerReference{{APIVersion: "postgresql.cnpg.io/v1", Kind: "Cluster", Name: cl.GetName(), UID: cl.GetUID(), Controller: ptr.To(true)}}
+}
+
+// cnpgObjects makes the Secrets CloudNativePG makes and the -rw Service,
+// which the executor's forwarder sends to the local server, and the
+// database CloudNativePG bootstraps (spec.bootstrap.initdb: "app").
+func cnpgObjects(ctx context.Context, core kubernetes.Interface, cl *unstructured.Unstructured, pg *localdb.Postgres) error {
+	ns, name, owner := cl.GetNamespace(), cl.GetName(), cnpgOwner(cl)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-app", Namespace: ns, OwnerReferences: owner},
+		StringData: map[string]string{"username": pg.User, "password": pg.Password, "dbname": "postgres"}}
+	// enableSuperuserAccess: the postgres superuser's Secret (HammerDB
+	// builds its schema and user with it).
+	superuser := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: specs.CNPGSuperuserSecret(name), Namespace: ns, OwnerReferences: owner},
+		StringData: map[string]string{"username": pg.User, "password": pg.Password}}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-rw", Namespace: ns, OwnerReferences: owner,
+			Annotations: map[string]string{BackendAnnotation: fmt.Sprintf("127.0.0.1:%d", pg.Port)}},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "postgres", Port: 5432}},
+			Selector: map[string]string{"cnpg.io/cluster": name, "role": "primary"}}}
+	if out, err := pg.Query("SELECT 1 FROM pg_database WHERE datname = 'app'"); err != nil {
+		return err
+	} else if out == "" {
+		if err := pg.SQL("CREATE DATABASE app"); err != nil {
+			return err
+		}
+	}
+	for _, err := range []error{
+		ignoreExists(core.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{})),
+		ignoreExists(core.CoreV1().Secrets(ns).Create(ctx, superuser, metav1.CreateOptions{})),
+		ignoreExists(core.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func setRoles(ctx context.Context, core kubernetes.Interface, ns string, pods []string, primary string) error {
+	for _, pod := range pods {
+		role := map[bool]string{true: "primary", false: "replica"}[pod == primary]
+		patch := fmt.Sprintf(`{"metadata":{"labels":{"cnpg.io/instanceRole":%q,"role":%q}}}`, role, role)
+		if _, err := core.CoreV1().Pods(ns).Patch(ctx, pod, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lastAffinityZone is the zone the last required node selector term of an
+// affinity names (the replicas' placement of a split cluster), or "".
+func lastAffinityZone(a *corev1.Affinity) string {
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return ""
+	}
+	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) == 0 {
+		return ""
+	}
+	for _, e := range terms[len(terms)-1].MatchExpressions {
+		if e.Key == corev1.LabelTopologyZone && len(e.Values) == 1 {
+			return e.Values[0]
+		}
+	}
+	return ""
+}
+
+// instanceInZone is the instance pod whose node is in zone.
+func instanceInZone(ctx context.Context, core kubernetes.Interface, ns string, pods []string, zone string) (string, bool) {
+	if zone == "" {
+		return "", false
+	}
+	for _, pod := range pods {
+		p, err := core.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		n, err := core.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+		if err == nil && n.Labels[corev1.LabelTopologyZone] == zone {
+			return pod, true
+		}
+	}
+	return "", false
+}
+
+// playSwitchovers moves the primary's role labels when the Cluster's
+// status asks for another primary, then reports it current and healthy.
+func playSwitchovers(ctx context.Context, core kubernetes.Interface, dyn dynamic.Interface, ns, name string, pods []string,
+	status func(string) error, logf func(string, ...any)) {
+	for ctx.Err() == nil {
+		time.Sleep(200 * time.Millisecond)
+		cl, err := dyn.Resource(ClusterGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		current, _, _ := unstructured.NestedString(cl.Object, "status", "currentPrimary")
+		target, _, _ := unstructured.NestedString(cl.Object, "status", "targetPrimary")
+		if target == "" || target == current {
+			continue
+		}
+		if err := setRoles(ctx, core, ns, pods, target); err != nil {
+			if ctx.Err() == nil {
+				logf("CloudNativePG (played): switching %s over to %s: %v", name, target, err)
+			}
+			return
+		}
+		if err := status(target); err != nil {
+			if ctx.Err() == nil {
+				logf("CloudNativePG (played): switching %s over to %s: %v", name, target, err)
+			}
+			return
+		}
+		logf("CloudNativePG (played): %s switched over from %s to %s", name, current, target)
+	}
+}
+
+// cnpgPodAffinity is the affinity CloudNativePG gives its instance pods:
+// the Cluster's node affinity, and with enablePodAntiAffinity its
+// required anti-affinity among the cluster's instances over topologyKey.
+func cnpgPodAffinity(cl *unstructured.Unstructured) (*corev1.Affinity, error) {
+	aff := &corev1.Affinity{}
+	if na, ok, _ := unstructured.NestedMap(cl.Object, "spec", "affinity", "nodeAffinity"); ok {
+		aff.NodeAffinity = &corev1.NodeAffinity{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(na, aff.NodeAffinity); err != nil {
+			return nil, err
+		}
+	}
+	if on, _, _ := unstructured.NestedBool(cl.Object, "spec", "affinity", "enablePodAntiAffinity"); on {
+		key, _, _ := unstructured.NestedString(cl.Object, "spec", "affinity", "topologyKey")
+		aff.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"cnpg.io/cluster": cl.GetName(), "cnpg.io/podRole": "instance"}},
+			TopologyKey:   key,
+		}}}
+	}
+	return aff, nil
+}
+
+func ignoreExists[T any](_ T, err error) error {
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// playedCluster is a Cluster played with a local PostgreSQL of its own.
+type playedCluster struct {
+	pg     *localdb.Postgres
+	cancel context.CancelFunc
+}
+
+// playClusters plays each new CloudNativePG Cluster (Options.PlayServers)
+// with a PostgreSQL of its own, and stops the server of a Cluster that is
+// gone. Without CloudNativePG's CRDs it does nothing.
+func (e *Executor) playClusters(ctx context.Context) error {
+	if !e.o.PlayServers || e.o.Dynamic == nil || time.Since(e.lastClusters) < playInterval {
+		return nil
+	}
+	e.lastClusters = time.Now()
+	list, err := e.o.Dynamic.Resource(ClusterGVR).Namespace("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil // CloudNativePG's CRDs are not installed
+		}
+		return err
+	}
+	live := map[types.UID]bool{}
+	for i := range list.Items {
+		cl := &list.Items[i]
+		if cl.GetDeletionTimestamp() != nil {
+			continue
+		}
+		live[cl.GetUID()] = true
+		e.mu.Lock()
+		_, known := e.clusters[cl.GetUID()]
+		if !known {
+			e.clusters[cl.GetUID()] = &playedCluster{}
+		}
+		e.mu.Unlock()
+		if known {
+			continue
+		}
+		go e.playCluster(ctx, cl.GetNamespace(), cl.GetName(), cl.GetUID())
+	}
+	e.mu.Lock()
+	var gone []*playedCluster
+	for uid, c := range e.clusters {
+		if !live[uid] {
+			gone = append(gone, c)
+			delete(e.clusters, uid)
+		}
+	}
+	e.mu.Unlock()
+	for _, c := range gone {
+		c.stop()
+	}
+	return nil
+}
+
+func (e *Executor) playCluster(ctx context.Context, ns, name string, uid types.UID) {
+	pg, err := localdb.StartPostgres()
+	if err != nil {
+		e.logf("CloudNativePG (played): Cluster %s/%s: no local PostgreSQL: %v", ns, name, err)
+		return
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	e.mu.Lock()
+	c, ok := e.clusters[uid]
+	if ok {
+		c.pg, c.cancel = pg, cancel
+	}
+	e.mu.Unlock()
+	if !ok { // gone meanwhile
+		cancel()
+		pg.Stop()
+		return
+	}
+	defer func() {
+		if cctx.Err() != nil {
+			cancel()
+		}
+	}()
+	e.logf("CloudNativePG (played): Cluster %s/%s is PostgreSQL at 127.0.0.1:%d", ns, name, pg.Port)
+	// The Cluster's context ends with it (playedCluster.stop) or the
+	// executor; switchovers are played until then.
+	if err := PlayCloudNativePG(cctx, e.o.Client, e.o.Dynamic, ns, name, pg, e.logf); err != nil && cctx.Err() == nil { //nolint:contextcheck
+		e.logf("CloudNativePG (played): Cluster %s/%s: %v", ns, name, err)
+	}
+}
+
+func (c *playedCluster) stop() {
+	if c.cancel != nil {
+		c.cancel()
+	}
+	if c.pg != nil {
+		c.pg.Stop()
+	}
+}
