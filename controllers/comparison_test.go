@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
@@ -33,7 +34,7 @@ func comparison(name string, order benchv1.ComparisonOrder, reps int32) *benchv1
 			Template: tmpl,
 			Variants: []benchv1.Variant{{Name: "v3", Patch: poolPatch("standard-v3")}, {Name: "v4a", Patch: poolPatch("standard-v4a")}},
 			Baseline: "v3", Order: order, RunsPerVariant: reps,
-			Criteria: benchv1.ComparisonCriteria{MinEffectPercent: 2},
+			Criteria: benchv1.ComparisonCriteria{MinEffectPercent: ptr.To[benchv1.Percent](2)},
 		},
 	}
 }

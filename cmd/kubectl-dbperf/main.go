@@ -20,9 +20,13 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/dbperf-io/dbperf-operator/internal/stats"
 )
 
-const usage = `kubectl dbperf: compare and export dbperf-operator results
+// usage takes the compare flags' defaults from internal/stats, where the
+// criteria's defaults are spelled once.
+var usage = fmt.Sprintf(`kubectl dbperf: compare and export dbperf-operator results
 
   kubectl dbperf compare RUN_A RUN_B [-o table|markdown|json|csv|html]  (A is the baseline)
   kubectl dbperf compare COMPARISON [-o ...]
@@ -35,10 +39,11 @@ const usage = `kubectl dbperf: compare and export dbperf-operator results
   kubectl dbperf ack SCHEDULE [--run R] --reason "..." [--undo]
 
 Common flags: -n/--namespace, --kubeconfig, --context.
-Compare flags: --alpha (0.05), --min-effect (percent, 1), --max-cv (percent, 0 = off),
-               --correction (headline: Holm|BenjaminiHochberg|None),
-               --operation-correction (every other metric: BenjaminiHochberg),
-               --metric PATTERN, --operation PATTERN (repeatable filters).`
+Compare flags: --alpha (%g), --min-effect (percent, %g; 0 = none), --max-cv (percent, 0 = off),
+               --correction (headline: Holm|BenjaminiHochberg|None; %s),
+               --operation-correction (every other metric: %s),
+               --metric PATTERN, --operation PATTERN (repeatable filters).`,
+	stats.DefaultAlpha, stats.DefaultMinEffectPercent, stats.DefaultCorrection, stats.DefaultOperationCorrection)
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {

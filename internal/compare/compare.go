@@ -441,26 +441,6 @@ func family(primary bool, source, metric string) int {
 	return familyDescribed
 }
 
-// familyCriteria are the criteria of a family: the operations' test is
-// Welch's on logarithms, corrected by OperationCorrection.
-func (o Options) familyCriteria(f int) stats.Criteria {
-	c := o.Criteria
-	if c.Test == "" {
-		c.Test = stats.RankTest
-	}
-	if c.Correction == "" {
-		c.Correction = stats.Holm
-	}
-	if f == familyOperations {
-		c.Test = stats.WelchLogTest
-		c.Correction = o.OperationCorrection
-		if c.Correction == "" {
-			c.Correction = stats.BenjaminiHochberg
-		}
-	}
-	return c
-}
-
 // keeps says whether the filters keep a metric of an operation.
 func (o Options) keeps(metric, op string) bool {
 	return matchesAny(o.Metrics, metric) && (op == "" || matchesAny(o.Operations, op))
