@@ -18,7 +18,6 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
-	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -93,10 +92,10 @@ func playRuns(h *harness, cmpName string, total, maxActive int) []string {
 		}
 		for i := range jobs.Items {
 			j := &jobs.Items[i]
-			if answered[j.Name] || j.Labels[specs.LabelRole] != specs.RoleLoadgen {
+			if answered[j.Name] || j.Labels[benchv1.LabelRole] != benchv1.RoleLoadgen {
 				continue
 			}
-			runName := j.Spec.Template.Annotations[specs.AnnotationRunName]
+			runName := j.Spec.Template.Annotations[benchv1.AnnotationRunName]
 			var run benchv1.BenchmarkRun
 			if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: runName}, &run); err != nil {
 				return err

@@ -330,17 +330,17 @@ func cmdLogs(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	pods := &corev1.PodList{}
-	if err := k.c.List(ctx, pods, client.InNamespace(k.namespace), client.MatchingLabels{specs.LabelRunUID: string(r.UID)}); err != nil {
+	if err := k.c.List(ctx, pods, client.InNamespace(k.namespace), client.MatchingLabels{benchv1.LabelRunUID: string(r.UID)}); err != nil {
 		return err
 	}
 	if len(pods.Items) == 0 {
 		return fmt.Errorf("run %s has no pods left (cleanup %s deletes its Jobs after the run)", r.Name, r.Spec.Cleanup)
 	}
 	for _, p := range pods.Items {
-		if _, ok := p.Labels[specs.LabelJob]; !ok {
+		if _, ok := p.Labels[benchv1.LabelJob]; !ok {
 			continue
 		}
-		fmt.Fprintf(stdout, "==> %s (%s, node %s) <==\n", p.Name, p.Labels[specs.LabelRole], p.Spec.NodeName)
+		fmt.Fprintf(stdout, "==> %s (%s, node %s) <==\n", p.Name, p.Labels[benchv1.LabelRole], p.Spec.NodeName)
 		raw, err := k.cs.CoreV1().Pods(k.namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: specs.LoadgenName}).DoRaw(ctx)
 		if err != nil {
 			fmt.Fprintf(stdout, "(no log: %v)\n", err)
