@@ -75,7 +75,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	var o common
 	o.bind(fs, "table")
 	var files listFlag
-	fs.Var(&files, "from-file", "a file written by `results -o json` (give two: baseline, then candidate)")
+	fs.Var(&files, "from-file", "a `FILE` written by results -o json (give two: baseline, then candidate)")
 	alpha := fs.Float64("alpha", stats.DefaultAlpha, "significance level")
 	minEffect := fs.Float64("min-effect", stats.DefaultMinEffectPercent, "minimum effect in percent (0: none)")
 	maxCV := fs.Float64("max-cv", 0, "CV in percent above which a metric is Inconclusive (0: off)")
