@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -85,11 +86,10 @@ func main() {
 	sleeps, _ := exec.Command("git", "grep", "-c", `time\.Sleep(`, "--", "*_test.go").Output()
 	n := 0
 	for _, l := range strings.Split(strings.TrimSpace(string(sleeps)), "\n") {
-		var c int
 		if i := strings.LastIndex(l, ":"); i > 0 {
-			fmt.Sscan(l[i+1:], &c)
+			c, _ := strconv.Atoi(l[i+1:]) // git grep -c: path:count
+			n += c
 		}
-		n += c
 	}
 	fmt.Printf("time.Sleep in tests: %d\n", n)
 	runnerFlags()
