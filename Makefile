@@ -20,7 +20,8 @@ generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
 	$(CONTROLLER_GEN) object paths="./api/..."
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the markers, and the chart's copies of them.
+manifests: $(CONTROLLER_GEN) ## Generate the tools' CEL rules, CRDs and RBAC from the markers, and the chart's copies of them.
+	go run ./hack/toolrules
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true rbac:roleName=dbperf-manager-role paths="./api/..." paths="./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	go run ./hack/chartgen

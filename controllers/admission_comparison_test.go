@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/compare"
+	"github.com/dbperf-io/dbperf-operator/internal/stats"
 )
 
 // The comparison and schedule API as a user writes it (raw manifests, so
@@ -259,6 +261,51 @@ func TestExplainComparisonAndSchedule(t *testing.T) {
 			for _, w := range tc.notWant {
 				if strings.Contains(out, w) {
 					t.Errorf("kubectl explain %s shows %q:\n%s", field, w, out)
+				}
+			}
+		})
+	}
+}
+
+// An explicit minEffectPercent of 0 is stored, read by the operator, copied
+// by it into a new comparison (as a schedule does from its template) and
+// judged as zero; left out, it is the default 1. It used to become 1 either
+// way.
+func TestAnExplicitZeroMinimumEffectIsZero(t *testing.T) {
+	ns := admissionNamespace(t, "mineffect-")
+	ctx := context.Background()
+	cases := map[string]struct {
+		spec map[string]any
+		want float64
+	}{
+		"explicit-zero": {map[string]any{"criteria": map[string]any{"minEffectPercent": 0.0}}, 0},
+		"omitted":       {nil, stats.DefaultMinEffectPercent},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obj := comparisonManifest(t, ns, name, tc.spec)
+			if err := k8s.Create(ctx, obj); err != nil {
+				t.Fatal(err)
+			}
+			typed := &benchv1.BenchmarkComparison{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), typed); err != nil {
+				t.Fatal(err)
+			}
+			if got := compare.OptionsFor(typed.Spec.Criteria).Criteria.MinEffectPercent; got != tc.want {
+				t.Errorf("judged with a minimum effect of %v, want %v", got, tc.want)
+			}
+			// The copy goes through Go's omitempty: only a pointer keeps
+			// the zero.
+			cp := &benchv1.BenchmarkComparison{ObjectMeta: metav1.ObjectMeta{Name: name + "-copy", Namespace: ns}, Spec: typed.Spec}
+			if err := k8s.Create(ctx, cp); err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range []*unstructured.Unstructured{obj, comparisonManifest(t, ns, cp.Name, nil)} {
+				if err := k8s.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
+					t.Fatal(err)
+				}
+				if got, ok, _ := unstructured.NestedNumberAsFloat64(o.Object, "spec", "criteria", "minEffectPercent"); !ok || got != tc.want {
+					t.Errorf("%s: stored minEffectPercent %v (set: %v), want %v", o.GetName(), got, ok, tc.want)
 				}
 			}
 		})

@@ -61,7 +61,11 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 		"hammerdb postgresql on mysql": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Target = benchv1.TargetSpec{MySQL: &benchv1.MySQLTarget{}}
 			r.Spec.Workload = benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: benchv1.HammerDBPostgres, VirtualUsers: []int32{20}}}
-		}, []string{"workload.hammerdb.database must be mysql for a mysql target"}},
+		}, []string{"workload.hammerdb.database must be the target's kind"}},
+		"hammerdb on a clickhouse target": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Target = benchv1.TargetSpec{ClickHouse: &benchv1.ClickHouseTarget{}}
+			r.Spec.Workload = benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: benchv1.HammerDBPostgres, VirtualUsers: []int32{20}}}
+		}, []string{"workload.hammerdb.database must be the target's kind"}},
 		"hammerdb build users above warehouses": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Workload = benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: benchv1.HammerDBPostgres, Warehouses: 2, BuildVirtualUsers: 4, VirtualUsers: []int32{20}}}
 		}, []string{"spec.workload.hammerdb", "buildVirtualUsers must not exceed warehouses"}},

@@ -26,7 +26,6 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/compare"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
-	"github.com/dbperf-io/dbperf-operator/internal/stats"
 )
 
 // maxStatusRows bounds status.results; the report ConfigMap has them all.
@@ -304,16 +303,15 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 			sides[p.variant].Runs = append(sides[p.variant].Runs, full)
 		}
 	}
-	crit := criteria(cmp.Spec.Criteria)
 	var reports []*compare.Report
 	for _, v := range cmp.Spec.Variants {
 		if v.Name == cmp.Spec.Baseline {
 			continue
 		}
-		rep, err := compare.Build(*sides[cmp.Spec.Baseline], *sides[v.Name], compare.Options{
-			Criteria: crit, OperationCorrection: correction(cmp.Spec.Criteria.OperationCorrection),
-			Metrics: cmp.Spec.Criteria.Metrics, Operations: cmp.Spec.Criteria.Operations, StepPairs: pairs[v.Name],
-			IgnorePaths: append(append([]string{}, paths[cmp.Spec.Baseline]...), paths[v.Name]...)})
+		opts := compare.OptionsFor(cmp.Spec.Criteria)
+		opts.StepPairs = pairs[v.Name]
+		opts.IgnorePaths = append(append([]string{}, paths[cmp.Spec.Baseline]...), paths[v.Name]...)
+		rep, err := compare.Build(*sides[cmp.Spec.Baseline], *sides[v.Name], opts)
 		if err != nil {
 			r.fail(cmp, benchv1.ReasonNotComparable, err.Error())
 			return nil
@@ -392,25 +390,6 @@ func finite(v float64) *float64 {
 	}
 	x := roundTo(v, 4)
 	return &x
-}
-
-// criteria converts the API's criteria for internal/stats (which knows no
-// API types); zero values take the statistics' defaults.
-func criteria(c benchv1.ComparisonCriteria) stats.Criteria {
-	return stats.Criteria{Alpha: c.Alpha, MinEffectPercent: float64(c.MinEffectPercent),
-		MaxCVPercent: float64(c.MaxCoefficientOfVariationPercent), Correction: correction(c.Correction)}
-}
-
-func correction(c benchv1.Correction) stats.Correction {
-	switch c {
-	case benchv1.CorrectionHolm:
-		return stats.Holm
-	case benchv1.CorrectionBenjaminiHochberg:
-		return stats.BenjaminiHochberg
-	case benchv1.CorrectionNone:
-		return stats.NoCorrection
-	}
-	return "" // the family's default
 }
 
 // writeReport applies the report ConfigMap (server-side apply: no read of

@@ -29,7 +29,6 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/controllers/targets"
-	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/registry"
 )
@@ -364,7 +363,7 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // podToRun maps a workload pod to its run through the annotation every
 // workload pod carries (a run's name can be longer than a label value).
 func podToRun(_ context.Context, o client.Object) []reconcile.Request {
-	name := o.GetAnnotations()[specs.AnnotationRunName]
+	name := o.GetAnnotations()[benchv1.AnnotationRunName]
 	if name == "" {
 		return nil
 	}

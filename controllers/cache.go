@@ -9,14 +9,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 )
 
 // CacheOptions caches only the objects of runs (everything a run makes, and
 // the pods of its target, carry the run's UID), not every pod, Job or
 // ConfigMap of the cluster.
 func CacheOptions() cache.Options {
-	hasRun, err := labels.NewRequirement(specs.LabelRunUID, selection.Exists, nil)
+	hasRun, err := labels.NewRequirement(benchv1.LabelRunUID, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant, valid label key
 	}

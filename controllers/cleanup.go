@@ -40,7 +40,7 @@ func (r *BenchmarkRunReconciler) cleanup(ctx context.Context, run *benchv1.Bench
 		}
 	}
 	err = r.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(run.Namespace),
-		client.MatchingLabels{specs.LabelRunUID: string(run.UID)}, client.PropagationPolicy("Background"))
+		client.MatchingLabels{benchv1.LabelRunUID: string(run.UID)}, client.PropagationPolicy("Background"))
 	if err != nil {
 		return "", fmt.Errorf("while deleting the workload jobs: %w", err)
 	}

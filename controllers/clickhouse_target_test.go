@@ -115,7 +115,7 @@ func TestClickHouseTargetChildren(t *testing.T) {
 	}
 	var left []string
 	for _, obj := range []client.ObjectList{&appsv1.StatefulSetList{}, &corev1.ServiceList{}, &corev1.ConfigMapList{}} {
-		if err := k8s.List(ctx, obj, client.InNamespace(h.ns), client.MatchingLabels{specs.LabelRunUID: string(run.UID), specs.LabelRole: specs.RoleTarget}); err != nil {
+		if err := k8s.List(ctx, obj, client.InNamespace(h.ns), client.MatchingLabels{benchv1.LabelRunUID: string(run.UID), benchv1.LabelRole: benchv1.RoleTarget}); err != nil {
 			t.Fatal(err)
 		}
 		items, _ := meta.ExtractList(obj)

@@ -13,11 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
-	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -33,7 +33,7 @@ func comparison(name string, order benchv1.ComparisonOrder, reps int32) *benchv1
 			Template: tmpl,
 			Variants: []benchv1.Variant{{Name: "v3", Patch: poolPatch("standard-v3")}, {Name: "v4a", Patch: poolPatch("standard-v4a")}},
 			Baseline: "v3", Order: order, RunsPerVariant: reps,
-			Criteria: benchv1.ComparisonCriteria{MinEffectPercent: 2},
+			Criteria: benchv1.ComparisonCriteria{MinEffectPercent: ptr.To[benchv1.Percent](2)},
 		},
 	}
 }
@@ -92,10 +92,10 @@ func playRuns(h *harness, cmpName string, total, maxActive int) []string {
 		}
 		for i := range jobs.Items {
 			j := &jobs.Items[i]
-			if answered[j.Name] || j.Labels[specs.LabelRole] != specs.RoleLoadgen {
+			if answered[j.Name] || j.Labels[benchv1.LabelRole] != benchv1.RoleLoadgen {
 				continue
 			}
-			runName := j.Spec.Template.Annotations[specs.AnnotationRunName]
+			runName := j.Spec.Template.Annotations[benchv1.AnnotationRunName]
 			var run benchv1.BenchmarkRun
 			if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: runName}, &run); err != nil {
 				return err

@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/internal/specs"
 )
 
 // poolLabels are the node labels that name a node pool, most specific first.
@@ -57,7 +56,7 @@ func (r *BenchmarkRunReconciler) environment(ctx context.Context, st *runState) 
 		}
 		return nil
 	}
-	if err := addPods(map[string]string{specs.LabelRunUID: string(run.UID), specs.LabelRole: specs.RoleLoadgen}, "loadgen"); err != nil {
+	if err := addPods(map[string]string{benchv1.LabelRunUID: string(run.UID), benchv1.LabelRole: benchv1.RoleLoadgen}, "loadgen"); err != nil {
 		return nil, err
 	}
 	if err := addPods(st.target.PodSelector, "target"); err != nil {
@@ -120,7 +119,7 @@ func instanceRole(p *corev1.Pod, role string, roleLabels []string) benchv1.Insta
 	if role == "loadgen" {
 		return benchv1.InstanceLoadGenerator
 	}
-	for _, l := range append([]string{specs.LabelInstanceRole}, roleLabels...) {
+	for _, l := range append([]string{benchv1.LabelInstanceRole}, roleLabels...) {
 		if v := p.Labels[l]; v != "" {
 			return benchv1.InstanceRole(v)
 		}

@@ -90,7 +90,7 @@ func (i *interferer) touch(ctx context.Context, obj client.Object) error {
 
 func (i *interferer) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
 	cm, ok := obj.(*corev1.ConfigMap)
-	if !ok || cm.Labels[specs.LabelRole] != specs.RoleResults {
+	if !ok || cm.Labels[benchv1.LabelRole] != benchv1.RoleResults {
 		return i.Client.Update(ctx, obj, opts...)
 	}
 	i.mu.Lock()
@@ -155,7 +155,7 @@ func (i *interferer) Create(ctx context.Context, obj client.Object, opts ...clie
 	if err := i.Client.Create(ctx, obj, opts...); err != nil {
 		return err
 	}
-	if cm, ok := obj.(*corev1.ConfigMap); ok && cm.Labels[specs.LabelRole] == specs.RoleResults {
+	if cm, ok := obj.(*corev1.ConfigMap); ok && cm.Labels[benchv1.LabelRole] == benchv1.RoleResults {
 		i.keepUnits(cm)
 	}
 	return nil

@@ -402,7 +402,7 @@ func (k *fuzzKubelet) answer(ctx context.Context, job *batchv1.Job) string {
 		k.terminate(ctx, job, int32(f.rnd.Intn(256)), f.str(f.rnd.Intn(4000)))
 		return "garbage message"
 	case 2:
-		res := f.result(job.Labels[specs.LabelRole], 8, 3)
+		res := f.result(job.Labels[benchv1.LabelRole], 8, 3)
 		msg, err := results.EncodeCompact(res, results.MaxCompactBytes)
 		if err != nil {
 			t.Fatal(err)
@@ -410,7 +410,7 @@ func (k *fuzzKubelet) answer(ctx context.Context, job *batchv1.Job) string {
 		k.terminate(ctx, job, 0, string(msg))
 		return "summary"
 	case 3, 4:
-		res := f.result(job.Labels[specs.LabelRole], 300, 1000)
+		res := f.result(job.Labels[benchv1.LabelRole], 300, 1000)
 		block, err := results.EncodeBlock(res)
 		if err != nil {
 			t.Fatal(err)

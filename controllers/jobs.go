@@ -34,7 +34,7 @@ const logTailLines = 4000
 func (r *BenchmarkRunReconciler) ensureJob(ctx context.Context, st *runState, role string, step int, rep int32, inv workloads.Invocation) (*batchv1.Job, error) {
 	run := st.run
 	name := specs.PrepareJobName(run)
-	if role == specs.RoleLoadgen {
+	if role == benchv1.RoleLoadgen {
 		name = specs.MeasureJobName(run, step, rep)
 	}
 	job := &batchv1.Job{}
@@ -128,7 +128,7 @@ type outcome struct {
 // image pull) is a failed measurement with the reason Kubernetes gave.
 func (r *BenchmarkRunReconciler) jobOutcome(ctx context.Context, st *runState, job *batchv1.Job) (*outcome, error) {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{specs.LabelJob: job.Name}); err != nil {
+	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{benchv1.LabelJob: job.Name}); err != nil {
 		return nil, err
 	}
 	sort.Slice(pods.Items, func(i, j int) bool {

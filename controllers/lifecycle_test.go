@@ -261,7 +261,7 @@ func TestValkeyTargetWithRedisBenchmark(t *testing.T) {
 	for step := range 2 {
 		job := h.waitJob(specs.MeasureJobName(run, step, 1))
 		aff := job.Spec.Template.Spec.Affinity
-		if aff == nil || aff.PodAntiAffinity == nil || aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].LabelSelector.MatchLabels[specs.LabelRole] != specs.RoleTarget {
+		if aff == nil || aff.PodAntiAffinity == nil || aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].LabelSelector.MatchLabels[benchv1.LabelRole] != benchv1.RoleTarget {
 			t.Fatalf("the load generator must avoid the target's node: %+v", aff)
 		}
 		h.kubelet(job, node, "redis-benchmark", writeTemp(t, redisCSV))

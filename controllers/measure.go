@@ -92,7 +92,7 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 			return r.waitForTarget(st), nil
 		}
 		inv := st.workload.Run(&run.Spec.Workload, st.target.Endpoint, steps[u.step])
-		job, err := r.ensureJob(ctx, st, specs.RoleLoadgen, u.step, u.rep, inv)
+		job, err := r.ensureJob(ctx, st, benchv1.RoleLoadgen, u.step, u.rep, inv)
 		if apierrors.IsInvalid(err) { // a Job Kubernetes refuses: retrying cannot help
 			r.failInvalidSpec(st, err)
 			return ctrl.Result{}, nil

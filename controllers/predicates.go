@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
-	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 )
 
 // What brings a run's reconcile. Every update of a run's Job and pods (a
@@ -29,7 +29,7 @@ var runChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.
 
 // ofRun passes objects that carry a run's UID label.
 var ofRun = predicate.NewPredicateFuncs(func(o client.Object) bool {
-	_, ok := o.GetLabels()[specs.LabelRunUID]
+	_, ok := o.GetLabels()[benchv1.LabelRunUID]
 	return ok
 })
 

@@ -10,7 +10,6 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
-	"github.com/dbperf-io/dbperf-operator/internal/specs"
 )
 
 // prepare runs the workload's prepare step (schema build, data load), if it
@@ -31,7 +30,7 @@ func (r *BenchmarkRunReconciler) prepare(ctx context.Context, st *runState) (ctr
 		run.Status.Phase = benchv1.PhaseRunning
 		return ctrl.Result{}, nil
 	}
-	job, err := r.ensureJob(ctx, st, specs.RolePrepare, 0, 0, *inv)
+	job, err := r.ensureJob(ctx, st, benchv1.RolePrepare, 0, 0, *inv)
 	if apierrors.IsInvalid(err) { // a Job Kubernetes refuses: retrying cannot help
 		r.failInvalidSpec(st, err)
 		return ctrl.Result{}, nil

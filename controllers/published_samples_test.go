@@ -443,10 +443,10 @@ func drivePublished(t *testing.T, file string, want map[string]publishedComparis
 			j := &jobs.Items[i]
 			// The target's own Jobs (the one that creates a Valkey
 			// cluster) are readyPublishedTarget's.
-			if answered[j.Name] || j.Labels[specs.LabelRole] == specs.RoleTarget {
+			if answered[j.Name] || j.Labels[benchv1.LabelRole] == benchv1.RoleTarget {
 				continue
 			}
-			run := byName[j.Spec.Template.Annotations[specs.AnnotationRunName]]
+			run := byName[j.Spec.Template.Annotations[benchv1.AnnotationRunName]]
 			if run == nil {
 				return fmt.Errorf("job %s of a run not listed yet", j.Name)
 			}
@@ -468,7 +468,7 @@ func drivePublished(t *testing.T, file string, want map[string]publishedComparis
 			}
 			recorded := fixturePath(t, w.tool, w.fixture)
 			switch {
-			case j.Labels[specs.LabelRole] == specs.RolePrepare:
+			case j.Labels[benchv1.LabelRole] == benchv1.RolePrepare:
 				answerJob(t, h, j, nodes[0], w.tool, w.prepare(t))
 			case ptrValue(j.Spec.Completions) > 1:
 				if !parallel.step(ctx, t, h, j, nodes, w.tool, recorded) {
@@ -538,7 +538,7 @@ func readyPublishedTarget(t *testing.T, h *harness, run *benchv1.BenchmarkRun, w
 		return
 	}
 	var sets appsv1.StatefulSetList
-	if err := k8s.List(ctx, &sets, client.InNamespace(h.ns), client.MatchingLabels{specs.LabelRunUID: string(run.UID)}); err != nil {
+	if err := k8s.List(ctx, &sets, client.InNamespace(h.ns), client.MatchingLabels{benchv1.LabelRunUID: string(run.UID)}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range sets.Items {
@@ -547,7 +547,7 @@ func readyPublishedTarget(t *testing.T, h *harness, run *benchv1.BenchmarkRun, w
 		if sts.Status.ReadyReplicas == n {
 			continue
 		}
-		if sts.Spec.Template.Labels[specs.LabelInstanceRole] != string(benchv1.InstanceReplica) {
+		if sts.Spec.Template.Labels[benchv1.LabelInstanceRole] != string(benchv1.InstanceReplica) {
 			placed[run.Name] = sts.Spec.Template.Spec.NodeSelector["pool"]
 		}
 		if w.serverReplicas != 0 && n != w.serverReplicas {
@@ -618,7 +618,7 @@ func checkPublishedJob(t *testing.T, run *benchv1.BenchmarkRun, j *batchv1.Job, 
 		t.Errorf("job %s asks for pool %q, the sample's load generators run on loadgen", j.Name, got)
 	}
 	args := strings.Join(j.Spec.Template.Spec.Containers[0].Args, " ")
-	if j.Labels[specs.LabelRole] == specs.RolePrepare {
+	if j.Labels[benchv1.LabelRole] == benchv1.RolePrepare {
 		if w.prepare == nil {
 			t.Fatalf("run %s has a prepare step, the sample has none: %s", run.Name, args)
 		}

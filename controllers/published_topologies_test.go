@@ -176,7 +176,7 @@ func setCNPGStatus(ctx context.Context, t *testing.T, cluster *unstructured.Unst
 func checkServerSet(t *testing.T, run *benchv1.BenchmarkRun, sts *appsv1.StatefulSet, w publishedComparison) string {
 	t.Helper()
 	spec := sts.Spec.Template.Spec
-	role := sts.Spec.Template.Labels[specs.LabelInstanceRole]
+	role := sts.Spec.Template.Labels[benchv1.LabelInstanceRole]
 	if w.containers != 0 && len(spec.Containers) != w.containers {
 		t.Errorf("run %s: StatefulSet %s has %d containers per pod, want %d", run.Name, sts.Name, len(spec.Containers), w.containers)
 	}
@@ -206,7 +206,7 @@ func checkServerSet(t *testing.T, run *benchv1.BenchmarkRun, sts *appsv1.Statefu
 			t.Errorf("run %s: replicas %s on pool %q, the sample's replicaPlacement says %s", run.Name, sts.Name, spec.NodeSelector["pool"], w.pool)
 		}
 		primary := labels.Set(specs.ServerPodLabels(run))
-		primary[specs.LabelInstanceRole] = string(benchv1.InstancePrimary)
+		primary[benchv1.LabelInstanceRole] = string(benchv1.InstancePrimary)
 		if !offPrimaryNode(spec.Affinity, primary) {
 			t.Errorf("run %s: nothing keeps replicas %s off the primary's node: affinity %+v", run.Name, sts.Name, spec.Affinity)
 		}
@@ -290,7 +290,7 @@ func checkMounts(ctx context.Context, t *testing.T, j *batchv1.Job) {
 // (query.ResultFileName), which the real runner reads.
 func answerJob(t *testing.T, h *harness, j *batchv1.Job, node, tool, recorded string) {
 	t.Helper()
-	if tool != "query-bench" || j.Labels[specs.LabelRole] == specs.RolePrepare {
+	if tool != "query-bench" || j.Labels[benchv1.LabelRole] == benchv1.RolePrepare {
 		h.kubelet(j, node, tool, recorded)
 		return
 	}

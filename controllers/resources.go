@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/kubelet"
@@ -200,7 +201,7 @@ func (r *BenchmarkRunReconciler) collectPrometheus(ctx context.Context, st *runS
 // completion index (the newest).
 func (r *BenchmarkRunReconciler) loadgenPods(ctx context.Context, job *batchv1.Job) ([]corev1.Pod, error) {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{specs.LabelJob: job.Name}); err != nil {
+	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{benchv1.LabelJob: job.Name}); err != nil {
 		return nil, err
 	}
 	sort.Slice(pods.Items, func(i, j int) bool {

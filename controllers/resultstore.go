@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 )
@@ -100,7 +101,7 @@ func (r *BenchmarkRunReconciler) updateResultsOnce(ctx context.Context, reader c
 	cm := &corev1.ConfigMap{}
 	err := reader.Get(ctx, key, cm)
 	if apierrors.IsNotFound(err) {
-		cm = &corev1.ConfigMap{ObjectMeta: specs.ObjectMeta(st.run, key.Name, specs.RoleResults)}
+		cm = &corev1.ConfigMap{ObjectMeta: specs.ObjectMeta(st.run, key.Name, benchv1.RoleResults)}
 		if err := change(cm); err != nil {
 			return err
 		}

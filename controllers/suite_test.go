@@ -315,7 +315,7 @@ func (h *harness) jobs() []batchv1.Job {
 func (h *harness) kubelet(job *batchv1.Job, node, workload, fixture string) {
 	h.t.Helper()
 	res, msg := h.runTool(job.Name+"-pod", workload, runner.Options{
-		Command: []string{"cat", fixture}, Prepare: job.Labels[specs.LabelRole] == specs.RolePrepare,
+		Command: []string{"cat", fixture}, Prepare: job.Labels[benchv1.LabelRole] == benchv1.RolePrepare,
 	})
 	h.terminate(job, node, int32(runner.ExitCodeFor(res.Verdict)), msg)
 }

@@ -399,7 +399,7 @@ func TestSeedSamplesRunThroughTheLifecycle(t *testing.T) {
 					}
 					fed[j.Name] = true
 					out := fixture(t, c.workload, c.fixture)
-					if j.Labels[specs.LabelRole] == specs.RolePrepare {
+					if j.Labels[benchv1.LabelRole] == benchv1.RolePrepare {
 						out = writeTemp(t, c.prepare)
 					}
 					if n := ptrValue(j.Spec.Completions); n > 1 {

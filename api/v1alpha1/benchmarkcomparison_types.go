@@ -129,10 +129,11 @@ type ComparisonCriteria struct {
 	// +optional
 	Alpha float64 `json:"alpha,omitempty"`
 	// MinEffectPercent is the smallest change worth Better or Worse, and
-	// the margin within which NoChange is declared.
+	// the margin within which NoChange is declared; 0 is none: any
+	// significant change is Better or Worse.
 	// +kubebuilder:default=1
 	// +optional
-	MinEffectPercent Percent `json:"minEffectPercent,omitempty"`
+	MinEffectPercent *Percent `json:"minEffectPercent,omitempty"`
 	// MaxCoefficientOfVariationPercent makes a metric Inconclusive when a
 	// variant's measurements vary more; 0 disables.
 	// +optional

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -74,12 +75,12 @@ func cmdCompare(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	var o common
 	o.bind(fs, "table")
 	var files listFlag
-	fs.Var(&files, "from-file", "a file written by `results -o json` (give two: baseline, then candidate)")
-	alpha := fs.Float64("alpha", 0.05, "significance level")
-	minEffect := fs.Float64("min-effect", 1, "minimum effect in percent")
+	fs.Var(&files, "from-file", "a `FILE` written by results -o json (give two: baseline, then candidate)")
+	alpha := fs.Float64("alpha", stats.DefaultAlpha, "significance level")
+	minEffect := fs.Float64("min-effect", stats.DefaultMinEffectPercent, "minimum effect in percent (0: none)")
 	maxCV := fs.Float64("max-cv", 0, "CV in percent above which a metric is Inconclusive (0: off)")
-	correction := fs.String("correction", "Holm", "correction over the headline (the primary metric of each step): Holm, BenjaminiHochberg or None")
-	opCorrection := fs.String("operation-correction", "BenjaminiHochberg", "correction over every other metric of every operation: Holm, BenjaminiHochberg or None")
+	correction := fs.String("correction", string(stats.DefaultCorrection), "correction over the headline (the primary metric of each step): Holm, BenjaminiHochberg or None")
+	opCorrection := fs.String("operation-correction", string(stats.DefaultOperationCorrection), "correction over every other metric of every operation: Holm, BenjaminiHochberg or None")
 	var metrics, operations listFlag
 	fs.Var(&metrics, "metric", "keep only the metrics matching this pattern (repeatable; the primary metric is always kept)")
 	fs.Var(&operations, "operation", "keep only the operations matching this pattern (repeatable; the whole run's figures are always kept)")
@@ -87,22 +88,10 @@ func cmdCompare(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
-	crit := stats.Criteria{Alpha: *alpha, MinEffectPercent: *minEffect, MaxCVPercent: *maxCV, Correction: stats.Correction(*correction)}
-	// The same bounds and values as a BenchmarkComparison's criteria: an
-	// unknown correction would otherwise mean none at all.
-	for flag, c := range map[string]string{"correction": *correction, "operation-correction": *opCorrection} {
-		switch stats.Correction(c) {
-		case stats.Holm, stats.BenjaminiHochberg, stats.NoCorrection:
-		default:
-			return usageError{fmt.Sprintf("compare: --%s %q: Holm, BenjaminiHochberg or None", flag, c)}
-		}
-	}
-	opts := compare.Options{Criteria: crit, OperationCorrection: stats.Correction(*opCorrection), Metrics: metrics, Operations: operations}
-	if !(*alpha > 0 && *alpha < 0.5) {
-		return usageError{fmt.Sprintf("compare: --alpha %g: above 0 and below 0.5, such as 0.05", *alpha)}
-	}
-	if *minEffect < 0 || *minEffect > 100 || *maxCV < 0 || *maxCV > 100 {
-		return usageError{"compare: --min-effect and --max-cv are percents from 0 to 100"}
+	opts := compare.Options{Criteria: stats.Criteria{Alpha: *alpha, MinEffectPercent: *minEffect, MaxCVPercent: *maxCV, Correction: stats.Correction(*correction)},
+		OperationCorrection: stats.Correction(*opCorrection), Metrics: metrics, Operations: operations}
+	if err := opts.Validate(); err != nil {
+		return criteriaFlagError(err)
 	}
 	switch {
 	case len(files) > 0:
@@ -162,6 +151,21 @@ func cmdCompare(ctx context.Context, args []string, stdout, _ io.Writer) error {
 // every measurement, from its results ConfigMap when the run has finished
 // (before that, or without the right to read ConfigMaps, the headline
 // metrics of its status).
+// criteriaFlags are the compare flags of the criteria, by the name the
+// criteria's validation gives them.
+var criteriaFlags = map[string]string{"Alpha": "alpha", "MinEffectPercent": "min-effect", "MaxCVPercent": "max-cv",
+	"Correction": "correction", "OperationCorrection": "operation-correction"}
+
+// criteriaFlagError is the usage error of criteria out of their bounds,
+// which are a BenchmarkComparison's, naming the flag.
+func criteriaFlagError(err error) error {
+	var bad stats.InvalidCriterion
+	if errors.As(err, &bad) && criteriaFlags[bad.Criterion] != "" {
+		return usageError{fmt.Sprintf("compare: --%s %s: %s", criteriaFlags[bad.Criterion], bad.Value, bad.Bounds)}
+	}
+	return usageError{"compare: " + err.Error()}
+}
+
 func (k *cluster) fullRun(ctx context.Context, name string) (compare.Run, error) {
 	r, err := k.run(ctx, name)
 	if err != nil {
@@ -326,17 +330,17 @@ func cmdLogs(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	pods := &corev1.PodList{}
-	if err := k.c.List(ctx, pods, client.InNamespace(k.namespace), client.MatchingLabels{specs.LabelRunUID: string(r.UID)}); err != nil {
+	if err := k.c.List(ctx, pods, client.InNamespace(k.namespace), client.MatchingLabels{benchv1.LabelRunUID: string(r.UID)}); err != nil {
 		return err
 	}
 	if len(pods.Items) == 0 {
 		return fmt.Errorf("run %s has no pods left (cleanup %s deletes its Jobs after the run)", r.Name, r.Spec.Cleanup)
 	}
 	for _, p := range pods.Items {
-		if _, ok := p.Labels[specs.LabelJob]; !ok {
+		if _, ok := p.Labels[benchv1.LabelJob]; !ok {
 			continue
 		}
-		fmt.Fprintf(stdout, "==> %s (%s, node %s) <==\n", p.Name, p.Labels[specs.LabelRole], p.Spec.NodeName)
+		fmt.Fprintf(stdout, "==> %s (%s, node %s) <==\n", p.Name, p.Labels[benchv1.LabelRole], p.Spec.NodeName)
 		raw, err := k.cs.CoreV1().Pods(k.namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: specs.LoadgenName}).DoRaw(ctx)
 		if err != nil {
 			fmt.Fprintf(stdout, "(no log: %v)\n", err)

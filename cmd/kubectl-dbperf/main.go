@@ -23,31 +23,67 @@ import (
 	"strings"
 )
 
-const usage = `kubectl dbperf: compare and export dbperf-operator results
+// command is one subcommand of the plugin.
+type command struct {
+	name string
+	// synopsis is how it is called, one line per form, after "kubectl dbperf".
+	synopsis string
+	run      func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
 
-  kubectl dbperf compare RUN_A RUN_B [-o table|markdown|json|csv|html]  (A is the baseline)
-  kubectl dbperf compare COMPARISON [-o ...]
-  kubectl dbperf compare --from-file A.json --from-file B.json [-o ...]
-  kubectl dbperf report COMPARISON -o html > report.html
-  kubectl dbperf results RUN [-o json|csv] [--series]
-  kubectl dbperf reject RUN [--step S] [--repetition N] --reason "..." [--undo]
-  kubectl dbperf logs RUN
-  kubectl dbperf history SCHEDULE [-o table|markdown|json|html]
-  kubectl dbperf ack SCHEDULE [--run R] --reason "..." [--undo]
-  kubectl dbperf try FILE... [--apply]
+// commands are the plugin's subcommands, in the order the usage lists them.
+var commands = []command{
+	{"compare", "compare RUN_A RUN_B [-o table|markdown|json|csv|html]  (A is the baseline)\n" +
+		"compare COMPARISON [-o ...]\n" +
+		"compare --from-file A.json --from-file B.json [-o ...]", cmdCompare},
+	{"report", "report COMPARISON -o html > report.html", cmdReport},
+	{"results", "results RUN [-o json|csv] [--series]", cmdResults},
+	{"reject", `reject RUN [--step S] [--repetition N] --reason "..." [--undo]`, cmdReject},
+	{"logs", "logs RUN", cmdLogs},
+	{"history", "history SCHEDULE [-o table|markdown|json|html]", cmdHistory},
+	{"ack", `ack SCHEDULE [--run R] --reason "..." [--undo]`, cmdAck},
+	{"try", "try FILE... [--apply]", cmdTry},
+}
 
-Common flags: -n/--namespace, --kubeconfig, --context.
-Compare flags: --alpha (0.05), --min-effect (percent, 1), --max-cv (percent, 0 = off),
-               --correction (headline: Holm|BenjaminiHochberg|None),
-               --operation-correction (every other metric: BenjaminiHochberg),
-               --metric PATTERN, --operation PATTERN (repeatable filters).`
+// usage is the plugin's: every command's synopsis. A command's flags and
+// their defaults are its --help's, printed from the flags themselves.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("kubectl dbperf: compare and export dbperf-operator results\n\n")
+	for _, c := range commands {
+		writeSynopsis(&b, c)
+	}
+	b.WriteString("\nCommon flags: -n/--namespace, --kubeconfig, --context.\n")
+	b.WriteString("kubectl dbperf COMMAND --help shows the command's flags and their defaults.")
+	return b.String()
+}
+
+func writeSynopsis(w io.Writer, c command) {
+	for _, line := range strings.Split(c.synopsis, "\n") {
+		fmt.Fprintf(w, "  kubectl dbperf %s\n", line)
+	}
+}
+
+// helpRequest is a command's -h or --help: its flags, to print.
+type helpRequest struct{ flags *flag.FlagSet }
+
+func (helpRequest) Error() string { return "help requested" }
+
+// writeHelp prints a command's synopsis and flags.
+func writeHelp(w io.Writer, c command, flags *flag.FlagSet) {
+	fmt.Fprintln(w, "Usage:")
+	writeSynopsis(w, c)
+	fmt.Fprintln(w, "\nFlags:")
+	flags.SetOutput(w)
+	flags.PrintDefaults()
+}
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		var ue usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintln(os.Stderr, usage)
+			fmt.Fprintln(os.Stderr, usage())
 			os.Exit(2)
 		}
 		os.Exit(1)
@@ -82,7 +118,9 @@ func (c *common) bind(fs *flag.FlagSet, defaultOutput string) {
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			return nil, helpRequest{fs}
+		} else if err != nil {
 			return nil, usageError{err.Error()}
 		}
 		if fs.NArg() == 0 {
@@ -98,25 +136,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageError{"no command"}
 	}
 	switch args[0] {
-	case "compare":
-		return cmdCompare(ctx, args[1:], stdout, stderr)
-	case "report":
-		return cmdReport(ctx, args[1:], stdout, stderr)
-	case "reject":
-		return cmdReject(ctx, args[1:], stdout, stderr)
-	case "results":
-		return cmdResults(ctx, args[1:], stdout, stderr)
-	case "logs":
-		return cmdLogs(ctx, args[1:], stdout, stderr)
-	case "history":
-		return cmdHistory(ctx, args[1:], stdout, stderr)
-	case "ack":
-		return cmdAck(ctx, args[1:], stdout, stderr)
-	case "try":
-		return cmdTry(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, usage)
+		if len(args) > 1 {
+			return run(ctx, []string{args[1], "--help"}, stdout, stderr)
+		}
+		fmt.Fprintln(stdout, usage())
 		return nil
+	}
+	for _, c := range commands {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, args[1:], stdout, stderr)
+		var help helpRequest
+		if errors.As(err, &help) {
+			writeHelp(stdout, c, help.flags)
+			return nil
+		}
+		return err
 	}
 	return usageError{fmt.Sprintf("unknown command %q", args[0])}
 }

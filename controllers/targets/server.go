@@ -203,7 +203,7 @@ func ensureSecret(ctx context.Context, c client.Client, run *benchv1.BenchmarkRu
 	if err != nil {
 		return err
 	}
-	s := &corev1.Secret{ObjectMeta: specs.ObjectMeta(run, name, specs.RoleTarget), Data: data, Type: corev1.SecretTypeOpaque}
+	s := &corev1.Secret{ObjectMeta: specs.ObjectMeta(run, name, benchv1.RoleTarget), Data: data, Type: corev1.SecretTypeOpaque}
 	if err := c.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
@@ -219,7 +219,7 @@ func (k serverTarget) Cleanup(ctx context.Context, c client.Client, run *benchv1
 		}
 	}
 	for _, s := range k.servers(run) {
-		if err := deleteIfExists(ctx, c, &appsv1.StatefulSet{ObjectMeta: specs.ObjectMeta(run, s.Name, specs.RoleTarget)}); err != nil {
+		if err := deleteIfExists(ctx, c, &appsv1.StatefulSet{ObjectMeta: specs.ObjectMeta(run, s.Name, benchv1.RoleTarget)}); err != nil {
 			return err
 		}
 		for _, svc := range s.Services() {

@@ -29,7 +29,7 @@ type Observed struct {
 	// primary (a sharded cluster, an external endpoint).
 	PrimarySelector map[string]string
 	// RoleLabels are pod labels, besides the operator's own
-	// (specs.LabelInstanceRole), whose value is the pod's InstanceRole
+	// (benchv1.LabelInstanceRole), whose value is the pod's InstanceRole
 	// (CloudNativePG's instance role: primary or replica).
 	RoleLabels []string
 	// Volumes are the target's volumes, as status.environment records them.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -15,7 +16,7 @@ func TestParserConfigurationReachesTheRunner(t *testing.T) {
 	run := sampleRun()
 	inv := workloads.Invocation{Command: []string{"bench", "--threads", "8"}, ParserConfig: workloads.FilesDir + "/parser.json",
 		Files: map[string]string{"parser.json": "{}"}}
-	for role, want := range map[string]bool{RoleLoadgen: true, RolePrepare: false} {
+	for role, want := range map[string]bool{benchv1.RoleLoadgen: true, benchv1.RolePrepare: false} {
 		job := Job(JobParams{Run: run, Name: "j", Role: role, Workload: "w", Invocation: inv, Image: "img", RunnerImage: "runner",
 			FilesConfigMap: "files", Endpoint: endpoint()})
 		args := job.Spec.Template.Spec.Containers[0].Args

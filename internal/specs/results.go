@@ -88,7 +88,7 @@ type DocumentCondition struct {
 // even that is too large it drops, in order, time series, detail metrics and
 // finally the per-repetition results (the summaries stay), saying what went.
 func ResultsConfigMap(run *benchv1.BenchmarkRun, doc *Document) (*corev1.ConfigMap, error) {
-	cm := &corev1.ConfigMap{ObjectMeta: ObjectMeta(run, ResultsConfigMapName(run), RoleResults)}
+	cm := &corev1.ConfigMap{ObjectMeta: ObjectMeta(run, ResultsConfigMapName(run), benchv1.RoleResults)}
 	reducers := []struct {
 		what string
 		do   func(*Document)

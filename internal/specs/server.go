@@ -48,7 +48,7 @@ type Server struct {
 	// PeerPorts are ports the pods use among themselves (OpenSearch's
 	// transport), published on the headless Service.
 	PeerPorts []corev1.ContainerPort
-	// Role is the part the pods play (LabelInstanceRole), which then also
+	// Role is the part the pods play (benchv1.LabelInstanceRole), which then also
 	// selects them: a target of several StatefulSets sets it on each.
 	// Empty: the one server, or the nodes of a cluster without a primary.
 	Role benchv1.InstanceRole
@@ -66,7 +66,7 @@ type SecretMount struct {
 
 // ServerPodLabels select a server's pods.
 func ServerPodLabels(run *benchv1.BenchmarkRun) map[string]string {
-	return map[string]string{LabelRunUID: string(run.UID), LabelRole: RoleTarget}
+	return map[string]string{benchv1.LabelRunUID: string(run.UID), benchv1.LabelRole: benchv1.RoleTarget}
 }
 
 // Selector selects the server's own pods: ServerPodLabels, and its Role
@@ -74,17 +74,17 @@ func ServerPodLabels(run *benchv1.BenchmarkRun) map[string]string {
 func (s Server) Selector() map[string]string {
 	l := ServerPodLabels(s.Run)
 	if s.Role != "" {
-		l[LabelInstanceRole] = string(s.Role)
+		l[benchv1.LabelInstanceRole] = string(s.Role)
 	}
 	return l
 }
 
 // podLabels are the labels of the server's pods.
 func (s Server) podLabels() map[string]string {
-	l := BaseLabels(s.Run, RoleTarget)
-	l[LabelInstanceRole] = string(s.Role)
+	l := BaseLabels(s.Run, benchv1.RoleTarget)
+	l[benchv1.LabelInstanceRole] = string(s.Role)
 	if s.Role == "" {
-		l[LabelInstanceRole] = string(benchv1.InstanceServer)
+		l[benchv1.LabelInstanceRole] = string(benchv1.InstanceServer)
 	}
 	return l
 }
@@ -142,7 +142,7 @@ func (s Server) StatefulSet() *appsv1.StatefulSet {
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: p})
 	}
 	sts := &appsv1.StatefulSet{
-		ObjectMeta: ObjectMeta(run, s.Name, RoleTarget),
+		ObjectMeta: ObjectMeta(run, s.Name, benchv1.RoleTarget),
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:            ptr.To(replicas),
 			ServiceName:         s.HeadlessName(),
@@ -199,7 +199,7 @@ func (s Server) affinity(user *corev1.Affinity, replicas int32) *corev1.Affinity
 		return a
 	}
 	primary := s.Selector()
-	primary[LabelInstanceRole] = string(benchv1.InstancePrimary)
+	primary[benchv1.LabelInstanceRole] = string(benchv1.InstancePrimary)
 	return loadgenAffinity(a, primary)
 }
 
@@ -215,13 +215,13 @@ func serverAffinity(user *corev1.Affinity, replicas int32, self map[string]strin
 // Services are the client Service and the headless one.
 func (s Server) Services() []*corev1.Service {
 	port := []corev1.ServicePort{{Name: s.PortName, Port: s.Port, TargetPort: intstr.FromInt32(s.Port)}}
-	client := &corev1.Service{ObjectMeta: ObjectMeta(s.Run, s.Name, RoleTarget),
+	client := &corev1.Service{ObjectMeta: ObjectMeta(s.Run, s.Name, benchv1.RoleTarget),
 		Spec: corev1.ServiceSpec{Selector: s.Selector(), Ports: port}}
 	peers := append([]corev1.ServicePort{}, port...)
 	for _, p := range s.PeerPorts {
 		peers = append(peers, corev1.ServicePort{Name: p.Name, Port: p.ContainerPort, TargetPort: intstr.FromInt32(p.ContainerPort)})
 	}
-	headless := &corev1.Service{ObjectMeta: ObjectMeta(s.Run, s.HeadlessName(), RoleTarget),
+	headless := &corev1.Service{ObjectMeta: ObjectMeta(s.Run, s.HeadlessName(), benchv1.RoleTarget),
 		Spec: corev1.ServiceSpec{Selector: s.Selector(), Ports: peers, ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true}}
 	return []*corev1.Service{client, headless}
 }

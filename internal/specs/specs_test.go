@@ -60,12 +60,12 @@ func TestPgbenchJobsGolden(t *testing.T) {
 		t.Fatalf("steps %+v", steps)
 	}
 	ep := endpoint()
-	job := Job(JobParams{Run: run, Name: MeasureJobName(run, 1, 2), Role: RoleLoadgen, Workload: w.Name(), Step: 1, Repetition: 2,
+	job := Job(JobParams{Run: run, Name: MeasureJobName(run, 1, 2), Role: benchv1.RoleLoadgen, Workload: w.Name(), Step: 1, Repetition: 2,
 		Invocation: w.Run(&run.Spec.Workload, ep, steps[1]), Image: w.DefaultImage(), RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:v0.1.0",
 		Endpoint: ep, AvoidPods: map[string]string{CNPGClusterLabel: "v4a-tpcb-pg"}, ActiveDeadlineSeconds: ptr.To[int64](3600),
 		ServerStatistics: ServerStatistics{Source: "postgresql", Interval: 5 * time.Second}})
 	golden(t, "pgbench-measure-job", job)
-	prep := Job(JobParams{Run: run, Name: PrepareJobName(run), Role: RolePrepare, Workload: w.Name(),
+	prep := Job(JobParams{Run: run, Name: PrepareJobName(run), Role: benchv1.RolePrepare, Workload: w.Name(),
 		Invocation: *w.Prepare(&run.Spec.Workload, ep), Image: w.DefaultImage(), RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:v0.1.0", Endpoint: ep})
 	golden(t, "pgbench-prepare-job", prep)
 	cluster, err := CNPGCluster(run, false)
@@ -152,7 +152,7 @@ func TestServerStatisticsArguments(t *testing.T) {
 	ep := endpoint()
 	ep.TLS, ep.CASecret, ep.ClientCertSecret, ep.ServerName = true, "pg-ca", "pg-client", "db.example"
 	inv := workloads.Invocation{Command: []string{"tool"}} // a tool that takes no credentials
-	job := Job(JobParams{Run: run, Name: "j", Role: RoleLoadgen, Workload: "pgbench", Invocation: inv, Endpoint: ep,
+	job := Job(JobParams{Run: run, Name: "j", Role: benchv1.RoleLoadgen, Workload: "pgbench", Invocation: inv, Endpoint: ep,
 		ServerStatistics: ServerStatistics{Source: "postgresql", Database: "tpcc", Interval: 2 * time.Second}})
 	c := job.Spec.Template.Spec.Containers[0]
 	args := strings.Join(c.Args, " ")
@@ -175,12 +175,12 @@ func TestServerStatisticsArguments(t *testing.T) {
 	if u, p := env[workloads.EnvUsername], env[workloads.EnvPassword]; u == nil || p == nil || p.SecretKeyRef.Name != "v4a-tpcb-pg-app" {
 		t.Errorf("the poller's credentials do not come from the Secret: %+v", c.Env)
 	}
-	prep := Job(JobParams{Run: run, Name: "p", Role: RolePrepare, Workload: "pgbench", Invocation: inv, Endpoint: ep,
+	prep := Job(JobParams{Run: run, Name: "p", Role: benchv1.RolePrepare, Workload: "pgbench", Invocation: inv, Endpoint: ep,
 		ServerStatistics: ServerStatistics{Source: "postgresql", Database: "tpcc"}})
 	if a := strings.Join(prep.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(a, "--server-database app") {
 		t.Errorf("a prepare step polls the endpoint's database (the tool's schema is not built yet): %s", a)
 	}
-	none := Job(JobParams{Run: run, Name: "n", Role: RoleLoadgen, Workload: "pgbench", Invocation: inv, Endpoint: ep})
+	none := Job(JobParams{Run: run, Name: "n", Role: benchv1.RoleLoadgen, Workload: "pgbench", Invocation: inv, Endpoint: ep})
 	if a := strings.Join(none.Spec.Template.Spec.Containers[0].Args, " "); strings.Contains(a, "--server-") || len(none.Spec.Template.Spec.Containers[0].Env) != 0 {
 		t.Errorf("no statistics asked, yet: %s %+v", a, none.Spec.Template.Spec.Containers[0].Env)
 	}

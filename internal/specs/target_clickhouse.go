@@ -139,7 +139,7 @@ func (c ClickHouse) ConfigMap() *corev1.ConfigMap {
 	if c.Keeper != nil {
 		data[ClickHouseKeeperKey] = c.KeeperXML()
 	}
-	return &corev1.ConfigMap{ObjectMeta: ObjectMeta(c.Run, c.ConfigMapName(), RoleTarget), Data: data}
+	return &corev1.ConfigMap{ObjectMeta: ObjectMeta(c.Run, c.ConfigMapName(), benchv1.RoleTarget), Data: data}
 }
 
 // clickHouseUsersXML logs every query of the default profile (the

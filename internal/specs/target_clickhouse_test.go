@@ -62,7 +62,7 @@ func TestClickHouseOneServer(t *testing.T) {
 	if sts.Name != "gen4-clickhouse" || *sts.Spec.Replicas != 1 || c.Image != DefaultClickHouseImage || *pod.SecurityContext.RunAsUser != 101 {
 		t.Errorf("StatefulSet %s: %d pods of %s as uid %d", sts.Name, *sts.Spec.Replicas, c.Image, *pod.SecurityContext.RunAsUser)
 	}
-	if got := sts.Spec.Template.Labels[LabelInstanceRole]; got != string(benchv1.InstanceServer) {
+	if got := sts.Spec.Template.Labels[benchv1.LabelInstanceRole]; got != string(benchv1.InstanceServer) {
 		t.Errorf("instance role %q, want server", got)
 	}
 	if p := c.ReadinessProbe.HTTPGet; p == nil || p.Path != "/ping" || p.Port.IntVal != ClickHousePort {
@@ -130,7 +130,7 @@ func TestClickHouseReplicasSplit(t *testing.T) {
 	}
 	for i, w := range wants {
 		sts := sets[i]
-		got := want{sts.Name, sts.Spec.Template.Labels[LabelInstanceRole], *sts.Spec.Replicas, sts.Spec.Template.Spec.NodeSelector}
+		got := want{sts.Name, sts.Spec.Template.Labels[benchv1.LabelInstanceRole], *sts.Spec.Replicas, sts.Spec.Template.Spec.NodeSelector}
 		if diff := cmp.Diff(w, got, cmp.AllowUnexported(want{})); diff != "" {
 			t.Errorf("StatefulSet %d (-want +got):\n%s", i, diff)
 		}
@@ -247,7 +247,7 @@ func TestClickHouseOneReplicaWithKeeper(t *testing.T) {
 	if len(sets) != 2 || sets[0].Name != "gen4-clickhouse" || sets[1].Name != "gen4-clickhouse-keeper" {
 		t.Fatalf("StatefulSets %d, want the server's and Keeper's", len(sets))
 	}
-	if role := sets[0].Spec.Template.Labels[LabelInstanceRole]; role != string(benchv1.InstanceServer) {
+	if role := sets[0].Spec.Template.Labels[benchv1.LabelInstanceRole]; role != string(benchv1.InstanceServer) {
 		t.Errorf("the one server's role is %q, want server", role)
 	}
 	server := ch.ConfigMap().Data[ClickHouseConfigKey]

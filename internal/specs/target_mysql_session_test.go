@@ -59,7 +59,7 @@ func TestSessionCheckArgs(t *testing.T) {
 	ep := workloads.Endpoint{Host: "db", Port: 3306, TLS: true, CASecret: "ca", ClientCertSecret: "client", ServerName: "db.n.svc",
 		Username: secret("username"), Password: secret("password"),
 		TLSVersion: "TLSv1.3", TLSCipher: "TLS_AES_128_GCM_SHA256", SessionVariables: map[string]string{"sql_mode": "ANSI", "autocommit": "ON"}}
-	p := JobParams{Run: run, Role: RoleLoadgen, Endpoint: ep, SQLProtocol: workloads.ProtocolMySQL}
+	p := JobParams{Run: run, Role: benchv1.RoleLoadgen, Endpoint: ep, SQLProtocol: workloads.ProtocolMySQL}
 	want := []string{"--session-check", "db:3306", "--session-protocol", "mysql", "--session-tls", "--session-tls-ca", workloads.CAFile,
 		"--session-tls-cert", workloads.ClientCertFile, "--session-tls-key", workloads.ClientKeyFile, "--session-tls-name", "db.n.svc",
 		"--session-tls-version", "TLSv1.3", "--session-tls-cipher", "TLS_AES_128_GCM_SHA256",
@@ -79,9 +79,9 @@ func TestSessionCheckArgs(t *testing.T) {
 		t.Errorf("the check's credentials are not in the environment from the Secret: %v", containerEnv(p))
 	}
 	for name, q := range map[string]JobParams{
-		"another protocol": {Run: run, Role: RoleLoadgen, Endpoint: ep, SQLProtocol: workloads.ProtocolPostgreSQL},
-		"a prepare step":   {Run: run, Role: RolePrepare, Endpoint: ep, SQLProtocol: workloads.ProtocolMySQL},
-		"nothing asked":    {Run: run, Role: RoleLoadgen, Endpoint: workloads.Endpoint{Host: "db", Port: 3306, TLS: true}, SQLProtocol: workloads.ProtocolMySQL},
+		"another protocol": {Run: run, Role: benchv1.RoleLoadgen, Endpoint: ep, SQLProtocol: workloads.ProtocolPostgreSQL},
+		"a prepare step":   {Run: run, Role: benchv1.RolePrepare, Endpoint: ep, SQLProtocol: workloads.ProtocolMySQL},
+		"nothing asked":    {Run: run, Role: benchv1.RoleLoadgen, Endpoint: workloads.Endpoint{Host: "db", Port: 3306, TLS: true}, SQLProtocol: workloads.ProtocolMySQL},
 	} {
 		if got := sessionCheckArgs(q); got != nil {
 			t.Errorf("%s: %v", name, got)

@@ -64,7 +64,7 @@ func CNPGCluster(run *benchv1.BenchmarkRun, superuser bool) (*unstructured.Unstr
 		"bootstrap": map[string]any{"initdb": map[string]any{"database": CNPGDatabase, "owner": CNPGDatabase}},
 		// CloudNativePG copies these labels onto the pods it makes, which
 		// puts them in the operator's pod cache (it caches only labelled pods).
-		"inheritedMetadata": map[string]any{"labels": map[string]any{LabelRunUID: string(run.UID), LabelRole: RoleTarget}},
+		"inheritedMetadata": map[string]any{"labels": map[string]any{benchv1.LabelRunUID: string(run.UID), benchv1.LabelRole: benchv1.RoleTarget}},
 	}
 	if pg.ImageName != "" {
 		spec["imageName"] = pg.ImageName
@@ -133,7 +133,7 @@ func CNPGCluster(run *benchv1.BenchmarkRun, superuser bool) (*unstructured.Unstr
 	if superuser {
 		spec["enableSuperuserAccess"] = true
 	}
-	meta := ObjectMeta(run, PostgresClusterName(run), RoleTarget)
+	meta := ObjectMeta(run, PostgresClusterName(run), benchv1.RoleTarget)
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetGroupVersionKind(CNPGClusterGVK)
 	u.SetName(meta.Name)

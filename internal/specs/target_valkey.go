@@ -203,15 +203,15 @@ echo "the cluster serves"
 // CLUSTER MEET), then the target is not ready with the Job's reason.
 func (v ValkeyCluster) CreateJob() *batchv1.Job {
 	pl := v.Run.Spec.Target.Placement
-	labels := BaseLabels(v.Run, RoleTarget)
-	labels[LabelJob] = v.JobName()
-	meta := ObjectMeta(v.Run, v.JobName(), RoleTarget)
+	labels := BaseLabels(v.Run, benchv1.RoleTarget)
+	labels[benchv1.LabelJob] = v.JobName()
+	meta := ObjectMeta(v.Run, v.JobName(), benchv1.RoleTarget)
 	meta.Labels = labels
 	// Its pod prepares the target, it is none of its servers: the target's
 	// pod selector (ServerPodLabels) must not find it, or the environment,
 	// the disturbance checks and the telemetry would count it.
-	podLabels := BaseLabels(v.Run, RolePrepare)
-	podLabels[LabelJob] = v.JobName()
+	podLabels := BaseLabels(v.Run, benchv1.RolePrepare)
+	podLabels[benchv1.LabelJob] = v.JobName()
 	command := append([]string{"sh", "-c", ValkeyClusterCreateScript("valkey-cli", v.ReplicasPerShard), "create-cluster"}, v.Addresses()...)
 	return &batchv1.Job{ObjectMeta: meta, Spec: batchv1.JobSpec{
 		BackoffLimit:          ptr.To[int32](2),

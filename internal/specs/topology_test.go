@@ -40,14 +40,14 @@ func TestValkeyReplicas(t *testing.T) {
 	for sts, role := range map[string]benchv1.InstanceRole{"primary": benchv1.InstancePrimary, "replicas": benchv1.InstanceReplica} {
 		s := map[string]Server{"primary": primary, "replicas": replicas}[sts]
 		set := s.StatefulSet()
-		if got := set.Spec.Template.Labels[LabelInstanceRole]; got != string(role) {
+		if got := set.Spec.Template.Labels[benchv1.LabelInstanceRole]; got != string(role) {
 			t.Errorf("%s: pod role %q, want %s", sts, got, role)
 		}
-		if got := set.Spec.Selector.MatchLabels[LabelInstanceRole]; got != string(role) {
+		if got := set.Spec.Selector.MatchLabels[benchv1.LabelInstanceRole]; got != string(role) {
 			t.Errorf("%s: the StatefulSet selects role %q", sts, got)
 		}
 		for _, svc := range s.Services() {
-			if svc.Spec.Selector[LabelInstanceRole] != string(role) {
+			if svc.Spec.Selector[benchv1.LabelInstanceRole] != string(role) {
 				t.Errorf("%s: Service %s selects %v", sts, svc.Name, svc.Spec.Selector)
 			}
 		}
@@ -77,7 +77,7 @@ func TestValkeyReplicas(t *testing.T) {
 	// Two replicas are spread over nodes, among themselves, and never on
 	// the primary's node.
 	terms := rs.Spec.Template.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-	if len(terms) != 2 || terms[0].LabelSelector.MatchLabels[LabelInstanceRole] != string(benchv1.InstanceReplica) ||
+	if len(terms) != 2 || terms[0].LabelSelector.MatchLabels[benchv1.LabelInstanceRole] != string(benchv1.InstanceReplica) ||
 		!maps.Equal(terms[1].LabelSelector.MatchLabels, ps.Spec.Selector.MatchLabels) || terms[0].TopologyKey != corev1.LabelHostname || terms[1].TopologyKey != corev1.LabelHostname {
 		t.Errorf("replicas' anti-affinity %+v, want their own pods' and the primary's nodes", terms)
 	}
@@ -97,7 +97,7 @@ func TestValkeyWithoutReplicasIsOneServer(t *testing.T) {
 	if diff := cmp.Diff(ServerPodLabels(s.Run), sts.Spec.Selector.MatchLabels); diff != "" {
 		t.Errorf("selector (-want +got):\n%s", diff)
 	}
-	if got := sts.Spec.Template.Labels[LabelInstanceRole]; got != string(benchv1.InstanceServer) {
+	if got := sts.Spec.Template.Labels[benchv1.LabelInstanceRole]; got != string(benchv1.InstanceServer) {
 		t.Errorf("pod role %q", got)
 	}
 	if slices.Contains(sts.Spec.Template.Spec.Containers[0].Args, "--replicaof") || sts.Spec.Template.Spec.Containers[0].ReadinessProbe.TCPSocket == nil {
@@ -120,7 +120,7 @@ func TestValkeyCluster(t *testing.T) {
 	if *sts.Spec.Replicas != 3 || len(spec.Containers) != 2 || sts.Name != ValkeyName(run) {
 		t.Fatalf("%s: %d pods of %d containers, want 3 of 2", sts.Name, *sts.Spec.Replicas, len(spec.Containers))
 	}
-	if got := sts.Spec.Template.Labels[LabelInstanceRole]; got != string(benchv1.InstanceShard) {
+	if got := sts.Spec.Template.Labels[benchv1.LabelInstanceRole]; got != string(benchv1.InstanceShard) {
 		t.Errorf("pod role %q", got)
 	}
 	for j, c := range spec.Containers {
@@ -145,7 +145,7 @@ func TestValkeyCluster(t *testing.T) {
 		}
 	}
 	terms := spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-	if len(terms) != 1 || terms[0].TopologyKey != corev1.LabelHostname || terms[0].LabelSelector.MatchLabels[LabelInstanceRole] != string(benchv1.InstanceShard) {
+	if len(terms) != 1 || terms[0].TopologyKey != corev1.LabelHostname || terms[0].LabelSelector.MatchLabels[benchv1.LabelInstanceRole] != string(benchv1.InstanceShard) {
 		t.Errorf("anti-affinity %+v", terms)
 	}
 	checkRestricted(t, "cluster", &sts.Spec.Template.ObjectMeta, &spec)

@@ -25,47 +25,6 @@ const (
 	Inconclusive Verdict = "Inconclusive"
 )
 
-// Correction for testing many metrics at once.
-type Correction string
-
-const (
-	Holm              Correction = "Holm"
-	BenjaminiHochberg Correction = "BenjaminiHochberg"
-	NoCorrection      Correction = "None"
-)
-
-// Criteria decide verdicts.
-type Criteria struct {
-	// Alpha is the significance level of the (adjusted) p-value and 1 minus
-	// the confidence level of the interval. Default 0.05.
-	Alpha float64
-	// MinEffectPercent is the smallest change worth a verdict other than
-	// NoChange; also the equivalence margin for NoChange. Default 1.
-	MinEffectPercent float64
-	// MaxCVPercent marks a sample unstable above it; 0 disables. Default 0.
-	MaxCVPercent float64
-	// Correction across the metrics compared together. Default Holm.
-	Correction Correction
-	// Test is the significance test and interval. Default RankTest.
-	Test Test
-}
-
-func (c Criteria) withDefaults() Criteria {
-	if c.Alpha == 0 {
-		c.Alpha = 0.05
-	}
-	if c.MinEffectPercent == 0 {
-		c.MinEffectPercent = 1
-	}
-	if c.Correction == "" {
-		c.Correction = Holm
-	}
-	if c.Test == "" {
-		c.Test = RankTest
-	}
-	return c
-}
-
 // Sample is one metric's values over repetitions for baseline and candidate.
 type Sample struct {
 	Key                 string // metric (and operation, step) it belongs to
@@ -91,7 +50,7 @@ type Comparison struct {
 // Neutral metrics are compared but take no part in the correction and get
 // NoChange or Inconclusive only.
 func Compare(samples []Sample, crit Criteria) []Comparison {
-	crit = crit.withDefaults()
+	crit = crit.WithDefaults()
 	out := make([]Comparison, len(samples))
 	var family []int
 	var ps []float64

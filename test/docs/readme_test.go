@@ -2,7 +2,8 @@
 // the product does today: every registered load tool and every target kind
 // of the API is named where a newcomer looks first. The lists come from the
 // registry and the API type, so adding a tool or a target without telling
-// the README fails here.
+// the README fails here; so does a phase, a condition type or a package
+// directory it does not name (lifecycle_test.go).
 package docs
 
 import (

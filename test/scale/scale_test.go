@@ -46,7 +46,6 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
-	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/executor"
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
 	"github.com/dbperf-io/dbperf-operator/test/sim"
@@ -284,7 +283,7 @@ func (kl *replayKubelet) watch(ctx context.Context, informers cache.Cache) error
 		if !ok || pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			return
 		}
-		if r := pod.Labels[specs.LabelRole]; r != specs.RoleLoadgen && r != specs.RolePrepare {
+		if r := pod.Labels[benchv1.LabelRole]; r != benchv1.RoleLoadgen && r != benchv1.RolePrepare {
 			return
 		}
 		kl.queue <- client.ObjectKeyFromObject(pod)
@@ -317,7 +316,7 @@ func (kl *replayKubelet) end(ctx context.Context, key client.ObjectKey) {
 		if err := kl.k.Get(ctx, key, &pod); err != nil {
 			return
 		}
-		run := pod.Annotations[specs.AnnotationRunName]
+		run := pod.Annotations[benchv1.AnnotationRunName]
 		kl.mu.Lock()
 		held := kl.held[run]
 		kl.mu.Unlock()
@@ -337,7 +336,7 @@ func (kl *replayKubelet) end(ctx context.Context, key client.ObjectKey) {
 		pod.Status.ContainerStatuses = statuses
 		err := kl.k.Status().Update(ctx, &pod)
 		if err == nil {
-			if pod.Labels[specs.LabelRole] == specs.RoleLoadgen {
+			if pod.Labels[benchv1.LabelRole] == benchv1.RoleLoadgen {
 				kl.mu.Lock()
 				kl.ended[pod.Namespace+"/"+run] = time.Now()
 				kl.mu.Unlock()

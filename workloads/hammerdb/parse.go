@@ -2,7 +2,6 @@ package hammerdb
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -46,189 +45,257 @@ type test struct {
 func (HammerDB) Parse(in workloads.ParseInput) *results.Result {
 	r := results.New("hammerdb")
 	r.Primary = results.Key{Name: "nopm"}
-	lines := workloads.Lines(in.Output)
+	p := newOutputParser(r, workloads.Lines(in.Output))
+	for i := range p.lines {
+		p.line(i)
+	}
+	p.addSettings()
+	done := p.completed()
+	p.addTests(done)
+	p.judge(done)
+	p.addProfile(in.Files[TimeProfileFile], in.Output, done)
+	// hammerdbcli exits 0 after most failures, but not after all: a crash
+	// (exit 134, "alloc: invalid block") can follow a printed TEST RESULT.
+	workloads.JudgeExitCode(r, "hammerdbcli", in.ExitCode)
+	return r
+}
 
-	var (
-		tests      []*test
-		cur        *test
-		failedVUs  = map[string]string{}
-		errorVUs   = map[string]string{}
-		procErrors int
-		firstProc  string
-		ciphers    = map[string]string{}
-		settings   = map[string]string{}
-		dictErrors []string
-		incomplete bool
-	)
-	start := func() *test {
-		if cur == nil || cur.complete {
-			cur = &test{}
-			tests = append(tests, cur)
-		}
-		return cur
-	}
-	for i, raw := range lines {
-		line := strings.TrimRight(raw, " \t")
-		var x []string
-		match := func(re *regexp.Regexp, s string) bool { x = re.FindStringSubmatch(s); return x != nil }
-		switch {
-		case match(dictSet, line):
-			if x[2] != "" {
-				settings[x[2]] = strings.TrimSpace(x[3])
-			} else {
-				settings[x[6]] = strings.TrimSpace(x[4])
-			}
-			continue
-		case match(dictShow, line) && strings.Contains(x[1], "_"):
-			settings[x[1]] = strings.TrimSpace(x[2])
-			continue
-		case match(vuError, strings.TrimSpace(line)): // printed without the Vuser prefix
-			errorVUs[x[1]] = strings.TrimSpace(x[2])
-			continue
-		}
-		if msg, ok := refusedSetting(lines, i); ok {
-			dictErrors = append(dictErrors, msg)
-			continue
-		}
-		if strings.Contains(strings.ToLower(line), "timing data incomplete") {
-			incomplete = true
-		}
-		if match(tcount, line) {
-			v, _ := strconv.ParseFloat(x[1], 64)
-			addTransactionCount(r, v, x[3])
-			continue
-		}
-		if !match(vuPrefix, line) {
-			continue
-		}
-		vu, msg := x[1], strings.TrimSpace(x[2])
-		switch {
-		case match(rampup, msg):
-			start().rampupMinutes, _ = strconv.Atoi(x[1])
-		case match(timing, msg):
-			start().minutes, _ = strconv.Atoi(x[1])
-		case match(activeVUs, msg):
-			start().vus, _ = strconv.Atoi(x[1])
-		case match(resultNew, msg):
-			t := start()
-			t.nopm, _ = strconv.ParseFloat(x[1], 64)
-			t.tpm, _ = strconv.ParseFloat(x[2], 64)
-			t.db, t.complete = x[3], true
-		case match(resultOld, msg):
-			t := start()
-			t.tpm, _ = strconv.ParseFloat(x[1], 64)
-			t.nopm, _ = strconv.ParseFloat(x[3], 64)
-			t.db, t.complete = x[2], true
-		case match(finished, msg):
-			if x[1] == "FAILED" {
-				failedVUs[vu] = ""
-			}
-		case match(cipher, msg):
-			ciphers[vu] = strings.TrimSpace(x[1])
-		case match(vuError, msg):
-			errorVUs[x[1]] = strings.TrimSpace(x[2])
-		case procError.MatchString(msg):
-			procErrors++
-			if firstProc == "" {
-				firstProc = msg
-			}
-		}
-	}
-	for vu := range failedVUs {
-		failedVUs[vu] = errorVUs[vu]
-	}
+// outputParser reads hammerdbcli's output a line at a time: the timed
+// tests, what each virtual user reported, and the dictionary's settings.
+type outputParser struct {
+	r     *results.Result
+	lines []string
+	// tests are the timed tests begun, cur the last.
+	tests []*test
+	cur   *test
+	// failedVUs and errorVUs hold the error each virtual user printed, by
+	// its number: those that FINISHED FAILED, and all that printed one.
+	failedVUs, errorVUs map[string]string
+	// procErrors counts the transactions a virtual user printed as failed
+	// (raiseerror off), firstProc is the first of them.
+	procErrors int
+	firstProc  string
+	// ciphers are the TLS ciphers virtual users printed; settings the
+	// dictionary's values as HammerDB printed them.
+	ciphers, settings map[string]string
+	// dictErrors are the configuration commands HammerDB refused.
+	dictErrors []string
+	// incomplete: HammerDB said its timing data is incomplete.
+	incomplete bool
+}
 
-	for _, k := range []string{"count_ware", "num_vu", "rampup", "duration", "allwarehouse", "timeprofile", "driver", "ssl", "sslmode", "storedprocs", "keyandthink"} {
-		for name, v := range settings {
+func newOutputParser(r *results.Result, lines []string) *outputParser {
+	return &outputParser{r: r, lines: lines, failedVUs: map[string]string{}, errorVUs: map[string]string{},
+		ciphers: map[string]string{}, settings: map[string]string{}}
+}
+
+// start returns the timed test a line belongs to, beginning one after a
+// completed test.
+func (p *outputParser) start() *test {
+	if p.cur == nil || p.cur.complete {
+		p.cur = &test{}
+		p.tests = append(p.tests, p.cur)
+	}
+	return p.cur
+}
+
+// line reads line i: a setting, a refused command, the transaction
+// counter, or a virtual user's line.
+func (p *outputParser) line(i int) {
+	line := strings.TrimRight(p.lines[i], " \t")
+	var x []string
+	match := func(re *regexp.Regexp, s string) bool { x = re.FindStringSubmatch(s); return x != nil }
+	switch {
+	case match(dictSet, line):
+		if x[2] != "" {
+			p.settings[x[2]] = strings.TrimSpace(x[3])
+		} else {
+			p.settings[x[6]] = strings.TrimSpace(x[4])
+		}
+		return
+	case match(dictShow, line) && strings.Contains(x[1], "_"):
+		p.settings[x[1]] = strings.TrimSpace(x[2])
+		return
+	case match(vuError, strings.TrimSpace(line)): // printed without the Vuser prefix
+		p.errorVUs[x[1]] = strings.TrimSpace(x[2])
+		return
+	}
+	if msg, ok := refusedSetting(p.lines, i); ok {
+		p.dictErrors = append(p.dictErrors, msg)
+		return
+	}
+	if strings.Contains(strings.ToLower(line), "timing data incomplete") {
+		p.incomplete = true
+	}
+	if match(tcount, line) {
+		v, _ := strconv.ParseFloat(x[1], 64)
+		addTransactionCount(p.r, v, x[3])
+		return
+	}
+	if match(vuPrefix, line) {
+		p.virtualUser(x[1], strings.TrimSpace(x[2]))
+	}
+}
+
+// virtualUser reads what virtual user vu printed: a timed test's
+// beginning, length, users or result, its end, its cipher, an error.
+func (p *outputParser) virtualUser(vu, msg string) {
+	var x []string
+	match := func(re *regexp.Regexp) bool { x = re.FindStringSubmatch(msg); return x != nil }
+	switch {
+	case match(rampup):
+		p.start().rampupMinutes, _ = strconv.Atoi(x[1])
+	case match(timing):
+		p.start().minutes, _ = strconv.Atoi(x[1])
+	case match(activeVUs):
+		p.start().vus, _ = strconv.Atoi(x[1])
+	case match(resultNew):
+		t := p.start()
+		t.nopm, _ = strconv.ParseFloat(x[1], 64)
+		t.tpm, _ = strconv.ParseFloat(x[2], 64)
+		t.db, t.complete = x[3], true
+	case match(resultOld):
+		t := p.start()
+		t.tpm, _ = strconv.ParseFloat(x[1], 64)
+		t.nopm, _ = strconv.ParseFloat(x[3], 64)
+		t.db, t.complete = x[2], true
+	case match(finished):
+		if x[1] == "FAILED" {
+			p.failedVUs[vu] = ""
+		}
+	case match(cipher):
+		p.ciphers[vu] = strings.TrimSpace(x[1])
+	case match(vuError):
+		p.errorVUs[x[1]] = strings.TrimSpace(x[2])
+	case procError.MatchString(msg):
+		p.procErrors++
+		if p.firstProc == "" {
+			p.firstProc = msg
+		}
+	}
+}
+
+// reportedSettings are the dictionary's keys (after the database prefix)
+// a result records.
+var reportedSettings = []string{"count_ware", "num_vu", "rampup", "duration", "allwarehouse", "timeprofile", "driver", "ssl", "sslmode", "storedprocs", "keyandthink"}
+
+// addSettings records the settings the test ran with, passwords left out.
+func (p *outputParser) addSettings() {
+	for _, k := range reportedSettings {
+		for name, v := range p.settings {
 			if strings.HasSuffix(name, "_"+k) && !strings.Contains(name, "pass") {
-				r.SetParam(name, v)
+				p.r.SetParam(name, v)
 			}
 		}
 	}
+}
 
+// completed are the timed tests that printed their result.
+func (p *outputParser) completed() []*test {
 	var done []*test
-	for _, t := range tests {
+	for _, t := range p.tests {
 		if t.complete {
 			done = append(done, t)
 		}
 	}
+	return done
+}
+
+// addTests records the last completed test as the headline, and each one
+// of a sequence of several as a detail; a test without its result fails.
+func (p *outputParser) addTests(done []*test) {
+	r := p.r
 	if len(done) == 0 {
-		switch {
-		case len(tests) > 0:
+		if len(p.tests) > 0 {
 			r.Fail("HammerDB began a timed test but printed no TEST RESULT: the test was cut short (the tool stopped, or the log ends early)")
-		default:
+		} else {
 			r.Fail("HammerDB printed no TEST RESULT line: no timed test ran (see the log for the reason)")
 		}
-	} else {
-		last := done[len(done)-1]
-		workloads.RequireWork(r, last.tpm+last.nopm, "transaction (TEST RESULT: 0 NOPM from 0 TPM)")
-		r.Add(results.Metric{Name: "nopm", Value: last.nopm, Unit: "NOPM", Direction: results.HigherIsBetter})
-		r.Add(results.Metric{Name: "tpm", Value: last.tpm, Unit: "TPM", Direction: results.HigherIsBetter})
-		if last.vus > 0 {
-			r.SetParam("virtualUsers", strconv.Itoa(last.vus))
-		}
-		if last.db != "" {
-			r.SetParam("database", last.db)
-		}
-		if last.minutes > 0 {
-			r.SetParam("durationMinutes", strconv.Itoa(last.minutes))
-			r.SetParam("rampUpMinutes", strconv.Itoa(last.rampupMinutes))
-		}
-		if len(done) > 1 {
-			for i, t := range done {
-				op := fmt.Sprintf("test %d", i+1)
-				if t.vus > 0 {
-					op = fmt.Sprintf("test %d (%d VU)", i+1, t.vus)
-				}
-				r.Add(results.Metric{Name: "nopm", Operation: op, Value: t.nopm, Unit: "NOPM", Direction: results.HigherIsBetter, Detail: true})
-			}
-			r.Warnings = append(r.Warnings, fmt.Sprintf("the output holds %d timed tests (a sequence); the headline is the last, each is under nopm[test N]", len(done)))
-		}
-		if t := tests[len(tests)-1]; !t.complete {
-			r.Fail("the last timed test (after %d completed) printed no TEST RESULT: it was cut short", len(done))
-		}
+		return
 	}
+	last := done[len(done)-1]
+	workloads.RequireWork(r, last.tpm+last.nopm, "transaction (TEST RESULT: 0 NOPM from 0 TPM)")
+	r.Add(results.Metric{Name: "nopm", Value: last.nopm, Unit: "NOPM", Direction: results.HigherIsBetter})
+	r.Add(results.Metric{Name: "tpm", Value: last.tpm, Unit: "TPM", Direction: results.HigherIsBetter})
+	if last.vus > 0 {
+		r.SetParam("virtualUsers", strconv.Itoa(last.vus))
+	}
+	if last.db != "" {
+		r.SetParam("database", last.db)
+	}
+	if last.minutes > 0 {
+		r.SetParam("durationMinutes", strconv.Itoa(last.minutes))
+		r.SetParam("rampUpMinutes", strconv.Itoa(last.rampupMinutes))
+	}
+	if len(done) > 1 {
+		addSequence(r, done)
+	}
+	if t := p.tests[len(p.tests)-1]; !t.complete {
+		r.Fail("the last timed test (after %d completed) printed no TEST RESULT: it was cut short", len(done))
+	}
+}
 
-	if len(dictErrors) > 0 {
-		r.Invalidate("HammerDB refused %d configuration command(s), so the test did not run with the settings asked for: %s", len(dictErrors), dictErrors[0])
+// addSequence records each test of a sequence under nopm[test N].
+func addSequence(r *results.Result, done []*test) {
+	for i, t := range done {
+		op := fmt.Sprintf("test %d", i+1)
+		if t.vus > 0 {
+			op = fmt.Sprintf("test %d (%d VU)", i+1, t.vus)
+		}
+		r.Add(results.Metric{Name: "nopm", Operation: op, Value: t.nopm, Unit: "NOPM", Direction: results.HigherIsBetter, Detail: true})
 	}
-	if len(failedVUs) > 0 {
-		ids := sortedIDs(failedVUs)
-		why := failedVUs[ids[0]]
+	r.Warnings = append(r.Warnings, fmt.Sprintf("the output holds %d timed tests (a sequence); the headline is the last, each is under nopm[test N]", len(done)))
+}
+
+// judge invalidates a test that did not run as asked: refused settings,
+// failed or erring virtual users, failed transactions, incomplete timing
+// data, TLS asked for and not used.
+func (p *outputParser) judge(done []*test) {
+	r := p.r
+	for vu := range p.failedVUs {
+		p.failedVUs[vu] = p.errorVUs[vu]
+	}
+	if len(p.dictErrors) > 0 {
+		r.Invalidate("HammerDB refused %d configuration command(s), so the test did not run with the settings asked for: %s", len(p.dictErrors), p.dictErrors[0])
+	}
+	if len(p.failedVUs) > 0 {
+		ids := sortedIDs(p.failedVUs)
+		why := p.failedVUs[ids[0]]
 		if why == "" {
 			why = "no error printed"
 		}
 		r.Invalidate("%d virtual user(s) FINISHED FAILED (Vuser %s: %s): the result counts fewer users than configured", len(ids), listIDs(ids), why)
-	} else if len(errorVUs) > 0 {
-		ids := sortedIDs(errorVUs)
-		r.Invalidate("%d virtual user(s) reported errors (Vuser %s: %s)", len(ids), listIDs(ids), errorVUs[ids[0]])
+	} else if len(p.errorVUs) > 0 {
+		ids := sortedIDs(p.errorVUs)
+		r.Invalidate("%d virtual user(s) reported errors (Vuser %s: %s)", len(ids), listIDs(ids), p.errorVUs[ids[0]])
 	}
-	judgeTransactionErrors(r, procErrors, firstProc, done)
+	judgeTransactionErrors(r, p.procErrors, p.firstProc, done)
 	workloads.RequireSuccess(r)
-	if incomplete {
+	if p.incomplete {
 		r.Invalidate("HammerDB reported Timing Data Incomplete: the time profile misses virtual users")
 	}
-	checkTLS(r, settings, ciphers)
+	checkTLS(r, p.settings, p.ciphers)
+}
 
-	profile := in.Files[TimeProfileFile]
+// addProfile adds the transactions' latencies from the xtprof report (its
+// file, else the output), else from the old event time profile.
+func (p *outputParser) addProfile(file, output []byte, done []*test) {
+	r := p.r
+	profile := file
 	if len(profile) == 0 {
-		profile = in.Output
+		profile = output
 	}
 	if !parseXTProfile(r, workloads.Lines(profile)) {
-		parseETProfile(r, lines)
+		parseETProfile(r, p.lines)
 	}
 	if len(done) > 0 && done[len(done)-1].rampupMinutes > 0 && hasProfile(r) {
 		// xtprof times every call from a virtual user's start, and HammerDB
 		// 4.12 has no setting to leave the ramp-up out.
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the time profile covers the %d-minute ramp-up as well as the timed test: HammerDB profiles from each virtual user's start", done[len(done)-1].rampupMinutes))
 	}
-	if timeProfileAsked(settings) && len(done) > 0 && !hasProfile(r) {
+	if timeProfileAsked(p.settings) && len(done) > 0 && !hasProfile(r) {
 		r.Warnings = append(r.Warnings, "the time profile was asked for (timeprofile true) but no report was found")
 	}
-	// hammerdbcli exits 0 after most failures, but not after all: a crash
-	// (exit 134, "alloc: invalid block") can follow a printed TEST RESULT.
-	workloads.JudgeExitCode(r, "hammerdbcli", in.ExitCode)
-	return r
 }
 
 // judgeTransactionErrors makes the errors virtual users printed (with
@@ -305,31 +372,6 @@ func listIDs(ids []string) string {
 	return strings.Join(ids, ", ")
 }
 
-// ParsePrepare judges a schema build: HammerDB exits 0 even when the build
-// failed, so its output decides.
-func (HammerDB) ParsePrepare(in workloads.ParseInput) []string {
-	out := string(in.Output)
-	var reasons []string
-	if !strings.Contains(out, "SCHEMA COMPLETE") {
-		reasons = append(reasons, "the HammerDB schema build did not print SCHEMA COMPLETE")
-	}
-	if n := strings.Count(out, "FINISHED FAILED"); n > 0 {
-		reasons = append(reasons, fmt.Sprintf("%d schema-build virtual user(s) FINISHED FAILED", n))
-	}
-	lines := workloads.Lines(in.Output)
-	for i, line := range lines {
-		if e := vuError.FindStringSubmatch(strings.TrimSpace(line)); e != nil {
-			reasons = append(reasons, "Error in Virtual User "+e[1]+": "+strings.TrimSpace(e[2]))
-			break
-		}
-		if msg, ok := refusedSetting(lines, i); ok {
-			reasons = append(reasons, "HammerDB refused a configuration command: "+msg)
-			break
-		}
-	}
-	return reasons
-}
-
 // checkTLS invalidates a MySQL test that asked for TLS while a virtual user
 // reports an empty cipher (an unencrypted connection), or none reports one.
 func checkTLS(r *results.Result, settings, ciphers map[string]string) {
@@ -367,19 +409,6 @@ func checkTLS(r *results.Result, settings, ciphers map[string]string) {
 	r.SetParam("tlsCipher", seen)
 }
 
-func timeProfileAsked(settings map[string]string) bool {
-	return settings["pg_timeprofile"] == "true" || settings["mysql_timeprofile"] == "true"
-}
-
-func hasProfile(r *results.Result) bool {
-	for _, m := range r.Metrics {
-		if m.Operation != "" && strings.HasPrefix(m.Name, "latency") {
-			return true
-		}
-	}
-	return false
-}
-
 // addTransactionCount appends a point of the transaction counter; its
 // timestamps, when logged, give the elapsed time, else the default 10 s
 // refresh rate does.
@@ -397,207 +426,4 @@ func addTransactionCount(r *results.Result, tpm float64, stamp string) {
 		}
 	}
 	r.TimeSeries = append(r.TimeSeries, results.Point{ElapsedSeconds: elapsed, Values: map[string]float64{"tpm": tpm}})
-}
-
-var (
-	xtSection = regexp.MustCompile(`^>>>>> (?:VIRTUAL USER ([0-9]+)|SUMMARY OF ([0-9]+) ACTIVE VIRTUAL USERS)`)
-	xtProc    = regexp.MustCompile(`^>>>>> PROC: (\w+)`)
-	// xtField reads "NAME: value" pairs whether tabs, spaces or nothing
-	// separate them (some copies lost their tabs).
-	xtField = regexp.MustCompile(`([A-Z][A-Z0-9]*): *([0-9.]+)(ms|%)?`)
-)
-
-// procStats are one transaction's figures in one section of the report.
-type procStats map[string]float64
-
-// parseXTProfile reads the xtprof report: the summary of all virtual users
-// when present, else the virtual users combined (percentiles then are upper
-// bounds, the largest of any user).
-func parseXTProfile(r *results.Result, lines []string) bool {
-	var (
-		section  string
-		proc     string
-		summary  = map[string]procStats{}
-		perVU    = map[string][]procStats{}
-		order    []string
-		anyFound bool
-	)
-	for _, line := range lines {
-		line = strings.TrimSpace(line)
-		if m := xtSection.FindStringSubmatch(line); m != nil {
-			section, proc = "vu", ""
-			if m[2] != "" {
-				section = "summary"
-				r.SetParam("timeProfileVirtualUsers", m[2])
-			}
-			continue
-		}
-		if m := xtProc.FindStringSubmatch(line); m != nil && section != "" {
-			proc = strings.ToUpper(m[1])
-			if _, ok := perVU[proc]; !ok && summary[proc] == nil {
-				order = append(order, proc)
-			}
-			stats := procStats{}
-			if section == "summary" {
-				summary[proc] = stats
-			} else {
-				perVU[proc] = append(perVU[proc], stats)
-			}
-			continue
-		}
-		if proc == "" || !strings.HasPrefix(line, "CALLS:") && !strings.HasPrefix(line, "P99:") {
-			continue
-		}
-		stats := summary[proc]
-		if section != "summary" {
-			list := perVU[proc]
-			stats = list[len(list)-1]
-		}
-		for _, f := range xtField.FindAllStringSubmatch(line, -1) {
-			v, err := strconv.ParseFloat(f[2], 64)
-			if err == nil {
-				stats[f[1]] = v
-				anyFound = true
-			}
-		}
-	}
-	if !anyFound {
-		return false
-	}
-	upper := len(summary) == 0
-	if upper {
-		r.Warnings = append(r.Warnings, "the time profile has no summary of all virtual users: percentiles are upper bounds (the largest of any user), since percentiles of separate users cannot be combined")
-	}
-	var recounted []string
-	for _, proc := range order {
-		stats := summary[proc]
-		if upper {
-			stats = combine(perVU[proc])
-		} else if len(perVU[proc]) > 0 && countFromVirtualUsers(stats, combine(perVU[proc])) {
-			recounted = append(recounted, proc)
-		}
-		addProc(r, proc, stats, upper)
-	}
-	if len(recounted) > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("the time profile's summary does not count the calls its virtual users do (%s): calls and ratios are taken from the virtual users (HammerDB 4.12 counts each call twice in the summary)",
-			strings.Join(recounted, ", ")))
-	}
-	return true
-}
-
-// countFromVirtualUsers takes a transaction's calls and total time from the
-// per-user sections: HammerDB 4.12's summary counts every call twice (its
-// xtprof module appends each user's samples to the summary in two places
-// when job storage is on, the CLI's default), so its CALLS, TOTAL and RATIO
-// are twice the truth — a RATIO can pass 100 %. Its latencies are right
-// (the same samples twice). The ratio is scaled by the totals' error, which
-// keeps HammerDB's own normalisation by the median elapsed time.
-func countFromVirtualUsers(summary, users procStats) bool {
-	if summary["CALLS"] == users["CALLS"] {
-		return false
-	}
-	if summary["TOTAL"] > 0 {
-		summary["RATIO"] *= users["TOTAL"] / summary["TOTAL"]
-	}
-	summary["CALLS"], summary["TOTAL"] = users["CALLS"], users["TOTAL"]
-	return true
-}
-
-// combine adds up per-user figures: calls and totals add, the average is
-// weighted by calls, min and max are the extremes; percentiles take the
-// largest (an upper bound).
-func combine(list []procStats) procStats {
-	out := procStats{"MIN": math.Inf(1)}
-	for _, s := range list {
-		out["CALLS"] += s["CALLS"]
-		out["TOTAL"] += s["TOTAL"]
-		out["MIN"] = math.Min(out["MIN"], s["MIN"])
-		out["MAX"] = math.Max(out["MAX"], s["MAX"])
-		for _, p := range []string{"P99", "P95", "P75", "P50", "P25"} {
-			if v, ok := s[p]; ok {
-				out[p] = math.Max(out[p], v)
-			}
-		}
-	}
-	if out["CALLS"] > 0 {
-		out["AVG"] = out["TOTAL"] / out["CALLS"]
-	}
-	if math.IsInf(out["MIN"], 1) {
-		delete(out, "MIN")
-	}
-	return out
-}
-
-func addProc(r *results.Result, proc string, s procStats, upper bool) {
-	if c, ok := s["CALLS"]; ok {
-		r.Add(results.Metric{Name: "calls", Operation: proc, Value: c, Unit: "count", Direction: results.Neutral, Detail: true})
-	}
-	for _, f := range []struct {
-		key, name string
-		detail    bool
-	}{
-		{"AVG", "latencyAvgMillis", false}, {"P50", "latencyP50Millis", true}, {"P95", "latencyP95Millis", false},
-		{"P99", "latencyP99Millis", false}, {"MIN", "latencyMinMillis", true}, {"MAX", "latencyMaxMillis", true},
-		{"P25", "latencyP25Millis", true}, {"P75", "latencyP75Millis", true},
-	} {
-		v, ok := s[f.key]
-		if !ok {
-			continue
-		}
-		name := f.name
-		if upper && strings.HasPrefix(f.key, "P") {
-			name = strings.Replace(name, "Millis", "UpperBoundMillis", 1)
-		}
-		r.Add(results.Metric{Name: name, Operation: proc, Value: v, Unit: "ms", Direction: results.LowerIsBetter, Detail: f.detail})
-	}
-	if v, ok := s["RATIO"]; ok {
-		r.Add(results.Metric{Name: "timeRatioPercent", Operation: proc, Value: v, Unit: "%", Direction: results.Neutral, Detail: true})
-	}
-}
-
-var etLine = regexp.MustCompile(`^\|(\w+)\|MIN-([0-9.]+)\|P50%-([0-9.]+)\|P95%-([0-9.]+)\|P99%-([0-9.]+)\|MAX-([0-9.]+)\|SAMPLES-([0-9]+)`)
-
-// parseETProfile reads the old event time profile: one monitored virtual
-// user's percentiles every 10 s, in microseconds. Windows cannot be merged
-// into true percentiles: the largest window percentile is reported as an
-// upper bound, with the calls, minimum and maximum over all windows.
-func parseETProfile(r *results.Result, lines []string) {
-	type agg struct{ calls, min, max, p95, p99 float64 }
-	got := map[string]*agg{}
-	var order []string
-	for _, raw := range lines {
-		m := vuPrefix.FindStringSubmatch(strings.TrimSpace(raw))
-		if m == nil {
-			continue
-		}
-		e := etLine.FindStringSubmatch(strings.TrimSpace(m[2]))
-		if e == nil {
-			continue
-		}
-		proc := strings.ToUpper(e[1])
-		if proc == "GETTIMESTAMP" {
-			continue
-		}
-		a := got[proc]
-		if a == nil {
-			a = &agg{min: math.Inf(1)}
-			got[proc] = a
-			order = append(order, proc)
-		}
-		f := func(i int) float64 { v, _ := strconv.ParseFloat(e[i], 64); return v / 1000 }
-		n, _ := strconv.ParseFloat(e[7], 64)
-		a.calls += n
-		a.min = math.Min(a.min, f(2))
-		a.max = math.Max(a.max, f(6))
-		a.p95 = math.Max(a.p95, f(4))
-		a.p99 = math.Max(a.p99, f(5))
-	}
-	if len(order) == 0 {
-		return
-	}
-	r.Warnings = append(r.Warnings, "the event time profile (etprof) samples one virtual user in 10 s windows: percentiles are upper bounds (the largest window's), since window percentiles cannot be combined")
-	for _, proc := range order {
-		a := got[proc]
-		addProc(r, proc, procStats{"CALLS": a.calls, "MIN": a.min, "MAX": a.max, "P95": a.p95, "P99": a.p99}, true)
-	}
 }

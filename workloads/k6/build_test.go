@@ -41,7 +41,7 @@ func TestRunCommandWithScriptConfigMap(t *testing.T) {
 	}
 	// The Job mounts the user's script key read-only where the command reads it.
 	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "kv", Namespace: "perf", UID: "u"}, Spec: benchv1.BenchmarkRunSpec{Workload: *spec}}
-	job := specs.Job(specs.JobParams{Run: run, Name: "kv-s1-r1", Role: specs.RoleLoadgen, Workload: "k6", Invocation: inv, Image: "grafana/k6:1.0.0", RunnerImage: "r"})
+	job := specs.Job(specs.JobParams{Run: run, Name: "kv-s1-r1", Role: benchv1.RoleLoadgen, Workload: "k6", Invocation: inv, Image: "grafana/k6:1.0.0", RunnerImage: "r"})
 	pod := job.Spec.Template.Spec
 	found := false
 	for _, v := range pod.Volumes {

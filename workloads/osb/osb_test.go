@@ -92,7 +92,7 @@ func TestCommandAndJob(t *testing.T) {
 		t.Errorf("command\n got %s\nwant %s", got, want)
 	}
 	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "os", Namespace: "perf", UID: "u"}, Spec: benchv1.BenchmarkRunSpec{Workload: *spec}}
-	pod := specs.Job(specs.JobParams{Run: run, Name: "os-s1-r1", Role: specs.RoleLoadgen, Workload: "osb", Invocation: inv, Image: "i", RunnerImage: "r"}).Spec.Template.Spec
+	pod := specs.Job(specs.JobParams{Run: run, Name: "os-s1-r1", Role: benchv1.RoleLoadgen, Workload: "osb", Invocation: inv, Image: "i", RunnerImage: "r"}).Spec.Template.Spec
 	mounted := false
 	for _, m := range pod.Containers[0].VolumeMounts {
 		if m.MountPath == "/tmp/.benchmark/benchmarks" {

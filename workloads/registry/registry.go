@@ -4,7 +4,9 @@ package registry
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
+	"strings"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/workloads"
@@ -19,21 +21,66 @@ import (
 	"github.com/dbperf-io/dbperf-operator/workloads/ycsb"
 )
 
+// entry is one tool and its member of WorkloadSpec, as JSON spells it.
 type entry struct {
 	workload workloads.Workload
-	selected func(*benchv1.WorkloadSpec) bool
+	field    string
 }
 
 var entries = []entry{
-	{pgbench.Pgbench{}, func(s *benchv1.WorkloadSpec) bool { return s.Pgbench != nil }},
-	{memtier.Memtier{}, func(s *benchv1.WorkloadSpec) bool { return s.Memtier != nil }},
-	{redisbenchmark.RedisBenchmark{}, func(s *benchv1.WorkloadSpec) bool { return s.RedisBenchmark != nil }},
-	{ycsb.YCSB{}, func(s *benchv1.WorkloadSpec) bool { return s.YCSB != nil }},
-	{k6.K6{}, func(s *benchv1.WorkloadSpec) bool { return s.K6 != nil }},
-	{osb.OSB{}, func(s *benchv1.WorkloadSpec) bool { return s.OSB != nil }},
-	{hammerdb.HammerDB{}, func(s *benchv1.WorkloadSpec) bool { return s.HammerDB != nil }},
-	{query.Query{}, func(s *benchv1.WorkloadSpec) bool { return s.QueryBench != nil }},
-	{custom.Custom{}, func(s *benchv1.WorkloadSpec) bool { return s.Custom != nil }},
+	{pgbench.Pgbench{}, "pgbench"},
+	{memtier.Memtier{}, "memtier"},
+	{redisbenchmark.RedisBenchmark{}, "redisBenchmark"},
+	{ycsb.YCSB{}, "ycsb"},
+	{k6.K6{}, "k6"},
+	{osb.OSB{}, "osb"},
+	{hammerdb.HammerDB{}, "hammerdb"},
+	{query.Query{}, "queryBench"},
+	{custom.Custom{}, "custom"},
+}
+
+// fieldIndex is each entry's field's index in WorkloadSpec, found once: a
+// field the spec does not have is a mistake of this file, which every use
+// of the registry would meet, so it panics at start.
+var fieldIndex = func() map[string]int {
+	byJSON := map[string]int{}
+	typ := reflect.TypeOf(benchv1.WorkloadSpec{})
+	for i := range typ.NumField() {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if typ.Field(i).Type.Kind() == reflect.Pointer {
+			byJSON[name] = i
+		}
+	}
+	out := map[string]int{}
+	for _, e := range entries {
+		i, ok := byJSON[e.field]
+		if !ok {
+			panic(fmt.Sprintf("registry: WorkloadSpec has no member %q for %s", e.field, e.workload.Name()))
+		}
+		out[e.field] = i
+	}
+	return out
+}()
+
+// selected says whether a spec sets the entry's member.
+func (e entry) selected(spec *benchv1.WorkloadSpec) bool {
+	return !reflect.ValueOf(spec).Elem().Field(fieldIndex[e.field]).IsNil()
+}
+
+// Tool is one registered load tool and its member of WorkloadSpec.
+type Tool struct {
+	Workload workloads.Workload
+	// Field is the member as JSON spells it: "redisBenchmark".
+	Field string
+}
+
+// Tools lists the registered tools in the registry's order.
+func Tools() []Tool {
+	out := make([]Tool, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, Tool{Workload: e.workload, Field: e.field})
+	}
+	return out
 }
 
 // For returns the workload a spec selects.

@@ -38,96 +38,143 @@ func newSection() *section {
 func (YCSB) Parse(in workloads.ParseInput) *results.Result {
 	r := results.New("ycsb")
 	r.Primary = results.Key{Name: "opsPerSecond", Operation: "OVERALL"}
-	var sections []*section
-	var cur *section
-	var firstError, stopped string
+	p := &reportParser{r: r}
 	for _, line := range workloads.Lines(in.Output) {
-		line = strings.TrimSpace(line)
-		if stopped == "" && threadStopped(line) {
-			stopped = line
-		}
-		if strings.HasPrefix(line, "YCSB Client ") && r.ToolVersion == "" {
-			r.ToolVersion = strings.TrimPrefix(line, "YCSB Client ")
-		}
-		if strings.HasPrefix(line, "Exception in thread") && firstError == "" {
-			firstError = line
-		}
-		if m := status.FindStringSubmatch(line); m != nil && !strings.HasPrefix(line, "[") {
-			t, _ := workloads.Float(m[1])
-			ops, _ := workloads.Float(m[2])
-			v := map[string]float64{"operations": ops}
-			if rate, ok := workloads.Float(m[3]); ok {
-				v["opsPerSecond"] = rate
-			}
-			r.TimeSeries = append(r.TimeSeries, results.Point{ElapsedSeconds: t, Values: v})
-			continue
-		}
-		m := row.FindStringSubmatch(line)
-		if m == nil {
-			if firstError == "" && (strings.Contains(line, "Exception") || strings.HasPrefix(line, "Error")) && !strings.HasPrefix(line, "at ") {
-				firstError = line
-			}
-			continue
-		}
-		name, key, raw := m[1], strings.TrimSpace(m[2]), m[3]
-		val, ok := workloads.Float(raw)
-		if !ok {
-			continue
-		}
-		if name == "OVERALL" && key == "RunTime(ms)" {
-			cur = newSection()
-			sections = append(sections, cur)
-		}
-		if cur == nil {
-			continue
-		}
-		switch {
-		case name == "OVERALL":
-			cur.overall[key] = val
-		case strings.HasPrefix(name, "TOTAL_GC"):
-			// JVM garbage collection: not the database's doing.
-		default:
-			op := cur.ops[name]
-			if op == nil {
-				op = &opStats{values: map[string]float64{}, returns: map[string]float64{}}
-				cur.ops[name] = op
-				cur.order = append(cur.order, name)
-			}
-			switch {
-			case strings.HasPrefix(key, "Return="):
-				op.returns[strings.TrimPrefix(key, "Return=")] += val
-			case key == "Operations":
-				op.values["operations"] = val
-			default:
-				if k, ms, ok := latencyKey(key, val); ok {
-					op.values[k] = ms
-				}
-				// Histogram buckets ("0, 530", ">1000, 0") are left out.
-			}
-		}
+		p.line(strings.TrimSpace(line))
 	}
 	workloads.JudgeExitCode(r, "ycsb", in.ExitCode)
-	var last *section
-	for i := len(sections) - 1; i >= 0; i-- {
-		if _, ok := sections[i].overall["Throughput(ops/sec)"]; ok {
-			last = sections[i]
-			break
-		}
-	}
+	last := p.lastComplete()
 	if last == nil {
 		msg := "no [OVERALL] summary: the YCSB client did not finish"
-		if firstError != "" {
-			msg += "; first error: " + truncate(firstError, 200)
+		if p.firstError != "" {
+			msg += "; first error: " + truncate(p.firstError, 200)
 		}
 		r.Fail("%s", msg)
 		return r
 	}
-	if len(sections) > 1 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d YCSB reports in one output; the last complete one is reported", len(sections)))
+	if len(p.sections) > 1 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d YCSB reports in one output; the last complete one is reported", len(p.sections)))
 	}
-	r.Add(results.Metric{Name: "opsPerSecond", Operation: "OVERALL", Value: last.overall["Throughput(ops/sec)"], Unit: "ops/s", Direction: results.HigherIsBetter})
+	throughput := last.overall["Throughput(ops/sec)"]
+	r.Add(results.Metric{Name: "opsPerSecond", Operation: "OVERALL", Value: throughput, Unit: "ops/s", Direction: results.HigherIsBetter})
 	r.Add(results.Metric{Name: "runtimeSeconds", Operation: "OVERALL", Value: last.overall["RunTime(ms)"] / 1000, Unit: "s", Direction: results.Neutral, Detail: true})
-	var total, failed float64
+	total, failed := addOperations(r, last)
+	addFailures(r, total, failed)
+	if total == 0 && throughput > 0 {
+		r.Warnings = append(r.Warnings, "no per-operation lines in the report")
+	}
+	firstError := p.firstError
+	if firstError == "" {
+		firstError = p.stopped
+	}
+	judgeWork(r, throughput, p.stopped != "", firstError)
+	readHistograms(r, in.Files)
+	return r
+}
+
+// reportParser reads YCSB's output a line at a time: the progress lines,
+// the reports' sections, and the errors printed beside them.
+type reportParser struct {
+	r *results.Result
+	// sections are the reports read, each begun by its [OVERALL] RunTime;
+	// cur is the last.
+	sections []*section
+	cur      *section
+	// firstError is the first exception or error printed; stopped the
+	// first line saying a client thread stopped.
+	firstError, stopped string
+}
+
+// line reads one trimmed line: the tool's version, an error, a progress
+// line (the time series) or a row of a report.
+func (p *reportParser) line(line string) {
+	if p.stopped == "" && threadStopped(line) {
+		p.stopped = line
+	}
+	if strings.HasPrefix(line, "YCSB Client ") && p.r.ToolVersion == "" {
+		p.r.ToolVersion = strings.TrimPrefix(line, "YCSB Client ")
+	}
+	if strings.HasPrefix(line, "Exception in thread") && p.firstError == "" {
+		p.firstError = line
+	}
+	if m := status.FindStringSubmatch(line); m != nil && !strings.HasPrefix(line, "[") {
+		p.progress(m)
+		return
+	}
+	m := row.FindStringSubmatch(line)
+	if m == nil {
+		if p.firstError == "" && (strings.Contains(line, "Exception") || strings.HasPrefix(line, "Error")) && !strings.HasPrefix(line, "at ") {
+			p.firstError = line
+		}
+		return
+	}
+	name, key := m[1], strings.TrimSpace(m[2])
+	val, ok := workloads.Float(m[3])
+	if !ok {
+		return
+	}
+	if name == "OVERALL" && key == "RunTime(ms)" {
+		p.cur = newSection()
+		p.sections = append(p.sections, p.cur)
+	}
+	if p.cur != nil {
+		p.cur.add(name, key, val)
+	}
+}
+
+// progress adds a status line's point to the time series.
+func (p *reportParser) progress(m []string) {
+	t, _ := workloads.Float(m[1])
+	ops, _ := workloads.Float(m[2])
+	v := map[string]float64{"operations": ops}
+	if rate, ok := workloads.Float(m[3]); ok {
+		v["opsPerSecond"] = rate
+	}
+	p.r.TimeSeries = append(p.r.TimeSeries, results.Point{ElapsedSeconds: t, Values: v})
+}
+
+// lastComplete is the last report with a throughput, or nil.
+func (p *reportParser) lastComplete() *section {
+	for i := len(p.sections) - 1; i >= 0; i-- {
+		if _, ok := p.sections[i].overall["Throughput(ops/sec)"]; ok {
+			return p.sections[i]
+		}
+	}
+	return nil
+}
+
+// add reads one row of the section: the overall figures, or an
+// operation's count, latencies and return codes.
+func (s *section) add(name, key string, val float64) {
+	switch {
+	case name == "OVERALL":
+		s.overall[key] = val
+		return
+	case strings.HasPrefix(name, "TOTAL_GC"):
+		return // JVM garbage collection: not the database's doing.
+	}
+	op := s.ops[name]
+	if op == nil {
+		op = &opStats{values: map[string]float64{}, returns: map[string]float64{}}
+		s.ops[name] = op
+		s.order = append(s.order, name)
+	}
+	switch {
+	case strings.HasPrefix(key, "Return="):
+		op.returns[strings.TrimPrefix(key, "Return=")] += val
+	case key == "Operations":
+		op.values["operations"] = val
+	default:
+		if k, ms, ok := latencyKey(key, val); ok {
+			op.values[k] = ms
+		}
+		// Histogram buckets ("0, 530", ">1000, 0") are left out.
+	}
+}
+
+// addOperations adds each operation's figures from the report, and
+// returns the operations counted and those that failed.
+func addOperations(r *results.Result, last *section) (total, failed float64) {
 	for _, name := range last.order {
 		op := last.ops[name]
 		if name == "CLEANUP" {
@@ -156,21 +203,17 @@ func (YCSB) Parse(in workloads.ParseInput) *results.Result {
 			}
 		}
 	}
+	return total, failed
+}
+
+// addFailures adds the share and count of failed operations.
+func addFailures(r *results.Result, total, failed float64) {
 	if total > 0 {
 		r.Add(results.Metric{Name: "errorPercent", Value: 100 * failed / total, Unit: "%", Direction: results.LowerIsBetter})
 	}
 	if failed > 0 {
 		r.Add(results.Metric{Name: "failedOperations", Value: failed, Unit: "count", Direction: results.LowerIsBetter})
 	}
-	if total == 0 && last.overall["Throughput(ops/sec)"] > 0 {
-		r.Warnings = append(r.Warnings, "no per-operation lines in the report")
-	}
-	if firstError == "" {
-		firstError = stopped
-	}
-	judgeWork(r, last.overall["Throughput(ops/sec)"], stopped != "", firstError)
-	readHistograms(r, in.Files)
-	return r
 }
 
 // judgeWork fails a report of zeros, which YCSB prints (and exits 0) after
