@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -209,20 +210,21 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 		return s
 	}
 	// Files of mounted ConfigMaps (a generated property file) name paths
-	// inside the container too: one pass, longest mount point first.
-	var pairs []string
+	// inside the container too: whole paths only (/etc/dbperf/tls is not
+	// /dbperf under /etc), longest mount point first.
+	var pairs [][2]string
 	mps := make([]string, 0, len(mounts))
 	for mp := range mounts {
 		mps = append(mps, mp)
 	}
 	sort.Slice(mps, func(i, j int) bool { return len(mps[i]) > len(mps[j]) })
 	for _, mp := range mps {
-		pairs = append(pairs, mp+"/", mounts[mp]+"/")
+		pairs = append(pairs, [2]string{mp, mounts[mp]})
 	}
 	for from, to := range imagePaths {
-		pairs = append(pairs, from, to)
+		pairs = append(pairs, [2]string{from, to})
 	}
-	contentReplacer := strings.NewReplacer(pairs...)
+	contentReplacer := pathReplacer(pairs)
 	// Service names in ConfigMap files (HammerDB's scripts name the host)
 	// resolve as cluster DNS would, like those in arguments.
 	var svcRefs []string
@@ -277,6 +279,7 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 		}
 		env[i] = k + "=" + nv
 	}
+	argv = keepTLSName(argv)
 	for i := 1; i < len(argv); i++ {
 		if argv[i], err = rewrite(argv[i]); err != nil {
 			return nil, cleanup, &notRunnable{"CreateContainerConfigError", fmt.Sprintf("argument %d: %v", i, err)}
@@ -560,4 +563,58 @@ func redactArgs(args, env []string) string {
 		}
 	}
 	return line
+}
+
+// pathReplacer replaces whole paths: a pair's path where it starts a path
+// (at the start or after a character that cannot be in one) and ends one
+// (at the end, a "/" or a character that cannot be in one).
+type pathReplacer [][2]string
+
+func inPath(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_.-/", c) >= 0
+}
+
+// Replace rewrites s.
+func (r pathReplacer) Replace(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] == '/' && (i == 0 || !inPath(s[i-1])) {
+			done := false
+			for _, p := range r {
+				end := i + len(p[0])
+				if strings.HasPrefix(s[i:], p[0]) && (end == len(s) || s[end] == '/' || !inPath(s[end])) {
+					b.WriteString(p[1])
+					i, done = end, true
+					break
+				}
+			}
+			if done {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
+}
+
+// keepTLSName keeps, for the runner's statistics poller, the Service name
+// a TLS server's certificate is checked against: the executor stands for
+// cluster DNS by rewriting Service names to loopback addresses, which the
+// certificate does not name.
+func keepTLSName(argv []string) []string {
+	if indexOf(argv, "--server-tls") < 0 || indexOf(argv, "--server-tls-name") >= 0 {
+		return argv
+	}
+	i := indexOf(argv, "--server-address")
+	if i < 0 || i+1 >= len(argv) {
+		return argv
+	}
+	host, _, err := net.SplitHostPort(argv[i+1])
+	if err != nil || !serviceName.MatchString(host) {
+		return argv
+	}
+	out := append([]string{}, argv[:i+2]...)
+	out = append(out, "--server-tls-name", host)
+	return append(out, argv[i+2:]...)
 }
