@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -60,6 +61,12 @@ var sampleConfigMaps = map[string]map[string]map[string]string{
 		"queries.sql": readRepo("workloads/query/examples/ssb-clickhouse.sql"),
 		"schema.sql":  readRepo("workloads/query/examples/ssb-clickhouse-schema.sql"),
 	}},
+}
+
+// sampleClaims are the PersistentVolumeClaims a sample names that its users
+// create (the corpus OSB reads offline), by sample file.
+var sampleClaims = map[string][]string{
+	"osb-http-logs-external.yaml": {"osb-corpus"},
 }
 
 func readRepo(path string) string {
@@ -153,6 +160,14 @@ func TestEverySampleRunsInItsSmokeForm(t *testing.T) {
 		for name, data := range sampleConfigMaps[key] {
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: data}
 			if err := k.Create(ctx, cm); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, name := range sampleClaims[key] {
+			pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+				Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+			if err := k.Create(ctx, pvc); err != nil {
 				t.Fatal(err)
 			}
 		}

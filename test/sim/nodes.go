@@ -30,13 +30,15 @@ type Pool struct {
 }
 
 // DefaultPools are the pools the quickstart and the e2e tests use: two
-// generations of database nodes and a pool for load generators.
+// generations of database nodes, three each across three zones (a 3-node
+// OpenSearch or a primary with two standbys keeps one member per node), and
+// a pool for load generators.
 func DefaultPools() []Pool {
 	return []Pool{
-		{Name: "standard-v3", Nodes: 2, InstanceType: "standard-v3-8", CPUModel: "Intel_Xeon_Platinum_8272CL", Arch: "amd64",
-			CPU: "8", Memory: "32Gi", Zones: []string{"zone-a", "zone-b"}, Kernel: "5.15.0-1071-azure", OSImage: "Ubuntu 22.04.5 LTS"},
-		{Name: "standard-v4a", Nodes: 2, InstanceType: "standard-v4a-8", CPUModel: "AMD_EPYC_9V74_80-Core_Processor", Arch: "amd64",
-			CPU: "8", Memory: "32Gi", Zones: []string{"zone-a", "zone-b"}, Kernel: "6.8.0-1017-azure", OSImage: "Ubuntu 24.04.1 LTS"},
+		{Name: "standard-v3", Nodes: 3, InstanceType: "standard-v3-8", CPUModel: "Intel_Xeon_Platinum_8272CL", Arch: "amd64",
+			CPU: "8", Memory: "32Gi", Zones: []string{"zone-a", "zone-b", "zone-c"}, Kernel: "5.15.0-1071-azure", OSImage: "Ubuntu 22.04.5 LTS"},
+		{Name: "standard-v4a", Nodes: 3, InstanceType: "standard-v4a-8", CPUModel: "AMD_EPYC_9V74_80-Core_Processor", Arch: "amd64",
+			CPU: "8", Memory: "32Gi", Zones: []string{"zone-a", "zone-b", "zone-c"}, Kernel: "6.8.0-1017-azure", OSImage: "Ubuntu 24.04.1 LTS"},
 		{Name: "loadgen", Nodes: 2, InstanceType: "compute-16", CPUModel: "Intel_Xeon_Gold_6338", Arch: "amd64",
 			CPU: "16", Memory: "32Gi", Zones: []string{"zone-a"}, Kernel: "6.8.0-1017-azure", OSImage: "Ubuntu 24.04.1 LTS"},
 	}
