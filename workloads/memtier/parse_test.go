@@ -25,6 +25,7 @@ type want struct {
 var fixtures = map[string]want{
 	"issue149-tls-connection-refused-zero-table-TRUNCATED.txt": {verdict: results.Failed, reason: "no Totals row"},
 	"issue180-network-unreachable-test-aborted.txt":            {verdict: results.Failed, reason: "test aborted"},
+	"local-load-10k-keys-under-1s.txt":                         {verdict: results.Invalid, reason: "under a second", avg: 2.56691, p99: 14.591},
 	"pkb-redis-4t8c-1KiB-ratio1-9-800s.json":                   {verdict: results.Succeeded, ops: 90018.1, avg: 0.355, p99: 1.415, kbs: 28951.87, gets: 81016.28, points: 801},
 	"vc-invalid-text-1.txt":                                    {verdict: results.Failed, reason: "no Totals row"},
 	"vc-memcached-text-1.txt":                                  {verdict: results.Succeeded, ops: 48271.29, avg: 2.62213, p99: 7.423, kbs: 4053.46, gets: 43444.12},
@@ -184,4 +185,23 @@ func TestParseAuthenticationFailure(t *testing.T) {
 	code := 143 // stopped with SIGTERM
 	r := Memtier{}.Parse(workloads.ParseInput{Output: readTestdata(t, "redis7-wrongpass-hung-killed.txt"), ExitCode: &code})
 	testutil.CheckVerdict(t, r, results.Failed, "memtier could not authenticate (check the target's credentials): error: authentication failed [-WRONGPASS invalid username-password pair or user is disabled.]")
+}
+
+// memtier divides by whole seconds: a load done in under a second prints
+// Totals ops/sec 0 beside its latencies. The load is done (no prepare
+// reason); a measurement that short is not valid, and says why.
+func TestSubSecondRunHasNoRate(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(testutil.FixturesDir(t, "memtier"), "local-load-10k-keys-under-1s.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := 0
+	in := workloads.ParseInput{Output: raw, ExitCode: &zero}
+	if reasons := (Memtier{}).ParsePrepare(in); len(reasons) != 0 {
+		t.Fatalf("a load done in under a second is done: %v", reasons)
+	}
+	r := Memtier{}.Parse(in)
+	if r.Verdict != results.Invalid || len(r.Reasons) != 1 || r.Reasons[0] != subSecondRun {
+		t.Fatalf("%s %v", r.Verdict, r.Reasons)
+	}
 }
