@@ -1,6 +1,9 @@
 package executor
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestPathReplacerWholePaths(t *testing.T) {
 	r := pathReplacer{{"/etc/dbperf/tls", "/w/tls"}, {"/dbperf", "/w/dbperf"}, {"/opt/ycsb/lib", "/c/lib"}}
@@ -15,5 +18,23 @@ func TestPathReplacerWholePaths(t *testing.T) {
 		if got := r.Replace(in); got != want {
 			t.Errorf("%q → %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The runner's TLS clients keep checking the Service's name when the
+// executor points them at a loopback address.
+func TestKeepTLSNameForEveryTLSClient(t *testing.T) {
+	argv := []string{"dbperf-runner", "exec", "--server-address", "r-valkey.perf.svc:6379", "--server-tls",
+		"--session-check", "r-mysql.perf.svc.cluster.local:3306", "--session-tls", "--", "tool"}
+	got := strings.Join(keepTLSName(argv), " ")
+	want := "dbperf-runner exec --server-address r-valkey.perf.svc:6379 --server-tls-name r-valkey.perf.svc --server-tls " +
+		"--session-check r-mysql.perf.svc.cluster.local:3306 --session-tls-name r-mysql.perf.svc.cluster.local --session-tls -- tool"
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	// A name given is kept; a client without TLS gets none.
+	argv = []string{"dbperf-runner", "exec", "--session-check", "r-mysql.perf.svc:3306", "--session-tls", "--session-tls-name", "db", "--server-address", "r.perf.svc:1"}
+	if got := strings.Join(keepTLSName(argv), " "); got != strings.Join(argv, " ") {
+		t.Fatalf("changed: %s", got)
 	}
 }

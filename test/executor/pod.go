@@ -598,15 +598,29 @@ func (r pathReplacer) Replace(s string) string {
 	return b.String()
 }
 
-// keepTLSName keeps, for the runner's statistics poller, the Service name
-// a TLS server's certificate is checked against: the executor stands for
-// cluster DNS by rewriting Service names to loopback addresses, which the
-// certificate does not name.
+// keepTLSName keeps, for the runner's TLS clients (the statistics poller,
+// the session check), the Service name a TLS server's certificate is
+// checked against: the executor stands for cluster DNS by rewriting Service
+// names to loopback addresses, which the certificate does not name.
 func keepTLSName(argv []string) []string {
-	if indexOf(argv, "--server-tls") < 0 || indexOf(argv, "--server-tls-name") >= 0 {
+	for _, c := range tlsClients {
+		argv = keepTLSNameOf(argv, c.tls, c.address, c.name)
+	}
+	return argv
+}
+
+// tlsClients are the runner's TLS clients: the flag that turns TLS on,
+// the one with the server's address, the one with the name to check.
+var tlsClients = []struct{ tls, address, name string }{
+	{"--server-tls", "--server-address", "--server-tls-name"},
+	{"--session-tls", "--session-check", "--session-tls-name"},
+}
+
+func keepTLSNameOf(argv []string, tlsFlag, addressFlag, nameFlag string) []string {
+	if indexOf(argv, tlsFlag) < 0 || indexOf(argv, nameFlag) >= 0 {
 		return argv
 	}
-	i := indexOf(argv, "--server-address")
+	i := indexOf(argv, addressFlag)
 	if i < 0 || i+1 >= len(argv) {
 		return argv
 	}
@@ -615,6 +629,6 @@ func keepTLSName(argv []string) []string {
 		return argv
 	}
 	out := append([]string{}, argv[:i+2]...)
-	out = append(out, "--server-tls-name", host)
+	out = append(out, nameFlag, host)
 	return append(out, argv[i+2:]...)
 }
