@@ -76,7 +76,7 @@ type BenchmarkRunReconciler struct {
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch;list
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=clusters,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=clusters/status,verbs=patch
@@ -97,6 +97,12 @@ type runState struct {
 	// results is the results ConfigMap as this reconcile last wrote it:
 	// the cache may not show that write yet.
 	results *corev1.ConfigMap
+	// endMessage says why the run ends early, for the Completed
+	// condition (finish); empty: the reason alone.
+	endMessage string
+	// podStuck: a pod of the phase cannot start, and the phase's
+	// condition says so (podNotStarted).
+	podStuck bool
 }
 
 // eventNotes are a reconcile's routine events (the target ready, the prepare
@@ -139,6 +145,10 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	base := run.DeepCopy()
 	events := &eventNotes{}
 	defer func() {
+		if run.Status.Phase.Terminal() {
+			run.Status.Deadline = nil
+		}
+		run.Status.Message = statusMessage(run)
 		refused, perr := r.patchStatus(ctx, base, run, err == nil, events)
 		if perr != nil && err == nil {
 			err = perr
@@ -174,7 +184,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		before := run.Status.Phase
 		switch before {
 		case benchv1.PhasePending, benchv1.PhaseProvisioning:
-			res = r.provision(st)
+			res, err = r.provision(ctx, st)
 		case benchv1.PhasePreparing:
 			res, err = r.prepare(ctx, st)
 		case benchv1.PhaseRunning:

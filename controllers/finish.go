@@ -30,9 +30,8 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endRe
 	}
 	if endReason == "" {
 		// A finish retried after a failed write keeps the reason the run ended early.
-		if c := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionCompleted); c != nil && c.Status == metav1.ConditionFalse &&
-			(c.Reason == benchv1.ReasonTimeout || c.Reason == benchv1.ReasonPrepareFailed) {
-			endReason = c.Reason
+		if c := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionCompleted); c != nil && c.Status == metav1.ConditionFalse && endedEarly(c.Reason) {
+			endReason, st.endMessage = c.Reason, c.Message
 		}
 	}
 	run.Status.Phase = benchv1.PhaseCollecting
@@ -51,7 +50,11 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endRe
 			fmt.Sprintf("the run did not finish within its timeout of %s; %s measurements were kept", timeout(run), orDash(run.Status.Progress)))
 	default:
 		phase = benchv1.PhaseFailed
-		setCondition(run, benchv1.ConditionCompleted, metav1.ConditionFalse, endReason, "the run ended early: "+endReason)
+		msg := st.endMessage
+		if msg == "" {
+			msg = "the run ended early: " + endReason
+		}
+		setCondition(run, benchv1.ConditionCompleted, metav1.ConditionFalse, endReason, msg)
 	}
 	if validReason == benchv1.ReasonAwaitingResults && endReason != "" {
 		validReason, validMsg = endReason, "nothing was measured"
@@ -62,9 +65,18 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endRe
 	}
 	setCondition(run, benchv1.ConditionValid, status, validReason, validMsg)
 	run.Status.Phase = phase
-	// Past the timeout a result that is gone for good is reported, not
-	// waited for; before it, the next reconcile looks again.
-	if err := r.writeDocument(ctx, st, endReason == benchv1.ReasonTimeout); err != nil {
+	// Past the timeout, or the collect deadline, a result that is gone for
+	// good is reported, not waited for; before, the next reconcile looks again.
+	loss := ""
+	if endReason == benchv1.ReasonTimeout {
+		loss = "the run's timeout passed"
+	} else if endReason == "" {
+		limit := run.Spec.Deadlines.CollectDeadline()
+		if passed, _ := st.phaseDeadline(collectWhat, st.phaseClock(collectWhat), limit); passed {
+			loss = fmt.Sprintf("spec.deadlines.collect (%s) passed", limit)
+		}
+	}
+	if err := r.writeDocument(ctx, st, loss); err != nil {
 		// The deferred status patch still runs: the phase must not say the
 		// run is over before its results document is complete (a conflict
 		// on the ConfigMap is retried by the next reconcile).
@@ -96,6 +108,19 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endRe
 	now := metav1.NewTime(st.now)
 	run.Status.CompletionTime = &now
 	return ctrl.Result{}, nil
+}
+
+// collectWhat is what the collect deadline is for.
+const collectWhat = "the results of every measurement"
+
+// endedEarly says whether a Completed reason is one of a run that ended
+// before every measurement ran.
+func endedEarly(reason string) bool {
+	switch reason {
+	case benchv1.ReasonTimeout, benchv1.ReasonPrepareFailed, benchv1.ReasonPodNotStarted, benchv1.ReasonDeadlineExceeded:
+		return true
+	}
+	return false
 }
 
 // verdict decides the phase from the recorded measurements: any failed one
@@ -139,7 +164,8 @@ func verdict(run *benchv1.BenchmarkRun) (benchv1.Phase, string, string) {
 // measurement stored since. It refuses to write a document that lacks a
 // result status says was measured (a missingResults error), unless
 // acceptLoss, when the document and the Valid condition name what was lost.
-func (r *BenchmarkRunReconciler) writeDocument(ctx context.Context, st *runState, acceptLoss bool) error {
+func (r *BenchmarkRunReconciler) writeDocument(ctx context.Context, st *runState, loss string) error {
+	acceptLoss := loss != ""
 	run := st.run
 	var dropped, missing []string
 	err := r.updateResults(ctx, st, func(cm *corev1.ConfigMap) error {
@@ -166,7 +192,7 @@ func (r *BenchmarkRunReconciler) writeDocument(ctx context.Context, st *runState
 			}
 			run.Status.Phase = benchv1.PhaseFailed
 			setCondition(run, benchv1.ConditionValid, metav1.ConditionFalse, benchv1.ReasonResultsLost,
-				"the results ConfigMap lost the results of "+strings.Join(missing, ", "))
+				"the results ConfigMap lost the results of "+strings.Join(missing, ", ")+" ("+loss+")")
 			doc.Phase, doc.Lost = run.Status.Phase, missing
 		}
 		for _, c := range run.Status.Conditions {

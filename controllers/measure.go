@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -102,8 +103,21 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 		}
 		out, err := r.jobOutcome(ctx, st, job)
 		var wait time.Duration
+		if err == nil && out == nil {
+			var ended bool
+			var res ctrl.Result
+			out, ended, res, err = r.measuring(ctx, st, job)
+			if ended || err != nil {
+				return res, err
+			}
+			wait = res.RequeueAfter
+		}
 		if err == nil {
-			wait, err = r.resources(ctx, st, job, out)
+			var settle time.Duration
+			settle, err = r.resources(ctx, st, job, out) // with no outcome: starts the sampler
+			if out != nil {
+				wait = settle
+			}
 		}
 		if err != nil || out == nil || wait > 0 {
 			run.Status.Progress = fmt.Sprintf("%d/%d", done, len(all))
@@ -114,7 +128,9 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 			if st.waiting != "" {
 				msg += ": " + st.waiting
 			}
-			setCondition(run, benchv1.ConditionCompleted, metav1.ConditionFalse, benchv1.ReasonMeasuring, msg)
+			if !st.podStuck { // else Completed names the pod that cannot start
+				setCondition(run, benchv1.ConditionCompleted, metav1.ConditionFalse, benchv1.ReasonMeasuring, msg)
+			}
 			return ctrl.Result{RequeueAfter: wait}, err
 		}
 		results.AddAPDEX(out.result, apdexTargets(run))
@@ -141,6 +157,44 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 	run.Status.Measuring, run.Status.ExpectedCompletionTime = nil, nil
 	run.Status.Phase = benchv1.PhaseCollecting
 	return ctrl.Result{}, nil
+}
+
+// measuring watches a measurement's Job while its load generators have not
+// ended: a pod that cannot start is named on Completed (and ends the run
+// past spec.deadlines.podStart); once all are scheduled the measure
+// deadline runs, and past it the measurement is a failed outcome (reason
+// DeadlineExceeded) and its Job is stopped. The result's wait is when to
+// look again.
+func (r *BenchmarkRunReconciler) measuring(ctx context.Context, st *runState, job *batchv1.Job) (out *outcome, ended bool, res ctrl.Result, err error) {
+	run := st.run
+	w, err := r.jobPods(ctx, job)
+	if err != nil {
+		return nil, false, ctrl.Result{}, err
+	}
+	if w.stuck != nil {
+		ended, res, err = r.podNotStarted(ctx, st, benchv1.ConditionCompleted, "measurement job "+job.Name, w.stuck)
+		return nil, ended, res, err
+	}
+	limit := run.Spec.Deadlines.MeasureDeadline(longestMeasurement(run))
+	passed, wait := st.phaseDeadline("job "+job.Name, w.clock, limit)
+	if !w.scheduled || !passed {
+		return nil, false, ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if err := r.expireJob(ctx, st, job); err != nil {
+		return nil, false, ctrl.Result{}, err
+	}
+	from := "spec.deadlines.measure"
+	if run.Spec.Deadlines.Measure == nil {
+		from = fmt.Sprintf("the default measure deadline, %d × the longest measurement so far + %s", benchv1.DefaultMeasureFactor, benchv1.DefaultMeasureMargin)
+	}
+	r0 := results.New(st.workload.Name())
+	r0.Fail("%s: the measurement did not end within %s (%s) of its load generators' scheduling at %s; job %s was stopped",
+		benchv1.ReasonDeadlineExceeded, limit, from, w.clock.UTC().Format(time.RFC3339), job.Name)
+	// Its window ends at the deadline, a fixed instant: a look again
+	// (waiting for Prometheus to scrape the window's end) finds the same.
+	clock, at := metav1.NewTime(w.clock), metav1.NewTime(w.clock.Add(limit))
+	run.Status.Deadline = nil
+	return &outcome{result: r0, started: &clock, finished: &at}, false, ctrl.Result{}, nil
 }
 
 // expectedCompletion is when a run with left measurements to take (the

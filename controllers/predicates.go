@@ -36,7 +36,8 @@ var ofRun = predicate.NewPredicateFuncs(func(o client.Object) bool {
 // podChanged passes a pod's creation and deletion and the changes a run
 // reads: its node, phase, readiness, containers' states and restarts (the
 // start barrier, a load generator's end, a target's restart), annotations
-// and labels.
+// and labels, and why it is not scheduled or a container waits (a pod that
+// cannot start is named at once).
 var podChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		o, ok1 := e.ObjectOld.(*corev1.Pod)
@@ -47,9 +48,19 @@ var podChanged = predicate.Funcs{
 		return o.Spec.NodeName != n.Spec.NodeName || o.Status.Phase != n.Status.Phase || o.Status.Reason != n.Status.Reason ||
 			!n.DeletionTimestamp.Equal(o.DeletionTimestamp) ||
 			!equality.Semantic.DeepEqual(o.Labels, n.Labels) || !equality.Semantic.DeepEqual(o.Annotations, n.Annotations) ||
-			ready(o) != ready(n) || !sameContainers(o.Status.InitContainerStatuses, n.Status.InitContainerStatuses) ||
+			ready(o) != ready(n) || scheduling(o) != scheduling(n) || !sameContainers(o.Status.InitContainerStatuses, n.Status.InitContainerStatuses) ||
 			!sameContainers(o.Status.ContainerStatuses, n.Status.ContainerStatuses)
 	},
+}
+
+// scheduling is the pod's PodScheduled status and reason.
+func scheduling(p *corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return string(c.Status) + "/" + c.Reason
+		}
+	}
+	return ""
 }
 
 func ready(p *corev1.Pod) corev1.ConditionStatus {
@@ -67,16 +78,16 @@ func sameContainers(a, b []corev1.ContainerStatus) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	state := func(s corev1.ContainerState) int {
+	state := func(s corev1.ContainerState) string {
 		switch {
 		case s.Terminated != nil:
-			return 3
+			return "terminated"
 		case s.Running != nil:
-			return 2
+			return "running"
 		case s.Waiting != nil:
-			return 1
+			return "waiting/" + s.Waiting.Reason // ImagePullBackOff is news
 		}
-		return 0
+		return ""
 	}
 	for i := range a {
 		if a[i].Name != b[i].Name || state(a[i].State) != state(b[i].State) || a[i].Ready != b[i].Ready ||

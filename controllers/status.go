@@ -118,3 +118,28 @@ func patchStatusIfChanged(ctx context.Context, c client.Client, base, obj client
 	}
 	return true, nil
 }
+
+// maxStatusMessageBytes bounds status.message, a printer column.
+const maxStatusMessageBytes = 256
+
+// statusMessage is status.message: the condition that keeps the run from
+// going on or says why it failed or is not valid, as "Reason: message";
+// empty while all goes well and on success. It depends on the conditions
+// alone, so a reconcile that changes nothing writes nothing.
+func statusMessage(run *benchv1.BenchmarkRun) string {
+	if run.Status.Phase == benchv1.PhaseSucceeded {
+		return ""
+	}
+	for _, t := range []string{benchv1.ConditionCompleted, benchv1.ConditionPrepared, benchv1.ConditionTargetReady, benchv1.ConditionValid} {
+		c := findCondition(run, t)
+		if c == nil || c.Status != metav1.ConditionFalse {
+			continue
+		}
+		switch c.Reason {
+		case benchv1.ReasonMeasuring, benchv1.ReasonPreparing, benchv1.ReasonProvisioning, benchv1.ReasonAwaitingResults:
+			continue // going on as it should
+		}
+		return truncate(c.Reason+": "+c.Message, maxStatusMessageBytes)
+	}
+	return ""
+}

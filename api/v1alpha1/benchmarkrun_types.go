@@ -53,6 +53,12 @@ type BenchmarkRunSpec struct {
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
+	// Deadlines bound each phase on its own (provision, prepare, each
+	// measurement, collect) and the start of every pod, so that a run that
+	// cannot go on fails saying why long before its timeout.
+	// +optional
+	Deadlines PhaseDeadlines `json:"deadlines,omitempty"`
+
 	// Cleanup says when the target and the workload Jobs are deleted after
 	// the run ends.
 	// +kubebuilder:default=Always
@@ -243,6 +249,7 @@ type ValiditySpec struct {
 // +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=`.status.primary.display`
 // +kubebuilder:printcolumn:name="Target CPU",type=number,JSONPath=`.status.primary.targetCPUCores`
 // +kubebuilder:printcolumn:name="Valid",type=string,JSONPath=`.status.conditions[?(@.type=="Valid")].status`
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // BenchmarkRun brings up a database, runs a load tool against it and records

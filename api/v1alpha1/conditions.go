@@ -16,7 +16,9 @@ const (
 
 	// ConditionCompleted: True when every measurement has finished and the
 	// results are written; False while measurements remain; its reason says how
-	// the run ended (AllMeasured, Timeout, PrepareFailed, ...).
+	// the run ended (AllMeasured, Timeout, PrepareFailed, PodNotStarted,
+	// DeadlineExceeded, ...). TargetReady, Prepared and Completed are False
+	// with reason PodNotStarted while a pod of their phase cannot start.
 	ConditionCompleted = "Completed"
 
 	// ConditionValid: True when every measurement passed the validity checks;

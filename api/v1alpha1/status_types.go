@@ -48,7 +48,9 @@ type BenchmarkRunStatus struct {
 	// runs (Preparing) or after it failed (PrepareFailed).
 	// Completed: True (AllMeasured) when every measurement finished and the
 	// results are written; False while measuring (Measuring) or when the run
-	// ended early (Timeout, PrepareFailed, InvalidSpec).
+	// ended early (Timeout, PrepareFailed, InvalidSpec, PodNotStarted,
+	// DeadlineExceeded). TargetReady, Prepared and Completed are False with
+	// PodNotStarted while a pod of theirs cannot start.
 	// Valid: True (AllValid) when every measurement passed the validity
 	// checks; False with SomeFailed, SomeInvalid, Unstable, AwaitingResults,
 	// InvalidSpec or ResultsLost, and the reasons in its message.
@@ -60,6 +62,20 @@ type BenchmarkRunStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Message says in one line what the run waits for when something
+	// keeps it from going on (a pod that cannot start), or why it failed
+	// or is not valid: the condition that says so, its reason and message
+	// (the tool's own error lines for a failed prepare step). Empty while
+	// all goes well and on success. A printer column.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// Deadline is the deadline of what the run waits for now
+	// (spec.deadlines): the phase, what for, when its clock started and
+	// when it passes. Unset when the phase has none.
+	// +optional
+	Deadline *DeadlineStatus `json:"deadline,omitempty"`
 
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
@@ -173,6 +189,20 @@ type RepetitionStatus struct {
 	Reasons []string `json:"reasons,omitempty"`
 	// +optional
 	Node string `json:"node,omitempty"`
+	// Message says in one line what the run waits for when something
+	// keeps it from going on (a pod that cannot start), or why it failed
+	// or is not valid: the condition that says so, its reason and message
+	// (the tool's own error lines for a failed prepare step). Empty while
+	// all goes well and on success. A printer column.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// Deadline is the deadline of what the run waits for now
+	// (spec.deadlines): the phase, what for, when its clock started and
+	// when it passes. Unset when the phase has none.
+	// +optional
+	Deadline *DeadlineStatus `json:"deadline,omitempty"`
+
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// +optional

@@ -95,7 +95,7 @@ func TestEverySampleRunsInItsSmokeForm(t *testing.T) {
 	binDir := testutil.NeedEnv(t, "KUBEBUILDER_ASSETS")
 	helm := testutil.NeedEnv(t, "HELM")
 	cnpg := testutil.NeedEnv(t, "CNPG_CRD_DIR")
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	pg := testutil.StartPostgres(t)
 	redis := testutil.StartRedis(t)
