@@ -9,15 +9,9 @@ import benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 // asks for).
 type SQLProtocol interface {
 	// SQLProtocol names the protocol the tool speaks for this spec
-	// (ProtocolMySQL, ProtocolPostgreSQL), or "" when it speaks none.
+	// (pod.ProtocolMySQL, pod.ProtocolPostgreSQL), or "" when it speaks none.
 	SQLProtocol(spec *benchv1.WorkloadSpec) string
 }
-
-// The SQL protocols a tool may speak.
-const (
-	ProtocolMySQL      = "mysql"
-	ProtocolPostgreSQL = "postgresql"
-)
 
 // SQLProtocolOf asks a workload which SQL protocol it speaks, if any.
 func SQLProtocolOf(w Workload, spec *benchv1.WorkloadSpec) string {

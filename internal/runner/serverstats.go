@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
@@ -20,7 +21,7 @@ type ServerStatistics struct {
 	// Source is one of dbstats.Sources().
 	Source string
 	Config dbstats.Config
-	// Interval between polls; dbstats.DefaultInterval when zero.
+	// Interval between polls; pod.DefaultPollInterval when zero.
 	Interval time.Duration
 	// Timeout bounds connecting and the last poll; 10 s when zero.
 	Timeout time.Duration
@@ -58,7 +59,7 @@ func (s *ServerStatistics) start(ctx context.Context, stdout io.Writer, red *Red
 	}
 	interval := s.Interval
 	if interval <= 0 {
-		interval = dbstats.DefaultInterval
+		interval = pod.DefaultPollInterval
 	}
 	fmt.Fprintf(stdout, "[dbperf-runner] polling the server's %s statistics at %s every %s\n", s.Source, s.Config.Host, interval)
 	return &serverRecording{source: s.Source, poller: p, rec: dbstats.Start(ctx, p, interval)}

@@ -43,7 +43,9 @@ type name struct {
 // allowedFiles are the files that may name everything of a kind of name,
 // beside each target kind's own files (kindFiles).
 var allowedFiles = map[string]string{
-	"controllers/targets/registry.go":     "the target registry: one line per target kind",
+	"controllers/targets/registry.go": "the target registry: one line per target kind",
+	"internal/pod/protocol.go": "the wire protocols tools speak to their targets, named once for the pod contract: not target kinds " +
+		"(a tool speaks MySQL's protocol to MariaDB, to an external endpoint or to the operator's own target)",
 	"internal/telemetry/dbstats/mysql.go": "a database wire protocol, not a target kind: the poller of MySQL's and MariaDB's statistics speaks it to any endpoint",
 	"internal/telemetry/dbstats/mongodb.go": "a database wire protocol, not a target kind: the poller of serverStatus speaks it to any endpoint " +
 		"(MongoDB, FerretDB or another server of its protocol)",

@@ -2,6 +2,7 @@ package custom
 
 import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -14,9 +15,9 @@ func (Custom) SQLProtocol(spec *benchv1.WorkloadSpec) string {
 	}
 	switch spec.Custom.Database {
 	case benchv1.CustomMySQL:
-		return workloads.ProtocolMySQL
+		return pod.ProtocolMySQL
 	case benchv1.CustomPostgres:
-		return workloads.ProtocolPostgreSQL
+		return pod.ProtocolPostgreSQL
 	}
 	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -11,7 +12,7 @@ import (
 // that a measurement against MySQL gets the session check.
 func TestSQLProtocol(t *testing.T) {
 	for db, want := range map[benchv1.CustomDatabase]string{
-		benchv1.CustomMySQL: workloads.ProtocolMySQL, benchv1.CustomPostgres: workloads.ProtocolPostgreSQL,
+		benchv1.CustomMySQL: pod.ProtocolMySQL, benchv1.CustomPostgres: pod.ProtocolPostgreSQL,
 		benchv1.CustomValkey: "", "": "",
 	} {
 		spec := &benchv1.WorkloadSpec{Custom: &benchv1.CustomWorkload{Database: db}}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/workloads"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 )
 
 // A TLS 1.2 cipher reaches HammerDB's mysql_ssl_cipher by its OpenSSL
@@ -19,7 +19,7 @@ func TestMySQLCipherReachesHammerDB(t *testing.T) {
 		"ECDHE-RSA-AES256-GCM-SHA384":             "diset connection mysql_ssl_cipher ECDHE-RSA-AES256-GCM-SHA384\n",
 		"TLS_AES_128_GCM_SHA256":                  "",
 	} {
-		ep := workloads.Endpoint{Host: "h", Port: 3306, TLS: true, CASecret: "ca", TLSVersion: "TLSv1.2", TLSCipher: cipher}
+		ep := pod.Endpoint{Host: "h", Port: 3306, TLS: true, CASecret: "ca", TLSVersion: "TLSv1.2", TLSCipher: cipher}
 		for name, body := range Scripts(spec.HammerDB, ep) {
 			if got := strings.Contains(body, "mysql_ssl_cipher"); got != (want != "") || want != "" && !strings.Contains(body, want) {
 				t.Errorf("%s, %s: want %q in\n%s", cipher, name, want, body)
@@ -27,10 +27,10 @@ func TestMySQLCipherReachesHammerDB(t *testing.T) {
 		}
 	}
 	var h HammerDB
-	if p := h.SQLProtocol(spec); p != workloads.ProtocolMySQL {
+	if p := h.SQLProtocol(spec); p != pod.ProtocolMySQL {
 		t.Errorf("HammerDB on MySQL speaks %q", p)
 	}
-	if pg := seed(benchv1.HammerDBPostgres, 10); h.SQLProtocol(pg) != workloads.ProtocolPostgreSQL {
+	if pg := seed(benchv1.HammerDBPostgres, 10); h.SQLProtocol(pg) != pod.ProtocolPostgreSQL {
 		t.Errorf("HammerDB on PostgreSQL speaks %q", h.SQLProtocol(pg))
 	}
 }

@@ -2,6 +2,7 @@ package hammerdb
 
 import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -18,7 +19,7 @@ var _ workloads.SQLProtocol = HammerDB{}
 // PostgreSQL.
 func (HammerDB) SQLProtocol(spec *benchv1.WorkloadSpec) string {
 	if spec.HammerDB != nil && spec.HammerDB.Database == benchv1.HammerDBMySQL {
-		return workloads.ProtocolMySQL
+		return pod.ProtocolMySQL
 	}
-	return workloads.ProtocolPostgreSQL
+	return pod.ProtocolPostgreSQL
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
@@ -78,7 +79,7 @@ func TestCommandAndJob(t *testing.T) {
 	spec := &benchv1.WorkloadSpec{OSB: &benchv1.OSBWorkload{Name: "http_logs", TestProcedure: "append-no-conflicts-index-only",
 		IncludeTasks: []string{"index-append"}, WorkloadParams: map[string]string{"number_of_replicas": "0"}, Clients: []int32{8, 16},
 		CorpusClaim: "osb-corpus"}}
-	ep := workloads.Endpoint{Host: "run-os.perf.svc", Port: 9200, TLS: true,
+	ep := pod.Endpoint{Host: "run-os.perf.svc", Port: 9200, TLS: true,
 		Username: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "os"}, Key: "username"},
 		Password: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "os"}, Key: "password"}}
 	steps := OSB{}.Steps(spec)

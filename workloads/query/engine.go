@@ -13,6 +13,7 @@ import (
 	"time"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 )
 
 // DialectOf is how statements of a driver's server are split.
@@ -85,17 +86,9 @@ func timeRun(ctx context.Context, c Client, timeout time.Duration, sql, id strin
 	return run
 }
 
-// Load is one file of the prepare step: a URL or a local path (a mounted
-// claim), gzip-compressed when its name ends in .gz.
-type Load struct {
-	Table  string
-	Format benchv1.QueryLoadFormat
-	Source string
-}
-
 // Prepare runs the scripts' statements in order, then the loads; it stops
 // at the first error, which names the statement or file.
-func Prepare(ctx context.Context, t Target, scripts []string, loads []Load, log io.Writer) error {
+func Prepare(ctx context.Context, t Target, scripts []string, loads []pod.Load, log io.Writer) error {
 	c, err := Connect(ctx, t)
 	if err != nil {
 		return fmt.Errorf("while connecting to the target: %w", err)
@@ -138,7 +131,7 @@ func runScript(ctx context.Context, c Client, d benchv1.QueryDriver, file string
 }
 
 // load streams one file into its table.
-func load(ctx context.Context, c Client, l Load) error {
+func load(ctx context.Context, c Client, l pod.Load) error {
 	var body io.ReadCloser
 	if strings.HasPrefix(l.Source, "http://") || strings.HasPrefix(l.Source, "https://") {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.Source, nil)

@@ -9,7 +9,7 @@ import (
 const ReportVersion = 1
 
 // ResultFileName is the base name of the report `dbperf-runner query`
-// writes in workloads.OutputDir.
+// writes in pod.OutputDir.
 const ResultFileName = "query-result.json"
 
 // Report is what `dbperf-runner query` measured: every run of every query,

@@ -11,7 +11,7 @@ import (
 )
 
 // TLSRequest is how the workload's client asks for TLS: the files of
-// workloads.TLSDir and the version and cipher of the endpoint.
+// pod.TLSDir and the version and cipher of the endpoint.
 type TLSRequest struct {
 	CAFile, CertFile, KeyFile string
 	// ServerName the certificate must carry; empty: the host.

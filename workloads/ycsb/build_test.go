@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
@@ -20,8 +21,8 @@ func seed() *benchv1.WorkloadSpec {
 		Threads: []int32{32, 48, 96, 128}, LoadThreads: 64, Percentiles: []string{"50", "99.9"}, Properties: map[string]string{"fieldcount": "10"}}}
 }
 
-func endpoint() workloads.Endpoint {
-	return workloads.Endpoint{Host: "run-mongo.perf.svc", Port: 27017, Database: "ycsb",
+func endpoint() pod.Endpoint {
+	return pod.Endpoint{Host: "run-mongo.perf.svc", Port: 27017, Database: "ycsb",
 		Username: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "mongo"}, Key: "username"},
 		Password: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "mongo"}, Key: "password"}}
 }
