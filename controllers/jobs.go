@@ -58,7 +58,7 @@ func (r *BenchmarkRunReconciler) ensureJob(ctx context.Context, st *runState, ro
 		Run: run, Name: name, Role: role, Workload: st.workload.Name(), Step: step, Repetition: rep,
 		Invocation: inv, Image: st.loadgenImage(), RunnerImage: r.RunnerImage, FilesConfigMap: filesCM,
 		Endpoint: st.target.Endpoint, AvoidPods: st.target.PodSelector, ActiveDeadlineSeconds: remainingSeconds(st),
-		ServerStatistics: st.serverStatistics(), SQLProtocol: workloads.SQLProtocolOf(st.workload, &st.run.Spec.Workload),
+		ServerStatistics: st.serverStatistics(), Protocol: workloads.SpeaksOf(st.workload, &st.run.Spec.Workload).Protocol,
 	})
 	if err := r.Create(ctx, job); err != nil {
 		if apierrors.IsAlreadyExists(err) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/queryengine"
 	"github.com/dbperf-io/dbperf-operator/internal/version"
 	"github.com/dbperf-io/dbperf-operator/workloads/query"
 )
@@ -35,9 +36,9 @@ func cmdQuery(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dbperf-runner query: %v\n%s\n", err, queryUsage)
 		return runner.ExitUsage
 	}
-	t := query.Target{Driver: c.Driver, Host: c.Host, Port: c.Port, Database: c.Database,
+	t := queryengine.Target{Driver: c.Driver, Host: c.Host, Port: c.Port, Database: c.Database,
 		Username: os.Getenv(pod.EnvUsername), Password: os.Getenv(pod.EnvPassword),
-		TLS: query.TLSFiles{Enabled: c.TLS.Enabled, CAFile: c.TLS.CAFile, CertFile: c.TLS.CertFile, KeyFile: c.TLS.KeyFile, ServerName: c.TLS.ServerName}}
+		TLS: c.TLS}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if c.Prepare {
@@ -58,7 +59,7 @@ func cmdQuery(args []string, stdout, stderr io.Writer) int {
 
 // measureQueries reads the queries and times them; a queries file it
 // cannot read is the report's error.
-func measureQueries(ctx context.Context, t query.Target, file string, runs int, log io.Writer) *query.Report {
+func measureQueries(ctx context.Context, t queryengine.Target, file string, runs int, log io.Writer) *query.Report {
 	text, err := os.ReadFile(file)
 	var stmts []query.Statement
 	if err == nil {
@@ -70,7 +71,7 @@ func measureQueries(ctx context.Context, t query.Target, file string, runs int, 
 		rep = &query.Report{Version: query.ReportVersion, Driver: string(t.Driver), RunsPerQuery: runs, Start: now, End: now,
 			Queries: []query.QueryRuns{}, Error: fmt.Sprintf("while reading the queries file %s: %v", file, err)}
 	} else {
-		rep = query.Measure(ctx, t, stmts, runs, log)
+		rep = queryengine.Measure(ctx, t, stmts, runs, log)
 	}
 	rep.ClientVersion = version.Version
 	return rep
@@ -98,8 +99,8 @@ func writeReport(rep *query.Report, output string, stdout io.Writer) error {
 // queryPrepare runs the scripts and loads, then the generator command
 // (with this process's environment: the target's DBPERF_TARGET_*
 // variables), whose exit code is the step's.
-func queryPrepare(ctx context.Context, t query.Target, scripts []string, loads []pod.Load, command []string, stdout, stderr io.Writer) int {
-	if err := query.Prepare(ctx, t, scripts, loads, stdout); err != nil {
+func queryPrepare(ctx context.Context, t queryengine.Target, scripts []string, loads []pod.Load, command []string, stdout, stderr io.Writer) int {
+	if err := queryengine.Prepare(ctx, t, scripts, loads, stdout); err != nil {
 		fmt.Fprintf(stderr, "dbperf-runner query: prepare: %v\n", err)
 		return 1
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
-	"github.com/dbperf-io/dbperf-operator/workloads/sessioncheck"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/sessioncheck"
 )
 
 // sessionCheck returns the check exec's flags ask for, or nil when none:
@@ -26,10 +26,8 @@ func sessionCheck(s pod.SessionCheck) (runner.SessionCheck, error) {
 	if !s.TLS.Enabled {
 		return c, nil
 	}
-	req := sessioncheck.TLSRequest{CAFile: s.TLS.CAFile, CertFile: s.TLS.CertFile, KeyFile: s.TLS.KeyFile, ServerName: s.TLS.ServerName,
-		Version: s.TLSVersion, Cipher: s.TLSCipher}
 	var err error
-	if c.TLS, c.Note, err = req.Config(s.Address.Host); err != nil {
+	if c.TLS, c.Note, err = sessioncheck.TLSConfig(s.TLS, s.Address.Host, s.TLSVersion, s.TLSCipher); err != nil {
 		return nil, fmt.Errorf("the session check's TLS: %w", err)
 	}
 	return c, nil

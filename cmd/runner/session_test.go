@@ -19,10 +19,10 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/sessioncheck"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/tlsciphers"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads/sessioncheck"
 )
 
 // tlsMariaDB is Debian's MariaDB serving TLS with the certificates the
@@ -57,7 +57,7 @@ func execWithSessionCheck(t *testing.T, ep pod.Endpoint, clientDir string) (int,
 	fixture := filepath.Join(testutil.FixturesDir(t, "pgbench"), "pg14plus-tpcb-scale50-haproxy.txt")
 	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "session", Namespace: "perf", UID: "u"}}
 	job := specs.Job(specs.JobParams{Run: run, Name: "m", Role: specs.RoleLoadgen, Workload: "pgbench",
-		Invocation: pod.Invocation{Command: []string{"cat", fixture}}, Endpoint: ep, SQLProtocol: pod.ProtocolMySQL})
+		Invocation: pod.Invocation{Command: []string{"cat", fixture}}, Endpoint: ep, Protocol: pod.ProtocolMySQL})
 	c := job.Spec.Template.Spec.Containers[0]
 	var env []string
 	for _, e := range c.Env {
@@ -179,7 +179,7 @@ func TestSessionFlagsRoundTrip(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			job := specs.Job(specs.JobParams{Run: run, Name: "m", Role: specs.RoleLoadgen, Workload: "pgbench",
-				Invocation: pod.Invocation{Command: []string{"true"}}, Endpoint: ep, SQLProtocol: pod.ProtocolMySQL})
+				Invocation: pod.Invocation{Command: []string{"true"}}, Endpoint: ep, Protocol: pod.ProtocolMySQL})
 			args := job.Spec.Template.Spec.Containers[0].Args
 			exec, err := pod.ParseExec(args[1:], io.Discard) // after "exec"
 			if err != nil {

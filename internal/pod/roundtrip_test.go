@@ -32,7 +32,7 @@ func TestEveryCommandRoundTrips(t *testing.T) {
 		DeclaredMetrics: []MetricDeclaration{{Name: "m", Unit: "ms", Direction: results.LowerIsBetter}, {Name: "n", Unit: "", Direction: results.Neutral}},
 		APDEX:           []APDEXTarget{{Operation: "GET /?a=b", Target: 250 * time.Millisecond}, {Operation: results.AllOperations, Target: time.Second}},
 		RedactEnv:       []string{"PGPASSWORD", EnvPassword},
-		Statistics: Statistics{Source: "s", Address: Address{Host: "fd00::1", Port: 5432}, Database: "tpcc",
+		Statistics: Statistics{Protocol: ProtocolPostgres, Address: Address{Host: "fd00::1", Port: 5432}, Database: "tpcc",
 			PollInterval: 2 * time.Second, TLS: tls("/stats")},
 		Session: SessionCheck{Address: Address{Host: "db.perf.svc", Port: 3306}, Protocol: ProtocolMySQL, TLS: tls("/session"),
 			TLSVersion: "TLSv1.3", TLSCipher: "TLS_AES_128_GCM_SHA256", Variables: map[string]string{"autocommit": "ON", "sql_mode": "A=B"}},

@@ -8,8 +8,8 @@ import "fmt"
 // and TLSCipher and have Variables. Zero: no check.
 type SessionCheck struct {
 	Address Address
-	// Protocol is the protocol of the session (ProtocolMySQL only).
-	Protocol string
+	// Protocol is the protocol of the session (one that is Checked).
+	Protocol Protocol
 	TLS      TLSClient
 	// TLSVersion (TLSv1.2, TLSv1.3) and TLSCipher (an IANA or OpenSSL
 	// name) are asked for and checked; empty: either, any.
@@ -22,7 +22,7 @@ func (s SessionCheck) Enabled() bool { return s.Address.Host != "" }
 
 func (s *SessionCheck) bind(t *flagTable) {
 	t.address(&s.Address, flagSessionCheck, "HOST:PORT: after the tool ran, check a session of the workload's user there (TLS negotiated, session variables); empty: do not")
-	t.str(&s.Protocol, flagSessionProtocol, ProtocolMySQL, "the protocol of the session check (only "+ProtocolMySQL+")")
+	t.str((*string)(&s.Protocol), flagSessionProtocol, string(ProtocolMySQL), "the protocol of the session check (only "+string(ProtocolMySQL)+")")
 	s.TLS.bind(t, sessionTLSFlags)
 	t.str(&s.TLSVersion, flagSessionTLSVersion, "", "TLS version asked for and checked (TLSv1.2, TLSv1.3)")
 	t.str(&s.TLSCipher, flagSessionTLSCipher, "", "TLS cipher asked for and checked (IANA or OpenSSL name)")
@@ -42,7 +42,7 @@ func (s SessionCheck) Validate() error {
 	if !s.Enabled() {
 		return nil
 	}
-	if s.Protocol != ProtocolMySQL {
+	if !s.Protocol.Checked() {
 		return fmt.Errorf("--%s %q: only %s is checked", flagSessionProtocol, s.Protocol, ProtocolMySQL)
 	}
 	if !s.TLS.Enabled && (s.TLSVersion != "" || s.TLSCipher != "") {

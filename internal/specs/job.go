@@ -50,21 +50,22 @@ type JobParams struct {
 	AvoidPods map[string]string
 	// ActiveDeadlineSeconds bounds the Job by what is left of the run's timeout.
 	ActiveDeadlineSeconds *int64
-	// ServerStatistics, when its Source is set, makes the runner poll the
+	// ServerStatistics, when its Protocol is set, makes the runner poll the
 	// target's own statistics while the tool runs.
 	ServerStatistics ServerStatistics
-	// SQLProtocol is the SQL protocol the tool speaks to the target
-	// (workloads.SQLProtocolOf): over MySQL's, each measurement checks a
+	// Protocol is what the tool speaks to the target (workloads.SpeaksOf):
+	// over one that is Checked (MySQL's), each measurement checks a
 	// session of the workload's user against the Endpoint's TLS version,
 	// cipher and session variables.
-	SQLProtocol string
+	Protocol pod.Protocol
 }
 
 // ServerStatistics is what the runner polls of the target's own
-// statistics: the source (one the runner has a poller of), the database to
-// read them in (empty: the endpoint's) and the time between polls.
+// statistics: the protocol of the server (one that HasStatistics), the
+// database to read them in (empty: the endpoint's) and the time between
+// polls.
 type ServerStatistics struct {
-	Source   string
+	Protocol pod.Protocol
 	Database string
 	Interval time.Duration
 }
@@ -241,14 +242,14 @@ func containerEnv(p JobParams) []corev1.EnvVar {
 // server is and how to reach it. Credentials are never flags.
 func statistics(p JobParams) pod.Statistics {
 	s, ep := p.ServerStatistics, p.Endpoint
-	if s.Source == "" {
+	if s.Protocol == "" {
 		return pod.Statistics{}
 	}
 	db := ep.Database
 	if s.Database != "" && p.Role == RoleLoadgen {
 		db = s.Database // the tool's schema exists once prepared
 	}
-	return pod.Statistics{Source: s.Source, Address: ep.Address(), Database: db, PollInterval: s.Interval, TLS: ep.ClientTLS()}
+	return pod.Statistics{Protocol: s.Protocol, Address: ep.Address(), Database: db, PollInterval: s.Interval, TLS: ep.ClientTLS()}
 }
 
 // execCommand is the runner's command line: the tool's invocation, the

@@ -63,7 +63,7 @@ func TestPgbenchJobsGolden(t *testing.T) {
 	job := Job(JobParams{Run: run, Name: MeasureJobName(run, 1, 2), Role: RoleLoadgen, Workload: w.Name(), Step: 1, Repetition: 2,
 		Invocation: w.Run(&run.Spec.Workload, ep, steps[1]), Image: w.DefaultImage(), RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:v0.1.0",
 		Endpoint: ep, AvoidPods: map[string]string{CNPGClusterLabel: "v4a-tpcb-pg"}, ActiveDeadlineSeconds: ptr.To[int64](3600),
-		ServerStatistics: ServerStatistics{Source: "postgresql", Interval: 5 * time.Second}})
+		ServerStatistics: ServerStatistics{Protocol: pod.ProtocolPostgres, Interval: 5 * time.Second}})
 	golden(t, "pgbench-measure-job", job)
 	prep := Job(JobParams{Run: run, Name: PrepareJobName(run), Role: RolePrepare, Workload: w.Name(),
 		Invocation: *w.Prepare(&run.Spec.Workload, ep), Image: w.DefaultImage(), RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:v0.1.0", Endpoint: ep})
@@ -153,11 +153,11 @@ func TestServerStatisticsArguments(t *testing.T) {
 	ep.TLS, ep.CASecret, ep.ClientCertSecret, ep.ServerName = true, "pg-ca", "pg-client", "db.example"
 	inv := pod.Invocation{Command: []string{"tool"}} // a tool that takes no credentials
 	job := Job(JobParams{Run: run, Name: "j", Role: RoleLoadgen, Workload: "pgbench", Invocation: inv, Endpoint: ep,
-		ServerStatistics: ServerStatistics{Source: "postgresql", Database: "tpcc", Interval: 2 * time.Second}})
+		ServerStatistics: ServerStatistics{Protocol: pod.ProtocolPostgres, Database: "tpcc", Interval: 2 * time.Second}})
 	c := job.Spec.Template.Spec.Containers[0]
 	args := strings.Join(c.Args, " ")
 	for _, want := range []string{
-		"--server-statistics postgresql --server-address v4a-tpcb-pg-rw.perf.svc:5432 --server-database tpcc --server-poll-interval 2s",
+		"--server-statistics postgres --server-address v4a-tpcb-pg-rw.perf.svc:5432 --server-database tpcc --server-poll-interval 2s",
 		"--server-tls --server-tls-ca " + pod.CAFile + " --server-tls-cert " + pod.TLSDir + "/tls.crt --server-tls-key " + pod.TLSDir + "/tls.key --server-tls-name db.example",
 		"--redact-env " + pod.EnvPassword,
 	} {
@@ -176,7 +176,7 @@ func TestServerStatisticsArguments(t *testing.T) {
 		t.Errorf("the poller's credentials do not come from the Secret: %+v", c.Env)
 	}
 	prep := Job(JobParams{Run: run, Name: "p", Role: RolePrepare, Workload: "pgbench", Invocation: inv, Endpoint: ep,
-		ServerStatistics: ServerStatistics{Source: "postgresql", Database: "tpcc"}})
+		ServerStatistics: ServerStatistics{Protocol: pod.ProtocolPostgres, Database: "tpcc"}})
 	if a := strings.Join(prep.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(a, "--server-database app") {
 		t.Errorf("a prepare step polls the endpoint's database (the tool's schema is not built yet): %s", a)
 	}

@@ -59,7 +59,7 @@ func TestSessionCheckArgs(t *testing.T) {
 	ep := pod.Endpoint{Host: "db", Port: 3306, TLS: true, CASecret: "ca", ClientCertSecret: "client", ServerName: "db.n.svc",
 		Username: secret("username"), Password: secret("password"),
 		TLSVersion: "TLSv1.3", TLSCipher: "TLS_AES_128_GCM_SHA256", SessionVariables: map[string]string{"sql_mode": "ANSI", "autocommit": "ON"}}
-	p := JobParams{Run: run, Role: RoleLoadgen, Endpoint: ep, SQLProtocol: pod.ProtocolMySQL}
+	p := JobParams{Run: run, Role: RoleLoadgen, Endpoint: ep, Protocol: pod.ProtocolMySQL}
 	want := []string{"--session-check", "db:3306", "--session-protocol", "mysql", "--session-tls", "--session-tls-ca", pod.CAFile,
 		"--session-tls-cert", pod.ClientCertFile, "--session-tls-key", pod.ClientKeyFile, "--session-tls-name", "db.n.svc",
 		"--session-tls-version", "TLSv1.3", "--session-tls-cipher", "TLS_AES_128_GCM_SHA256",
@@ -79,9 +79,9 @@ func TestSessionCheckArgs(t *testing.T) {
 		t.Errorf("the check's credentials are not in the environment from the Secret: %v", containerEnv(p))
 	}
 	for name, q := range map[string]JobParams{
-		"another protocol": {Run: run, Role: RoleLoadgen, Endpoint: ep, SQLProtocol: pod.ProtocolPostgreSQL},
-		"a prepare step":   {Run: run, Role: RolePrepare, Endpoint: ep, SQLProtocol: pod.ProtocolMySQL},
-		"nothing asked":    {Run: run, Role: RoleLoadgen, Endpoint: pod.Endpoint{Host: "db", Port: 3306, TLS: true}, SQLProtocol: pod.ProtocolMySQL},
+		"another protocol": {Run: run, Role: RoleLoadgen, Endpoint: ep, Protocol: pod.ProtocolPostgres},
+		"a prepare step":   {Run: run, Role: RolePrepare, Endpoint: ep, Protocol: pod.ProtocolMySQL},
+		"nothing asked":    {Run: run, Role: RoleLoadgen, Endpoint: pod.Endpoint{Host: "db", Port: 3306, TLS: true}, Protocol: pod.ProtocolMySQL},
 	} {
 		if got := sessionCheck(q).Args(); got != nil {
 			t.Errorf("%s: %v", name, got)

@@ -14,7 +14,7 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
+	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 func sysbench() *benchv1.WorkloadSpec {
@@ -136,15 +136,18 @@ func TestPrepareAndDefaults(t *testing.T) {
 	}
 }
 
+// The pod polls the statistics of the database the tool drives, whose
+// protocol every database the spec may name has.
 func TestServerStatisticsOfTheDatabaseTheToolDrives(t *testing.T) {
-	for db, want := range map[benchv1.CustomDatabase]string{
-		"": "", benchv1.CustomPostgres: dbstats.SourcePostgreSQL, benchv1.CustomMySQL: dbstats.SourceMySQL,
-		benchv1.CustomValkey: dbstats.SourceRedis, benchv1.CustomMongoDB: dbstats.SourceMongoDB, benchv1.CustomOpenSearch: dbstats.SourceOpenSearch,
+	for db, want := range map[benchv1.CustomDatabase]pod.Protocol{
+		"": "", benchv1.CustomPostgres: pod.ProtocolPostgres, benchv1.CustomMySQL: pod.ProtocolMySQL,
+		benchv1.CustomValkey: pod.ProtocolRedis, benchv1.CustomMongoDB: pod.ProtocolMongoDB, benchv1.CustomOpenSearch: pod.ProtocolOpenSearch,
 	} {
 		spec := sysbench()
 		spec.Custom.Database = db
-		if got, database := (Custom{}).ServerStatistics(spec); got != want || database != "" {
-			t.Errorf("%q: %q %q, want %q", db, got, database, want)
+		got := workloads.SpeaksOf(Custom{}, spec)
+		if got != (workloads.Speaks{Protocol: want}) || db != "" && !got.Protocol.HasStatistics() {
+			t.Errorf("%q: %+v, want %q with statistics", db, got, want)
 		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -17,8 +16,8 @@ import (
 type Custom struct{}
 
 var (
-	_ workloads.Workload         = Custom{}
-	_ workloads.ServerStatistics = Custom{}
+	_ workloads.Workload = Custom{}
+	_ workloads.Speaker  = Custom{}
 )
 
 func (Custom) Name() string { return "custom" }
@@ -116,24 +115,19 @@ func secretEnv(ep pod.Endpoint) []string {
 	return []string{pod.EnvPassword}
 }
 
-// ServerStatistics: the database the spec says the tool drives, if any.
-func (Custom) ServerStatistics(spec *benchv1.WorkloadSpec) (string, string) {
+// Speaks: the protocol of the database the spec says the tool drives, if
+// any (a measurement against MySQL gets the session check).
+func (Custom) Speaks(spec *benchv1.WorkloadSpec) workloads.Speaks {
 	if spec.Custom == nil {
-		return "", ""
+		return workloads.Speaks{}
 	}
-	switch spec.Custom.Database {
-	case benchv1.CustomPostgres:
-		return dbstats.SourcePostgreSQL, ""
-	case benchv1.CustomMySQL:
-		return dbstats.SourceMySQL, ""
-	case benchv1.CustomValkey:
-		return dbstats.SourceRedis, ""
-	case benchv1.CustomMongoDB:
-		return dbstats.SourceMongoDB, ""
-	case benchv1.CustomOpenSearch:
-		return dbstats.SourceOpenSearch, ""
-	}
-	return "", ""
+	return workloads.Speaks{Protocol: protocols[spec.Custom.Database]}
+}
+
+// protocols are those of the databases a custom tool may drive.
+var protocols = map[benchv1.CustomDatabase]pod.Protocol{
+	benchv1.CustomPostgres: pod.ProtocolPostgres, benchv1.CustomMySQL: pod.ProtocolMySQL, benchv1.CustomValkey: pod.ProtocolRedis,
+	benchv1.CustomMongoDB: pod.ProtocolMongoDB, benchv1.CustomOpenSearch: pod.ProtocolOpenSearch,
 }
 
 // toolName is how reasons name the tool: its command's base name.

@@ -13,7 +13,6 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/internal/tlsciphers"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
@@ -324,17 +323,4 @@ func minutes(d *metav1.Duration, def int32) int32 {
 		return def
 	}
 	return int32(d.Minutes())
-}
-
-// ServerStatistics: HammerDB drives PostgreSQL in its schema's database,
-// or MySQL.
-func (HammerDB) ServerStatistics(spec *benchv1.WorkloadSpec) (string, string) {
-	w := spec.HammerDB
-	if w == nil {
-		return "", ""
-	}
-	if w.Database == benchv1.HammerDBMySQL {
-		return dbstats.SourceMySQL, ""
-	}
-	return dbstats.SourcePostgreSQL, orDefault(w.SchemaDatabase, "tpcc")
 }

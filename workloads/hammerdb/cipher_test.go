@@ -6,6 +6,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
+	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // A TLS 1.2 cipher reaches HammerDB's mysql_ssl_cipher by its OpenSSL
@@ -27,10 +28,10 @@ func TestMySQLCipherReachesHammerDB(t *testing.T) {
 		}
 	}
 	var h HammerDB
-	if p := h.SQLProtocol(spec); p != pod.ProtocolMySQL {
-		t.Errorf("HammerDB on MySQL speaks %q", p)
+	if s := h.Speaks(spec); s != (workloads.Speaks{Protocol: pod.ProtocolMySQL}) {
+		t.Errorf("HammerDB on MySQL speaks %+v", s)
 	}
-	if pg := seed(benchv1.HammerDBPostgres, 10); h.SQLProtocol(pg) != pod.ProtocolPostgreSQL {
-		t.Errorf("HammerDB on PostgreSQL speaks %q", h.SQLProtocol(pg))
+	if pg := seed(benchv1.HammerDBPostgres, 10); h.Speaks(pg).Protocol != pod.ProtocolPostgres {
+		t.Errorf("HammerDB on PostgreSQL speaks %+v", h.Speaks(pg))
 	}
 }

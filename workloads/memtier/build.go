@@ -9,7 +9,6 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -202,7 +201,7 @@ func (Memtier) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.S
 	return inv
 }
 
-// ServerStatistics: memtier speaks the Redis protocol (Valkey, Redis).
-func (Memtier) ServerStatistics(*benchv1.WorkloadSpec) (string, string) {
-	return dbstats.SourceRedis, ""
+// Speaks: memtier speaks the Redis protocol (Valkey, Redis).
+func (Memtier) Speaks(*benchv1.WorkloadSpec) workloads.Speaks {
+	return workloads.Speaks{Protocol: pod.ProtocolRedis}
 }

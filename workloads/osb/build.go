@@ -9,7 +9,6 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -18,12 +17,12 @@ type OSB struct{ Parser }
 
 var _ workloads.Workload = OSB{}
 
-var _ workloads.ServerStatistics = OSB{}
+var _ workloads.Speaker = OSB{}
 
-// ServerStatistics: OpenSearch Benchmark talks to an OpenSearch cluster,
-// whose nodes stats API the runner polls.
-func (OSB) ServerStatistics(*benchv1.WorkloadSpec) (string, string) {
-	return dbstats.SourceOpenSearch, ""
+// Speaks: OpenSearch Benchmark talks to an OpenSearch cluster, whose
+// nodes stats API the runner polls.
+func (OSB) Speaks(*benchv1.WorkloadSpec) workloads.Speaks {
+	return workloads.Speaks{Protocol: pod.ProtocolOpenSearch}
 }
 
 func (OSB) Name() string { return "osb" }

@@ -12,7 +12,6 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
@@ -112,8 +111,8 @@ func TestCommandAndJob(t *testing.T) {
 
 // OSB asks the runner for the nodes stats of its OpenSearch target.
 func TestServerStatisticsAreOpenSearchs(t *testing.T) {
-	source, database := workloads.ServerStatisticsOf(OSB{}, &benchv1.WorkloadSpec{OSB: &benchv1.OSBWorkload{}})
-	if source != dbstats.SourceOpenSearch || database != "" {
-		t.Errorf("ServerStatistics = %q, %q; want %q, \"\"", source, database, dbstats.SourceOpenSearch)
+	s := workloads.SpeaksOf(OSB{}, &benchv1.WorkloadSpec{OSB: &benchv1.OSBWorkload{}})
+	if s != (workloads.Speaks{Protocol: pod.ProtocolOpenSearch}) || !s.Protocol.HasStatistics() {
+		t.Errorf("Speaks = %+v; want %q with statistics, no database", s, pod.ProtocolOpenSearch)
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -142,7 +141,7 @@ func (Pgbench) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.S
 	return inv
 }
 
-// ServerStatistics: pgbench measures PostgreSQL in the endpoint's database.
-func (Pgbench) ServerStatistics(*benchv1.WorkloadSpec) (string, string) {
-	return dbstats.SourcePostgreSQL, ""
+// Speaks: pgbench measures PostgreSQL in the endpoint's database.
+func (Pgbench) Speaks(*benchv1.WorkloadSpec) workloads.Speaks {
+	return workloads.Speaks{Protocol: pod.ProtocolPostgres}
 }

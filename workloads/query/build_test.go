@@ -115,12 +115,18 @@ func TestValidate(t *testing.T) {
 // The mysql driver speaks MySQL's protocol, so each measurement's session
 // (TLS cipher, session variables) is checked; ClickHouse's HTTP is none.
 func TestSQLProtocol(t *testing.T) {
-	for driver, want := range map[benchv1.QueryDriver]string{
-		benchv1.QueryDriverMySQL: pod.ProtocolMySQL, benchv1.QueryDriverPostgres: pod.ProtocolPostgreSQL, benchv1.QueryDriverClickHouse: "",
+	for driver, want := range map[benchv1.QueryDriver]struct {
+		protocol            pod.Protocol
+		statistics, checked bool
+	}{
+		benchv1.QueryDriverMySQL:      {pod.ProtocolMySQL, true, true},
+		benchv1.QueryDriverPostgres:   {pod.ProtocolPostgres, true, false},
+		benchv1.QueryDriverClickHouse: {pod.ProtocolClickHouse, false, false},
 	} {
-		spec := &benchv1.WorkloadSpec{QueryBench: &benchv1.QueryWorkload{Driver: driver}}
-		if got := workloads.SQLProtocolOf(Query{}, spec); got != want {
-			t.Errorf("%s: %q, want %q", driver, got, want)
+		spec := &benchv1.WorkloadSpec{QueryBench: &benchv1.QueryWorkload{Driver: driver, Database: "ssb"}}
+		got := workloads.SpeaksOf(Query{}, spec)
+		if got != (workloads.Speaks{Protocol: want.protocol, Database: "ssb"}) || got.Protocol.HasStatistics() != want.statistics || got.Protocol.Checked() != want.checked {
+			t.Errorf("%s: %+v, want %+v", driver, got, want)
 		}
 	}
 }

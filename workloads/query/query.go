@@ -5,7 +5,6 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -13,8 +12,8 @@ import (
 type Query struct{}
 
 var (
-	_ workloads.Workload         = Query{}
-	_ workloads.ServerStatistics = Query{}
+	_ workloads.Workload = Query{}
+	_ workloads.Speaker  = Query{}
 )
 
 func (Query) Name() string { return "query-bench" }
@@ -147,32 +146,18 @@ func secretEnv(ep pod.Endpoint) []string {
 	return []string{pod.EnvPassword}
 }
 
-// ServerStatistics: PostgreSQL's and MySQL's statistics, in the queries'
-// database; none for ClickHouse, which dbstats does not read.
-func (Query) ServerStatistics(spec *benchv1.WorkloadSpec) (string, string) {
+// Speaks: the protocol of the driver's server, in the queries' database:
+// PostgreSQL's and MySQL's statistics are polled (none of ClickHouse's),
+// and with the mysql driver each measurement's session is checked (TLS
+// version and cipher negotiated, session variables), as HammerDB's.
+func (Query) Speaks(spec *benchv1.WorkloadSpec) workloads.Speaks {
 	if spec.QueryBench == nil {
-		return "", ""
+		return workloads.Speaks{}
 	}
-	switch spec.QueryBench.Driver {
-	case benchv1.QueryDriverPostgres:
-		return dbstats.SourcePostgreSQL, spec.QueryBench.Database
-	case benchv1.QueryDriverMySQL:
-		return dbstats.SourceMySQL, spec.QueryBench.Database
-	}
-	return "", ""
+	return workloads.Speaks{Protocol: protocols[spec.QueryBench.Driver], Database: spec.QueryBench.Database}
 }
 
-// SQLProtocol: with the mysql driver each measurement's session is checked
-// (TLS version and cipher negotiated, session variables), as HammerDB's.
-func (Query) SQLProtocol(spec *benchv1.WorkloadSpec) string {
-	if spec.QueryBench == nil {
-		return ""
-	}
-	switch spec.QueryBench.Driver {
-	case benchv1.QueryDriverMySQL:
-		return pod.ProtocolMySQL
-	case benchv1.QueryDriverPostgres:
-		return pod.ProtocolPostgreSQL
-	}
-	return ""
+// protocols are the drivers' servers'.
+var protocols = map[benchv1.QueryDriver]pod.Protocol{
+	benchv1.QueryDriverPostgres: pod.ProtocolPostgres, benchv1.QueryDriverMySQL: pod.ProtocolMySQL, benchv1.QueryDriverClickHouse: pod.ProtocolClickHouse,
 }

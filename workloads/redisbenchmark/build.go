@@ -8,7 +8,6 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -104,7 +103,7 @@ func (RedisBenchmark) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step work
 	return inv
 }
 
-// ServerStatistics: redis-benchmark speaks the Redis protocol.
-func (RedisBenchmark) ServerStatistics(*benchv1.WorkloadSpec) (string, string) {
-	return dbstats.SourceRedis, ""
+// Speaks: redis-benchmark speaks the Redis protocol.
+func (RedisBenchmark) Speaks(*benchv1.WorkloadSpec) workloads.Speaks {
+	return workloads.Speaks{Protocol: pod.ProtocolRedis}
 }

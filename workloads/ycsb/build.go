@@ -9,7 +9,6 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -216,15 +215,15 @@ func (YCSB) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step
 	return command(spec.YCSB, ep, "-t", step.Params["threads"])
 }
 
-var _ workloads.ServerStatistics = YCSB{}
+var _ workloads.Speaker = YCSB{}
 
-// ServerStatistics: with the mongodb binding YCSB speaks MongoDB's protocol,
-// and the target's serverStatus is polled (its user authenticates against
-// admin, as the binding's URL says: no database is named). The other
-// bindings' targets keep none that a poller reads here.
-func (YCSB) ServerStatistics(spec *benchv1.WorkloadSpec) (string, string) {
+// Speaks: with the mongodb binding, MongoDB's protocol, and the target's
+// serverStatus is polled (its user authenticates against admin, as the
+// binding's URL says: no database is named). The other bindings' targets
+// keep none that a poller reads here.
+func (YCSB) Speaks(spec *benchv1.WorkloadSpec) workloads.Speaks {
 	if spec.YCSB != nil && spec.YCSB.Binding == "mongodb" {
-		return dbstats.SourceMongoDB, ""
+		return workloads.Speaks{Protocol: pod.ProtocolMongoDB}
 	}
-	return "", ""
+	return workloads.Speaks{}
 }
