@@ -296,10 +296,7 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 	} else {
 		e.logf("pod %s/%s: no cgroup of its own (%v): the runner measures the whole machine", pod.Namespace, pod.Name, cgErr)
 	}
-	// The host's flags go first: the pod's own come after and are read as
-	// the pod gives them.
-	runnerArgs := append([]string{contract.CommandExec}, contract.ExecCommand{Runner: host}.Flags()...)
-	argv = append(append([]string{e.o.RunnerPath}, runnerArgs...), argv[2:]...)
+	argv = append(append([]string{e.o.RunnerPath, contract.CommandExec}, contract.ExecCommand{Runner: host}.Flags()...), argv[2:]...)
 	// The tool is looked up on PATH, as in the image.
 	env = setEnv(env, "PATH", strings.Join(append(e.o.Images[repo], "/usr/local/bin", "/usr/bin", "/bin"), ":"))
 	if getEnv(env, "HOME") == "" {
