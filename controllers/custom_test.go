@@ -80,7 +80,7 @@ func TestCustomWorkloadSweepsAndMergesParallelGenerators(t *testing.T) {
 		c := job.Spec.Template.Spec.Containers[0]
 		args := strings.Join(c.Args, " ")
 		if c.Image != "registry.example/bench:1" || !strings.HasSuffix(args, " -- bench --clients "+clients) ||
-			!strings.Contains(args, "--parser-config /etc/dbperf/workload/custom-parser.json") || !strings.Contains(args, "--server-statistics postgresql") {
+			!strings.Contains(args, "--parser-config /etc/dbperf/workload/custom-parser.json") || !strings.Contains(args, "--server-statistics postgres ") {
 			t.Fatalf("step %d: image %s, runner args %s", step, c.Image, args)
 		}
 		if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "DBPERF_TARGET_HOST" && e.Value == "db" }) {

@@ -15,9 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/dbstats"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -86,14 +87,14 @@ func TestMeasurePhaseIsIdempotent(t *testing.T) {
 		}
 		for i := range jobs.Items {
 			j := &jobs.Items[i]
-			switch pod := running[j.Name]; {
-			case pod == nil:
+			switch lg := running[j.Name]; {
+			case lg == nil:
 				// The load generator starts; the sampler starts with it.
 				running[j.Name] = h.runningLoadgen(j, node)
 			case !finished[j.Name]:
 				finished[j.Name] = true
-				h.finishLoadgenWith(pod, "redis-benchmark", runner.Options{Command: tool,
-					ServerStatistics: &runner.ServerStatistics{Source: dbstats.SourceRedis,
+				h.finishLoadgenWith(lg, "redis-benchmark", runner.Options{Command: tool,
+					ServerStatistics: &runner.ServerStatistics{Protocol: pod.ProtocolRedis,
 						Config: dbstats.Config{Host: "127.0.0.1", Port: rd.Port}, Interval: 200 * time.Millisecond}})
 			}
 		}

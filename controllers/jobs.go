@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/workloads"
@@ -31,7 +32,7 @@ type LogReader interface {
 const logTailLines = 4000
 
 // ensureJob creates a workload Job (and its files) unless it exists.
-func (r *BenchmarkRunReconciler) ensureJob(ctx context.Context, st *runState, role string, step int, rep int32, inv workloads.Invocation) (*batchv1.Job, error) {
+func (r *BenchmarkRunReconciler) ensureJob(ctx context.Context, st *runState, role string, step int, rep int32, inv pod.Invocation) (*batchv1.Job, error) {
 	run := st.run
 	name := specs.PrepareJobName(run)
 	if role == benchv1.RoleLoadgen {
@@ -57,7 +58,7 @@ func (r *BenchmarkRunReconciler) ensureJob(ctx context.Context, st *runState, ro
 		Run: run, Name: name, Role: role, Workload: st.workload.Name(), Step: step, Repetition: rep,
 		Invocation: inv, Image: st.loadgenImage(), RunnerImage: r.RunnerImage, FilesConfigMap: filesCM,
 		Endpoint: st.target.Endpoint, AvoidPods: st.target.PodSelector, ActiveDeadlineSeconds: remainingSeconds(st),
-		ServerStatistics: st.serverStatistics(), SQLProtocol: workloads.SQLProtocolOf(st.workload, &st.run.Spec.Workload),
+		ServerStatistics: st.serverStatistics(), Protocol: workloads.SpeaksOf(st.workload, &st.run.Spec.Workload).Protocol,
 	})
 	if err := r.Create(ctx, job); err != nil {
 		if apierrors.IsAlreadyExists(err) {

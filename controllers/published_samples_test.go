@@ -282,7 +282,7 @@ func TestPublishedSamples(t *testing.T) {
 		// The harness has no MySQL server, so it cannot run the session
 		// check the runner runs after each measurement (the version, the
 		// cipher and autocommit a session of HammerDB's user negotiated;
-		// workloads/sessioncheck tests it against a real server): it runs
+		// internal/runner/sessioncheck tests it against a real server): it runs
 		// the runner on the recorded output without the check's flags, and
 		// checks those flags are on every measurement's command line with
 		// the sample's version, cipher and autocommit. The recorded virtual

@@ -21,11 +21,11 @@ import (
 // protocol with a poller.
 func (st *runState) serverStatistics() specs.ServerStatistics {
 	t := st.run.Spec.Telemetry
-	if t.ServerStatistics == benchv1.TelemetryDisabled {
+	speaks := workloads.SpeaksOf(st.workload, &st.run.Spec.Workload)
+	if t.ServerStatistics == benchv1.TelemetryDisabled || !speaks.Protocol.HasStatistics() {
 		return specs.ServerStatistics{}
 	}
-	source, db := workloads.ServerStatisticsOf(st.workload, &st.run.Spec.Workload)
-	s := specs.ServerStatistics{Source: source, Database: db}
+	s := specs.ServerStatistics{Protocol: speaks.Protocol, Database: speaks.Database}
 	if t.PollInterval != nil {
 		s.Interval = t.PollInterval.Duration
 	}

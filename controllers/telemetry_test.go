@@ -3,7 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"slices"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,11 +15,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/dbstats"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -30,12 +31,12 @@ import (
 func (h *harness) kubeletRealTool(job *batchv1.Job, node, workload string, server int, command ...string) *results.Result {
 	h.t.Helper()
 	args := job.Spec.Template.Spec.Containers[0].Args
-	i := slices.Index(args, "--server-statistics")
-	if i < 0 {
-		h.t.Fatalf("the job does not poll the server's statistics: %v", args)
+	exec, err := pod.ParseExec(args[1:], io.Discard)
+	if err != nil || !exec.Statistics.Enabled() {
+		h.t.Fatalf("the job does not poll the server's statistics: %v (%v)", args, err)
 	}
 	res, msg := h.runTool(job.Name+"-pod", workload, runner.Options{Command: command,
-		ServerStatistics: &runner.ServerStatistics{Source: args[i+1], Config: dbstats.Config{Host: "127.0.0.1", Port: server}, Interval: 300 * time.Millisecond},
+		ServerStatistics: &runner.ServerStatistics{Protocol: exec.Statistics.Protocol, Config: dbstats.Config{Host: "127.0.0.1", Port: server}, Interval: 300 * time.Millisecond},
 	})
 	h.terminate(job, node, int32(runner.ExitCodeFor(res.Verdict)), msg)
 	return res

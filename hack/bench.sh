@@ -19,7 +19,7 @@ go test ./cmd/runner/ -run '^$' -bench BenchmarkRunnerOverhead -benchtime 1x -ti
 echo "[bench] telemetry: the statistics poller's CPU as a share of the load generator's (pgbench with and without --server-statistics, interleaved)" >&2
 go test ./cmd/runner/ -run '^$' -bench BenchmarkServerStatisticsOverhead -benchtime 1x -timeout 30m -v
 echo "[bench] telemetry: CPU and round trip of one poll of PostgreSQL, MariaDB, Redis and FerretDB (MongoDB's protocol) statistics" >&2
-FERRETDB="${FERRETDB:-$(bash hack/build-ferretdb.sh | tail -n 1)}" go test ./internal/telemetry/dbstats/ -run '^$' -bench BenchmarkPoll -benchtime 2000x -count 1
+FERRETDB="${FERRETDB:-$(bash hack/build-ferretdb.sh | tail -n 1)}" go test ./internal/runner/dbstats/ -run '^$' -bench BenchmarkPoll -benchtime 2000x -count 1
 echo "[bench] statistics: power and false verdicts per CV and repetition count (docs/statistics.md)" >&2
 go test ./internal/stats/ -run '^$' -bench BenchmarkPowerSimulation -benchtime 1x -timeout 10m
 echo "[bench] statistics: the family design of per-operation tables, 20 and 100 operations at 5 vs 5 (power, false verdicts, FDR per design; docs/statistics.md)" >&2

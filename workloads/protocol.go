@@ -1,28 +1,34 @@
 package workloads
 
-import benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-
-// SQLProtocol is implemented by tools that reach their target over a SQL
-// wire protocol: after each measurement the runner checks, on a session of
-// the workload's user, what that protocol lets it check (MySQL's: the TLS
-// version and cipher negotiated and the session variables the endpoint
-// asks for).
-type SQLProtocol interface {
-	// SQLProtocol names the protocol the tool speaks for this spec
-	// (ProtocolMySQL, ProtocolPostgreSQL), or "" when it speaks none.
-	SQLProtocol(spec *benchv1.WorkloadSpec) string
-}
-
-// The SQL protocols a tool may speak.
-const (
-	ProtocolMySQL      = "mysql"
-	ProtocolPostgreSQL = "postgresql"
+import (
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 )
 
-// SQLProtocolOf asks a workload which SQL protocol it speaks, if any.
-func SQLProtocolOf(w Workload, spec *benchv1.WorkloadSpec) string {
-	if p, ok := w.(SQLProtocol); ok {
-		return p.SQLProtocol(spec)
+// Speaks is what a tool's target speaks: the protocol the tool talks to it
+// in, and the database the tool measures in when that is not the
+// endpoint's (HammerDB's schema, queryBench's database).
+type Speaks struct {
+	Protocol pod.Protocol
+	Database string
+}
+
+// Speaker is implemented by tools that reach their target in a database's
+// protocol. Tools only describe it; the pod connects to the target in it
+// by itself: it polls the server's statistics (a protocol that
+// HasStatistics) and, after each measurement, checks a session of the
+// workload's user (a protocol that is Checked: MySQL's TLS version and
+// cipher negotiated and session variables).
+type Speaker interface {
+	// Speaks says what the tool speaks for this spec; zero when nothing
+	// the pod connects in.
+	Speaks(spec *benchv1.WorkloadSpec) Speaks
+}
+
+// SpeaksOf asks a workload what its target speaks.
+func SpeaksOf(w Workload, spec *benchv1.WorkloadSpec) Speaks {
+	if s, ok := w.(Speaker); ok {
+		return s.Speaks(spec)
 	}
-	return ""
+	return Speaks{}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
@@ -47,7 +48,7 @@ func goodOutput(t *testing.T, tool string) workloads.ParseInput {
 		// writes for the spec.
 		spec := &benchv1.WorkloadSpec{Image: "x", Custom: &benchv1.CustomWorkload{Command: []string{"bench"}, Format: benchv1.CustomLines,
 			PrimaryMetric: benchv1.CustomMetricKey{Name: "opsPerSecond"}}}
-		inv := custom.Custom{}.Run(spec, workloads.Endpoint{Host: "db", Port: 5432}, workloads.Step{Name: "default"})
+		inv := custom.Custom{}.Run(spec, pod.Endpoint{Host: "db", Port: 5432}, workloads.Step{Name: "default"})
 		return workloads.ParseInput{Output: []byte(custom.LinesHeader + "\nmetric opsPerSecond - 1200 ops/s HigherIsBetter\n"),
 			Config: []byte(inv.Files[path.Base(inv.ParserConfig)])}
 	case "query-bench":

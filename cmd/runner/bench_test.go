@@ -108,7 +108,7 @@ func envInt(name string, def int) int {
 // BenchmarkServerStatisticsOverhead measures what polling the target's own
 // statistics costs the load generator, side by side: the same pgbench
 // measurement through `dbperf-runner exec` without and with
-// --server-statistics postgresql (at the default 5 s, and at 1 s, the
+// --server-statistics postgres (at the default 5 s, and at 1 s, the
 // finest the API allows), interleaved ABBA. It reports, as medians over the
 // pairs, the runner's extra CPU time with polling as a share of the
 // pgbench client's CPU (poller-cpu-share; target at most 1 %), the
@@ -132,7 +132,7 @@ func BenchmarkServerStatisticsOverhead(b *testing.B) {
 	tool := []string{"pgbench", "--client", "4", "--jobs", "2", "--time", strconv.Itoa(seconds), "--select-only", "--protocol", "prepared"}
 	base := []string{"exec", "--workload", "pgbench", "--summary-file", filepath.Join(b.TempDir(), "t"), "--max-cpu-percent", "0"}
 	polled := func(interval string) []string {
-		a := append(append([]string{}, base...), "--server-statistics", "postgresql", "--server-address", "127.0.0.1:"+strconv.Itoa(pg.Port),
+		a := append(append([]string{}, base...), "--server-statistics", "postgres", "--server-address", "127.0.0.1:"+strconv.Itoa(pg.Port),
 			"--server-database", pg.Database, "--server-poll-interval", interval, "--")
 		return append(a, tool...)
 	}

@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/internal/version"
@@ -64,74 +64,13 @@ const usage = `usage:
   dbperf-runner install DEST
   dbperf-runner version`
 
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
 func cmdExec(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	name := fs.String("workload", "", "workload whose parser reads the output: "+strings.Join(registry.Names(), ", "))
-	summary := fs.String("summary-file", "/dev/termination-log", "where the compact summary goes")
-	maxCPU := fs.Float64("max-cpu-percent", 90, "load-generator CPU use above which the result is invalid; 0 disables")
-	maxErr := fs.Float64("max-error-percent", 0, "failed requests, in percent, above which the result is invalid")
-	stallPct := fs.Float64("stall-percent", results.DefaultStallPercent, "throughput below this percent of the measurement's median (in the tool's progress series) is a stall, reported as a warning")
-	maxStall := fs.Duration("max-stall", 0, "a stall longer than this makes the result invalid (0: stalls are only reported)")
-	warmup := fs.Duration("warmup", 0, "the start of the progress series the stall, dip and drift checks leave out (after a ramp-up the tool reports); when set, the steady-state throughput over the rest is reported")
-	dipPct := fs.Float64("dip-percent", results.DefaultDipPercent, "throughput below this percent of the measurement's median is a dip, reported as a warning")
-	maxDip := fs.Duration("max-dip", 0, "a dip longer than this makes the result invalid (0: dips are only reported)")
-	maxDrift := fs.Float64("max-drift-percent", 0, "a significant drift of the throughput over the steady window beyond this percent of its mean makes the result invalid (0: drift is only reported)")
-	timeout := fs.Duration("timeout", 0, "stop the tool after this long (0: no limit)")
-	afterFatal := fs.Duration("no-progress-timeout", runner.DefaultAfterFatal,
-		"stop the tool when, after printing a fatal error its parser recognises, it makes no progress (output, result-file change) for this long; 0 disables")
-	always := fs.Duration("hard-no-progress-timeout", 0,
-		"stop the tool when it makes no progress for this long, fatal error or not; 0 disables (pgbench and HammerDB are silent for minutes while measuring)")
-	killGrace := fs.Duration("kill-grace", runner.DefaultKillGrace, "time between SIGTERM and SIGKILL when the runner stops the tool")
-	cgroup := fs.String("cgroup-root", "/sys/fs/cgroup", "cgroup mount of this container")
-	prepare := fs.Bool("prepare", false, "a prepare step: judged by its exit code, not parsed")
-	sample := fs.Duration("cpu-sample-interval", 5*time.Second, "how often CPU use is sampled for its peak")
-	barrier := fs.String("start-barrier", "", "wait until this file holds a start time, then until that time (several load generators)")
-	barrierTimeout := fs.Duration("barrier-timeout", 10*time.Minute, "how long to wait for the start signal")
-	generators := fs.Int("generators", 1, "load generators of the measurement; this one's index is $JOB_COMPLETION_INDEX")
-	var server serverFlags
-	server.register(fs)
-	var session sessionFlags
-	session.register(fs)
-	var resultFiles, redactEnv, apdex, declared listFlag
-	fs.Var(&resultFiles, "result-file", "a file the tool writes its result to (repeatable)")
-	fs.Var(&redactEnv, "redact-env", "an environment variable whose value must never be printed (repeatable)")
-	sampleStream := fs.String("sample-stream", "", "a named pipe the runner makes at this path and reads while the tool writes its raw samples to it (the workload's sample parser builds per-operation histograms and time series)")
-	resolution := fs.Duration("series-resolution", workloads.DefaultSeriesResolution, "resolution of the time series built from the sample stream (whole seconds; coarsened for long runs)")
-	apdexWindow := fs.Duration("apdex-window", workloads.DefaultAPDEXWindow, "window of the APDEX counts recorded in the time series")
-	fs.Var(&apdex, "apdex", "OPERATION=DURATION: record per window the APDEX of the operation for target DURATION (\"*\": every operation); repeatable")
-	fs.Var(&declared, "declare-metric", "NAME,UNIT,DIRECTION: the unit and direction of a metric the tool cannot describe (repeatable)")
-	parserConfig := fs.String("parser-config", "", "a file configuring the workload's parser (a custom tool's result format, primary metric and declarations)")
-	if err := fs.Parse(args); err != nil {
+	c, err := pod.ParseExec(args, stderr)
+	if err != nil {
 		return runner.ExitUsage
 	}
-	samples := workloads.SampleOptions{Resolution: *resolution, APDEXWindow: *apdexWindow}
-	for _, a := range apdex {
-		op, d, err := runner.ParseAPDEXFlag(a)
-		if err != nil {
-			fmt.Fprintf(stderr, "dbperf-runner exec: %v\n", err)
-			return runner.ExitUsage
-		}
-		if samples.APDEX == nil {
-			samples.APDEX = map[string]time.Duration{}
-		}
-		samples.APDEX[op] = d
-	}
-	for _, m := range declared {
-		d, err := runner.ParseMetricFlag(m)
-		if err != nil {
-			fmt.Fprintf(stderr, "dbperf-runner exec: %v\n", err)
-			return runner.ExitUsage
-		}
-		samples.Metrics = append(samples.Metrics, d)
-	}
-	w, err := registry.ByName(*name)
-	if err == nil && fs.NArg() == 0 {
+	w, err := registry.ByName(c.Workload)
+	if err == nil && len(c.Command) == 0 {
 		err = fmt.Errorf("no tool command after --")
 	}
 	if err != nil {
@@ -139,89 +78,94 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		return runner.ExitUsage
 	}
 	var secrets []string
-	for _, e := range redactEnv {
+	for _, e := range c.RedactEnv {
 		secrets = append(secrets, os.Getenv(e))
 	}
-	stats, err := server.statistics()
+	stats, err := statistics(c.Statistics)
 	var check runner.SessionCheck
 	if err == nil {
-		check, err = session.check()
+		check, err = sessionCheck(c.Session)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "dbperf-runner exec: %v\n", err)
 		return runner.ExitUsage
 	}
-	command := fs.Args()
-	if *generators > 1 {
-		index, err := strconv.Atoi(os.Getenv("JOB_COMPLETION_INDEX"))
-		if err != nil || index < 0 || index >= *generators {
-			fmt.Fprintf(stderr, "dbperf-runner exec: --generators %d needs JOB_COMPLETION_INDEX in [0, %d), got %q\n", *generators, *generators, os.Getenv("JOB_COMPLETION_INDEX"))
+	command := c.Command
+	if c.Generators > 1 {
+		index, err := strconv.Atoi(os.Getenv(pod.EnvCompletionIndex))
+		if err != nil || index < 0 || index >= c.Generators {
+			fmt.Fprintf(stderr, "dbperf-runner exec: %d load generators need %s in [0, %d), got %q\n", c.Generators, pod.EnvCompletionIndex, c.Generators, os.Getenv(pod.EnvCompletionIndex))
 			return runner.ExitUsage
 		}
-		command = runner.ForGenerator(command, index, *generators)
+		command = runner.ForGenerator(command, index, c.Generators)
 		if index > 0 {
 			stats, check = nil, nil // the first load generator polls the server and checks a session, once for all
 		}
-		fmt.Fprintf(stdout, "[dbperf-runner] load generator %d of %d\n", index+1, *generators)
+		fmt.Fprintf(stdout, "[dbperf-runner] load generator %d of %d\n", index+1, c.Generators)
 	}
 	failed := func(err error) int {
-		r := results.New(*name)
+		r := results.New(c.Workload)
 		r.Fail("%v", err)
-		if err := runner.Finish(r, *summary, stdout); err != nil {
+		if err := runner.Finish(r, c.Runner.SummaryFile, stdout); err != nil {
 			fmt.Fprintf(stderr, "dbperf-runner: %v\n", err)
 		}
 		return runner.ExitFailed
 	}
 	// Read before the barrier: a missing configuration fails at once.
-	config, err := readParserConfig(*parserConfig)
+	config, err := readParserConfig(c.ParserConfig)
 	if err != nil {
 		return failed(err)
 	}
-	if *barrier != "" {
-		if err := runner.WaitForStart(context.Background(), *barrier, *barrierTimeout, stdout, nil); err != nil {
+	if c.StartBarrier != "" {
+		if err := runner.WaitForStart(context.Background(), c.StartBarrier, c.Runner.BarrierTimeout, stdout, nil); err != nil {
 			return failed(err)
 		}
 	}
-	r := runner.Exec(context.Background(), runner.Options{
-		Parser: w, Prepare: *prepare, Command: command, ResultFiles: resultFiles, SecretValues: secrets,
-		Thresholds: results.Thresholds{MaxLoadGeneratorCPUPercent: *maxCPU, MaxErrorPercent: *maxErr, StallPercent: *stallPct, MaxStall: *maxStall,
-			Warmup: *warmup, DipPercent: *dipPct, MaxDip: *maxDip, MaxDriftPercent: *maxDrift},
-		Timeout: *timeout, Watchdog: runner.Watchdog{AfterFatal: *afterFatal, Always: *always}, KillGrace: *killGrace,
-		SummaryFile: *summary, CPU: runner.CPUReader{Root: *cgroup},
-		SampleEvery: *sample, Stdout: stdout, ServerStatistics: stats,
-		SampleStream: *sampleStream, Samples: samples, ParserConfig: config, SessionCheck: check,
-	})
-	if err := runner.Finish(r, *summary, stdout); err != nil {
+	r := runner.Exec(context.Background(), execOptions(c, w, command, secrets, config, stats, check, stdout))
+	if err := runner.Finish(r, c.Runner.SummaryFile, stdout); err != nil {
 		fmt.Fprintf(stderr, "dbperf-runner: %v\n", err)
 	}
 	return runner.ExitCodeFor(r.Verdict)
 }
 
+// execOptions are what exec's command line asks of the runner.
+func execOptions(c pod.ExecCommand, w workloads.Parser, command, secrets []string, config []byte,
+	stats *runner.ServerStatistics, check runner.SessionCheck, stdout io.Writer) runner.Options {
+	samples := workloads.SampleOptions{Resolution: c.Runner.SeriesResolution, APDEXWindow: c.Runner.APDEXWindow, Metrics: c.DeclaredMetrics}
+	for _, a := range c.APDEX {
+		if samples.APDEX == nil {
+			samples.APDEX = map[string]time.Duration{}
+		}
+		samples.APDEX[a.Operation] = a.Target
+	}
+	s := c.Stability
+	return runner.Options{
+		Parser: w, Prepare: c.Prepare, Command: command, ResultFiles: c.ResultFiles, SecretValues: secrets,
+		Thresholds: results.Thresholds{MaxLoadGeneratorCPUPercent: *c.MaxLoadGeneratorCPUPercent, MaxErrorPercent: *c.MaxErrorPercent,
+			StallPercent: s.StallPercent, MaxStall: s.MaxStall, Warmup: s.Warmup, DipPercent: s.DipPercent, MaxDip: s.MaxDip, MaxDriftPercent: s.MaxDriftPercent},
+		Timeout: c.Timeout, Watchdog: runner.Watchdog{AfterFatal: c.Runner.NoProgressTimeout, Always: c.Runner.HardNoProgressTimeout}, KillGrace: c.Runner.KillGrace,
+		SummaryFile: c.Runner.SummaryFile, CPU: runner.CPUReader{Root: c.Runner.CgroupRoot},
+		SampleEvery: c.Runner.CPUSampleInterval, Stdout: stdout, ServerStatistics: stats,
+		SampleStream: c.SampleStream, Samples: samples, ParserConfig: config, SessionCheck: check,
+	}
+}
+
 func cmdParse(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("parse", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	name := fs.String("workload", "", "workload whose parser reads the output: "+strings.Join(registry.Names(), ", "))
-	input := fs.String("input", "-", "the tool's output (text, or a JSON result document); - is stdin")
-	exit := fs.String("exit-code", "", "the tool's exit code, when known")
-	maxErr := fs.Float64("max-error-percent", -1, "judge failed requests as exec does (exec's default is 0); negative: do not judge")
-	prepare := fs.Bool("prepare", false, "the output of a prepare step: judged as exec --prepare judges it")
-	var resultFiles listFlag
-	fs.Var(&resultFiles, "result-file", "[NAME=]PATH: a result file the tool wrote beside its output, found by the parser under NAME (default: PATH's base name, as exec hands files over) (repeatable)")
-	parserConfig := fs.String("parser-config", "", "a file configuring the workload's parser, as exec takes it")
-	if err := fs.Parse(args); err != nil {
+	c, err := pod.ParseParse(args, stderr)
+	if err != nil {
 		return runner.ExitUsage
 	}
-	w, err := registry.ByName(*name)
+	w, err := registry.ByName(c.Workload)
 	if err != nil {
 		fmt.Fprintf(stderr, "dbperf-runner parse: %v\n", err)
 		return runner.ExitUsage
 	}
 	in := workloads.ParseInput{Files: map[string][]byte{}}
-	if in.Config, err = readParserConfig(*parserConfig); err != nil {
+	if in.Config, err = readParserConfig(c.ParserConfig); err != nil {
 		fmt.Fprintf(stderr, "dbperf-runner parse: %v\n", err)
 		return runner.ExitUsage
 	}
-	data, err := readInput(*input, stdin)
+	data, err := readInput(c.Input, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "dbperf-runner parse: %v\n", err)
 		return runner.ExitUsage
@@ -232,7 +176,7 @@ func cmdParse(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	} else {
 		in.Output = data
 	}
-	for _, f := range resultFiles {
+	for _, f := range c.ResultFiles {
 		name, b, err := readResultFile(f)
 		if err != nil {
 			fmt.Fprintf(stderr, "dbperf-runner parse: %v\n", err)
@@ -240,17 +184,17 @@ func cmdParse(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		in.Files[name] = b
 	}
-	if *exit != "" {
-		code, err := strconv.Atoi(*exit)
+	if c.ExitCode != "" {
+		code, err := strconv.Atoi(c.ExitCode)
 		if err != nil {
-			fmt.Fprintf(stderr, "dbperf-runner parse: --exit-code: %v\n", err)
+			fmt.Fprintf(stderr, "dbperf-runner parse: the exit code: %v\n", err)
 			return runner.ExitUsage
 		}
 		in.ExitCode = &code
 	}
-	r := runner.Judge(w, in, *prepare, 0)
-	if *maxErr >= 0 && !*prepare {
-		results.ApplyThresholds(r, results.Thresholds{MaxErrorPercent: *maxErr})
+	r := runner.Judge(w, in, c.Prepare, 0)
+	if c.MaxErrorPercent >= 0 && !c.Prepare {
+		results.ApplyThresholds(r, results.Thresholds{MaxErrorPercent: c.MaxErrorPercent})
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
@@ -261,7 +205,7 @@ func cmdParse(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return runner.ExitCodeFor(r.Verdict)
 }
 
-// readResultFile reads a --result-file argument, PATH or NAME=PATH (as
+// readResultFile reads a result file's argument, PATH or NAME=PATH (as
 // kubectl's --from-file): parsers look result files up by the base name the
 // tool gives them, which a saved copy may not have kept. An existing file
 // whose name holds "=" is read as a PATH.
@@ -282,7 +226,7 @@ func readResultFile(arg string) (name string, data []byte, err error) {
 	return name, data, nil
 }
 
-// readParserConfig reads the --parser-config file; none is nil.
+// readParserConfig reads the parser's configuration file; none is nil.
 func readParserConfig(path string) ([]byte, error) {
 	if path == "" {
 		return nil, nil

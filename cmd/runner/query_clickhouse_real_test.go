@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/query"
 	"github.com/dbperf-io/dbperf-operator/workloads/query/ssbgen"
 )
@@ -47,9 +47,9 @@ func TestRealClickHouseSSB(t *testing.T) {
 		loads = append(loads, benchv1.QueryLoad{Table: tableName(table), URL: srv.URL + "/" + table + ".csv.gz"})
 	}
 	spec := ssbSpec(benchv1.QueryDriverClickHouse, example(t, "ssb-clickhouse-schema.sql"), loads, 3)
-	ep := workloads.Endpoint{Host: "127.0.0.1", Port: int32(ch.HTTPPort)}
+	ep := pod.Endpoint{Host: "127.0.0.1", Port: int32(ch.HTTPPort)}
 	credentials(&ep)
-	p := &pod{dir: t.TempDir(), secrets: map[string]string{"username": ch.User, "password": ch.Password}}
+	p := &podDirs{dir: t.TempDir(), secrets: map[string]string{"username": ch.User, "password": ch.Password}}
 	w := query.Query{}
 	if errs := w.Validate(spec, nil); len(errs) > 0 {
 		t.Fatalf("the spec is not valid: %v", errs)

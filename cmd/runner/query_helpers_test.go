@@ -13,15 +13,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/query"
 	"github.com/dbperf-io/dbperf-operator/workloads/query/ssbgen"
 )
 
-// pod stands for a workload pod: the directories its volumes are mounted
+// podDirs stands for a workload pod: the directories its volumes are mounted
 // at, here under one temporary directory.
-type pod struct {
+type podDirs struct {
 	dir string
 	// secrets are the values of the Secret keys the invocation's
 	// environment refers to, by key.
@@ -35,12 +36,12 @@ type pod struct {
 // gives their content), its environment set, and the runner's `query`
 // subcommand called with its arguments, paths rewritten to the pod's
 // directories. It returns what Parse gets and the exit code.
-func (p *pod) run(t *testing.T, inv workloads.Invocation, configMaps map[string]string) (workloads.ParseInput, int) {
+func (p *podDirs) run(t *testing.T, inv pod.Invocation, configMaps map[string]string) (workloads.ParseInput, int) {
 	t.Helper()
 	paths := map[string]string{
-		workloads.FilesDir:          filepath.Join(p.dir, "files"),
-		workloads.OutputDir:         filepath.Join(p.dir, "out"),
-		workloads.ConfigMapFilesDir: filepath.Join(p.dir, "configmaps"),
+		pod.FilesDir:          filepath.Join(p.dir, "files"),
+		pod.OutputDir:         filepath.Join(p.dir, "out"),
+		pod.ConfigMapFilesDir: filepath.Join(p.dir, "configmaps"),
 	}
 	for _, m := range inv.ClaimMounts {
 		paths[m.MountPath] = p.claims[m.Claim]
@@ -58,14 +59,14 @@ func (p *pod) run(t *testing.T, inv workloads.Invocation, configMaps map[string]
 		return s
 	}
 	for name, body := range inv.Files {
-		writeFile(t, rewrite(workloads.FilesDir+"/"+name), body)
+		writeFile(t, rewrite(pod.FilesDir+"/"+name), body)
 	}
 	for _, f := range inv.ConfigMapFiles {
 		body, ok := configMaps[f.ConfigMap+"/"+f.Key]
 		if !ok {
 			t.Fatalf("the invocation mounts ConfigMap key %s/%s, which the test does not have", f.ConfigMap, f.Key)
 		}
-		writeFile(t, rewrite(workloads.ConfigMapFilePath(f)), body)
+		writeFile(t, rewrite(pod.ConfigMapFilePath(f)), body)
 	}
 	for _, e := range inv.Env {
 		v := e.Value
@@ -74,7 +75,7 @@ func (p *pod) run(t *testing.T, inv workloads.Invocation, configMaps map[string]
 		}
 		t.Setenv(e.Name, v)
 	}
-	if len(inv.Command) < 2 || inv.Command[0] != "/dbperf/bin/dbperf-runner" || inv.Command[1] != query.Subcommand {
+	if len(inv.Command) < 2 || inv.Command[0] != pod.RunnerPath || inv.Command[1] != pod.CommandQuery {
 		t.Fatalf("the invocation's command %q is not the runner's query subcommand", inv.Command)
 	}
 	args := make([]string, 0, len(inv.Command))
@@ -117,7 +118,7 @@ func tail(s string, lines int) string {
 }
 
 // credentials are the Secret keys of an endpoint's user and password.
-func credentials(ep *workloads.Endpoint) {
+func credentials(ep *pod.Endpoint) {
 	ep.Username = &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "target"}, Key: "username"}
 	ep.Password = &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "target"}, Key: "password"}
 }

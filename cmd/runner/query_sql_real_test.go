@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/query"
 	"github.com/dbperf-io/dbperf-operator/workloads/query/ssbgen"
 )
@@ -59,9 +59,9 @@ func TestRealPostgresQueries(t *testing.T) {
 		Prepare: &benchv1.QueryPrepare{Script: example(t, "ssb-schema.sql"), Loads: loads, Command: []string{"sh", "-c",
 			`PGPASSWORD="$DBPERF_TARGET_PASSWORD" ` + psql + ` -h "$DBPERF_TARGET_HOST" -p "$DBPERF_TARGET_PORT" -U "$DBPERF_TARGET_USERNAME" -d "$DBPERF_TARGET_DATABASE" -v ON_ERROR_STOP=1 -c "ANALYZE"`}},
 	}}
-	ep := workloads.Endpoint{Host: "127.0.0.1", Port: int32(pg.Port), Database: pg.Database}
+	ep := pod.Endpoint{Host: "127.0.0.1", Port: int32(pg.Port), Database: pg.Database}
 	credentials(&ep)
-	p := &pod{dir: t.TempDir(), secrets: map[string]string{"username": pg.User, "password": pg.Password},
+	p := &podDirs{dir: t.TempDir(), secrets: map[string]string{"username": pg.User, "password": pg.Password},
 		claims: map[string]string{"ssb-data": claim}}
 	w := query.Query{}
 	if errs := w.Validate(spec, nil); len(errs) > 0 {
@@ -118,9 +118,9 @@ func TestRealMySQLQueries(t *testing.T) {
 	spec := ssbSpec(benchv1.QueryDriverMySQL, example(t, "ssb-schema.sql"), loads, 1)
 	spec.QueryBench.Database = "ssb"
 	spec.QueryBench.Settings = map[string]benchv1.QuerySettingValue{"sql_mode": "ANSI_QUOTES", "max_join_size": "1000000000000"}
-	ep := workloads.Endpoint{Host: "127.0.0.1", Port: int32(db.Port)}
+	ep := pod.Endpoint{Host: "127.0.0.1", Port: int32(db.Port)}
 	credentials(&ep)
-	p := &pod{dir: t.TempDir(), secrets: map[string]string{"username": "bench", "password": password}}
+	p := &podDirs{dir: t.TempDir(), secrets: map[string]string{"username": "bench", "password": password}}
 	w := query.Query{}
 	if errs := w.Validate(spec, nil); len(errs) > 0 {
 		t.Fatalf("the spec is not valid: %v", errs)

@@ -96,7 +96,7 @@ func TestExecRecordsThePostgresServersSide(t *testing.T) {
 	}
 	const clients, perClient = 4, 1500
 	code, out, r := execRunner(t, "--workload", "pgbench", "--max-cpu-percent", "100", "--redact-env", "DBPERF_TARGET_PASSWORD",
-		"--server-statistics", "postgresql", "--server-address", "127.0.0.1:"+strconv.Itoa(pg.Port), "--server-database", pg.Database,
+		"--server-statistics", "postgres", "--server-address", "127.0.0.1:"+strconv.Itoa(pg.Port), "--server-database", pg.Database,
 		"--server-poll-interval", "500ms", "--",
 		"pgbench", "--client", strconv.Itoa(clients), "--jobs", "2", "--transactions", strconv.Itoa(perClient), "--builtin", "tpcb-like")
 	if code != runner.ExitValid {
@@ -224,7 +224,7 @@ func TestExecServerKilledMidMeasurement(t *testing.T) {
 		restarted <- pg.Restart()
 	}()
 	code, out, r := execRunner(t, "--workload", "pgbench", "--max-cpu-percent", "0",
-		"--server-statistics", "postgresql", "--server-address", "127.0.0.1:"+strconv.Itoa(pg.Port), "--server-database", pg.Database,
+		"--server-statistics", "postgres", "--server-address", "127.0.0.1:"+strconv.Itoa(pg.Port), "--server-database", pg.Database,
 		"--server-poll-interval", "500ms", "--",
 		"pgbench", "--client", "4", "--jobs", "2", "--time", "6", "--builtin", "select-only")
 	if err := <-restarted; err != nil {

@@ -3,7 +3,7 @@ package main
 import (
 	"cmp"
 	"crypto/tls"
-	"flag"
+	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -16,13 +16,13 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/certs"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/sessioncheck"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/tlsciphers"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads"
-	"github.com/dbperf-io/dbperf-operator/workloads/sessioncheck"
 )
 
 // tlsMariaDB is Debian's MariaDB serving TLS with the certificates the
@@ -52,12 +52,12 @@ func tlsMariaDB(t *testing.T, target *benchv1.MySQLTarget) (db testutil.MariaDB,
 // protocol to ep (the session check's flags included), the client's TLS
 // files where the pod mounts them in clientDir; the tool is a trivial one
 // (cat of a real pgbench output), so that only the check can judge.
-func execWithSessionCheck(t *testing.T, ep workloads.Endpoint, clientDir string) (int, string, *results.Result) {
+func execWithSessionCheck(t *testing.T, ep pod.Endpoint, clientDir string) (int, string, *results.Result) {
 	t.Helper()
 	fixture := filepath.Join(testutil.FixturesDir(t, "pgbench"), "pg14plus-tpcb-scale50-haproxy.txt")
 	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "session", Namespace: "perf", UID: "u"}}
 	job := specs.Job(specs.JobParams{Run: run, Name: "m", Role: specs.RoleLoadgen, Workload: "pgbench",
-		Invocation: workloads.Invocation{Command: []string{"cat", fixture}}, Endpoint: ep, SQLProtocol: workloads.ProtocolMySQL})
+		Invocation: pod.Invocation{Command: []string{"cat", fixture}}, Endpoint: ep, Protocol: pod.ProtocolMySQL})
 	c := job.Spec.Template.Spec.Containers[0]
 	var env []string
 	for _, e := range c.Env {
@@ -65,12 +65,12 @@ func execWithSessionCheck(t *testing.T, ep workloads.Endpoint, clientDir string)
 			env = append(env, e.Name)
 		}
 	}
-	if !slices.Contains(env, workloads.EnvUsername) || !slices.Contains(env, workloads.EnvPassword) {
+	if !slices.Contains(env, pod.EnvUsername) || !slices.Contains(env, pod.EnvPassword) {
 		t.Fatalf("the Job gives the check no credentials: %v", c.Env)
 	}
 	args := slices.Clone(c.Args[1:]) // after "exec"
 	for i, a := range args {
-		args[i] = strings.ReplaceAll(a, workloads.TLSDir, clientDir)
+		args[i] = strings.ReplaceAll(a, pod.TLSDir, clientDir)
 		if a == "--max-cpu-percent" {
 			args[i+1] = "0" // cat's CPU over its few milliseconds says nothing
 		}
@@ -81,8 +81,8 @@ func execWithSessionCheck(t *testing.T, ep workloads.Endpoint, clientDir string)
 // endpoint is what the MySQL target's connect gives load generators for
 // target (controllers/targets/mysql.go), reached at db by the name its
 // certificate carries.
-func endpoint(db testutil.MariaDB, target *benchv1.MySQLTarget) workloads.Endpoint {
-	ep := workloads.Endpoint{Host: "127.0.0.1", Port: int32(db.Port), ServerName: "localhost", TLS: true, CASecret: "ca",
+func endpoint(db testutil.MariaDB, target *benchv1.MySQLTarget) pod.Endpoint {
+	ep := pod.Endpoint{Host: "127.0.0.1", Port: int32(db.Port), ServerName: "localhost", TLS: true, CASecret: "ca",
 		Username: secretKey("username"), Password: secretKey("password"),
 		TLSVersion: string(target.TLS.Version), TLSCipher: target.TLS.Cipher, SessionVariables: map[string]string{}}
 	for k, v := range target.SessionVariables {
@@ -100,8 +100,8 @@ func TestExecSessionCheckPassesWhatTheServerNegotiates(t *testing.T) {
 		TLS:              &benchv1.ServerTLS{Enabled: true, Version: benchv1.TLSv13, Cipher: "TLS_AES_128_GCM_SHA256"},
 		SessionVariables: map[string]benchv1.SessionValue{"autocommit": "ON"}}
 	db, clientDir := tlsMariaDB(t, target)
-	t.Setenv(workloads.EnvUsername, "bench")
-	t.Setenv(workloads.EnvPassword, "pw")
+	t.Setenv(pod.EnvUsername, "bench")
+	t.Setenv(pod.EnvPassword, "pw")
 	code, out, r := execWithSessionCheck(t, endpoint(db, target), clientDir)
 	if code != runner.ExitValid {
 		t.Fatalf("exit %d: %v %v\n%s", code, r.Reasons, r.Warnings, out)
@@ -116,8 +116,8 @@ func TestExecSessionCheckPassesWhatTheServerNegotiates(t *testing.T) {
 
 	// The same server, a check that cannot log in: Invalid with the
 	// error, and neither credential printed.
-	t.Setenv(workloads.EnvUsername, "bench-user-x")
-	t.Setenv(workloads.EnvPassword, "Wrong-Pass-123")
+	t.Setenv(pod.EnvUsername, "bench-user-x")
+	t.Setenv(pod.EnvPassword, "Wrong-Pass-123")
 	code, out, r = execWithSessionCheck(t, endpoint(db, target), clientDir)
 	reasons := strings.Join(r.Reasons, "\n")
 	t.Logf("wrong credentials: %s", reasons)
@@ -142,8 +142,8 @@ func TestExecSessionCheckMismatchIsInvalid(t *testing.T) {
 		TLS:              &benchv1.ServerTLS{Enabled: true, Version: benchv1.TLSv13, Cipher: "TLS_AES_256_GCM_SHA384"},
 		SessionVariables: map[string]benchv1.SessionValue{"autocommit": "OFF"}}
 	db, clientDir := tlsMariaDB(t, target)
-	t.Setenv(workloads.EnvUsername, "bench")
-	t.Setenv(workloads.EnvPassword, "pw")
+	t.Setenv(pod.EnvUsername, "bench")
+	t.Setenv(pod.EnvPassword, "pw")
 	ep := endpoint(db, target)
 	ep.TLSCipher, ep.SessionVariables = "TLS_AES_128_GCM_SHA256", map[string]string{"autocommit": "ON"}
 	code, out, r := execWithSessionCheck(t, ep, clientDir)
@@ -171,7 +171,7 @@ func secretKey(key string) *corev1.SecretKeySelector {
 // Endpoint's TLS request and session variables.
 func TestSessionFlagsRoundTrip(t *testing.T) {
 	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "session", Namespace: "perf", UID: "u"}}
-	for name, ep := range map[string]workloads.Endpoint{
+	for name, ep := range map[string]pod.Endpoint{
 		"TLS 1.2 by an OpenSSL name": {Host: "db.perf.svc", Port: 3307, TLS: true, ServerName: "db", TLSVersion: "TLSv1.2",
 			TLSCipher: "ECDHE-ECDSA-AES128-GCM-SHA256", SessionVariables: map[string]string{"autocommit": "ON"}},
 		"TLS 1.3, no CA":             {Host: "10.0.0.7", Port: 3306, TLS: true, TLSVersion: "TLSv1.3", TLSCipher: "TLS_AES_128_GCM_SHA256"},
@@ -179,24 +179,14 @@ func TestSessionFlagsRoundTrip(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			job := specs.Job(specs.JobParams{Run: run, Name: "m", Role: specs.RoleLoadgen, Workload: "pgbench",
-				Invocation: workloads.Invocation{Command: []string{"true"}}, Endpoint: ep, SQLProtocol: workloads.ProtocolMySQL})
-			fs := flag.NewFlagSet("exec", flag.ContinueOnError)
-			var f sessionFlags
-			f.register(fs)
-			var session []string // the session check's flags among the runner's
+				Invocation: pod.Invocation{Command: []string{"true"}}, Endpoint: ep, Protocol: pod.ProtocolMySQL})
 			args := job.Spec.Template.Spec.Containers[0].Args
-			for i := 0; i < len(args); i++ {
-				if strings.HasPrefix(args[i], "--session-") {
-					session = append(session, args[i])
-					if args[i] != "--session-tls" {
-						session, i = append(session, args[i+1]), i+1
-					}
-				}
-			}
-			if err := fs.Parse(session); err != nil {
+			exec, err := pod.ParseExec(args[1:], io.Discard) // after "exec"
+			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := f.check()
+			session := exec.Session.Args() // the session check's flags among the runner's
+			got, err := sessionCheck(exec.Session)
 			if err != nil {
 				t.Fatal(err)
 			}

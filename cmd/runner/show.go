@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 )
@@ -16,14 +16,11 @@ import (
 // cmdShow prints the result block at the end of a runner log (for example
 // `kubectl logs job/NAME | dbperf-runner show`) as a table.
 func cmdShow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("show", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	input := fs.String("input", "-", "a dbperf-runner log; - is stdin")
-	all := fs.Bool("all", false, "also print detail metrics (per statement, per bucket)")
-	if err := fs.Parse(args); err != nil {
+	c, err := pod.ParseShow(args, stderr)
+	if err != nil {
 		return runner.ExitUsage
 	}
-	data, err := readInput(*input, stdin)
+	data, err := readInput(c.Input, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "dbperf-runner show: %v\n", err)
 		return runner.ExitUsage
@@ -33,7 +30,7 @@ func cmdShow(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dbperf-runner show: %v\n", err)
 		return runner.ExitUsage
 	}
-	printTable(stdout, r, *all)
+	printTable(stdout, r, c.All)
 	return runner.ExitCodeFor(r.Verdict)
 }
 

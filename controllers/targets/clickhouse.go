@@ -11,8 +11,8 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/certs"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // ClickHouse is a shard of ClickHouse servers from the official image: the
@@ -34,7 +34,7 @@ func (k ClickHouse) Ensure(ctx context.Context, c client.Client, run *benchv1.Be
 	secret := corev1.LocalObjectReference{Name: specs.CredentialsSecretName(run, k.Kind())}
 	o := Observed{
 		Status: benchv1.TargetStatus{Kind: k.Kind(), Resource: "StatefulSet/" + lead.Name, Host: lead.Host(), Port: lead.Port},
-		Endpoint: workloads.Endpoint{Host: lead.Host(), Port: lead.Port, Database: run.Spec.Target.ClickHouse.Database,
+		Endpoint: pod.Endpoint{Host: lead.Host(), Port: lead.Port, Database: run.Spec.Target.ClickHouse.Database,
 			Username: &corev1.SecretKeySelector{LocalObjectReference: secret, Key: "username"},
 			Password: &corev1.SecretKeySelector{LocalObjectReference: secret, Key: "password"}},
 		PodSelector:     specs.ServerPodLabels(run),

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/workloads"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 )
 
 // External is an endpoint the run does not own: it is ready when the
@@ -28,7 +28,7 @@ func (e External) Ensure(ctx context.Context, c client.Client, run *benchv1.Benc
 	ext := run.Spec.Target.External
 	o := Observed{
 		Status:   benchv1.TargetStatus{Kind: e.Kind(), Host: ext.Host, Port: ext.Port},
-		Endpoint: workloads.Endpoint{Host: ext.Host, Port: ext.Port, Database: ext.Database, SessionVariables: sessionStrings(ext.SessionVariables)},
+		Endpoint: pod.Endpoint{Host: ext.Host, Port: ext.Port, Database: ext.Database, SessionVariables: sessionStrings(ext.SessionVariables)},
 	}
 	if ref := ext.SecretRef; ref != nil {
 		if missing, err := secretMissing(ctx, c, run.Namespace, ref.Name); err != nil || missing {

@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // Postgres is a CloudNativePG Cluster owned by the run. It is ready when
@@ -31,7 +31,7 @@ func (p Postgres) Ensure(ctx context.Context, c client.Client, run *benchv1.Benc
 	secret := corev1.LocalObjectReference{Name: specs.CNPGAppSecret(name)}
 	o := Observed{
 		Status: benchv1.TargetStatus{Kind: p.Kind(), Resource: "Cluster/" + name, Host: host, Port: specs.CNPGPort},
-		Endpoint: workloads.Endpoint{
+		Endpoint: pod.Endpoint{
 			Host: host, Port: specs.CNPGPort, Database: specs.CNPGDatabase,
 			Username: &corev1.SecretKeySelector{LocalObjectReference: secret, Key: "username"},
 			Password: &corev1.SecretKeySelector{LocalObjectReference: secret, Key: "password"},

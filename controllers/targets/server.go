@@ -14,8 +14,8 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/certs"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // serverKind is a target kind served by a StatefulSet the run owns. What
@@ -43,7 +43,7 @@ func (k serverTarget) Ensure(ctx context.Context, c client.Client, run *benchv1.
 	s := k.server(run)
 	o := Observed{
 		Status:      benchv1.TargetStatus{Kind: k.Kind(), Resource: "StatefulSet/" + s.Name, Host: s.Host(), Port: s.Port},
-		Endpoint:    workloads.Endpoint{Host: s.Host(), Port: s.Port},
+		Endpoint:    pod.Endpoint{Host: s.Host(), Port: s.Port},
 		PodSelector: specs.ServerPodLabels(run),
 		Image:       s.Image,
 	}

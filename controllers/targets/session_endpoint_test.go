@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // What the load generators must ask for and the session check compares
@@ -32,7 +32,7 @@ func TestEndpointCarriesTheTLSAndSessionRequest(t *testing.T) {
 		TLSVersion, TLSCipher string
 		SessionVariables      map[string]string
 	}
-	of := func(ep workloads.Endpoint) request {
+	of := func(ep pod.Endpoint) request {
 		return request{ep.TLS, ep.TLSVersion, ep.TLSCipher, ep.SessionVariables}
 	}
 	want := request{true, "TLSv1.3", "TLS_AES_128_GCM_SHA256", map[string]string{"autocommit": "ON"}}

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -19,7 +20,7 @@ type Observed struct {
 	Reason  string
 	Message string
 	// Endpoint is how load generators connect; valid when Ready.
-	Endpoint workloads.Endpoint
+	Endpoint pod.Endpoint
 	Status   benchv1.TargetStatus
 	// PodSelector selects the target's pods (nil for external targets):
 	// load generators avoid their nodes, and the environment records them.

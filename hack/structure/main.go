@@ -98,20 +98,40 @@ func main() {
 }
 
 // runnerFlags counts, for every flag dbperf-runner defines, the Go files
-// (tests left out) that spell its name: once means one typed contract.
+// (tests left out) that spell its name as a string literal ("name" or
+// "--name"): once means one typed contract. The flags are the runner's own
+// word for them, its -h of each command, wherever they are defined.
 func runnerFlags() {
-	def := regexp.MustCompile(`\.(?:String|Int|Int64|Bool|Duration|Float64|Var|StringVar|IntVar|BoolVar|DurationVar|Float64Var)\((?:&?[\w.\[\]]+, )?"([a-z][a-z0-9-]+)"`)
+	dir, err := os.MkdirTemp("", "structure")
+	if err != nil {
+		return
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "dbperf-runner")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/runner").CombinedOutput(); err != nil {
+		fmt.Printf("runner flags: build failed: %v %s\n", err, out)
+		return
+	}
+	def := regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]+)`)
 	names := map[string]bool{}
-	for _, p := range goFiles("cmd/runner") {
-		src, _ := os.ReadFile(p)
-		for _, m := range def.FindAllSubmatch(src, -1) {
+	for _, command := range []string{"exec", "parse", "show", "query"} {
+		help, _ := exec.Command(bin, command, "-h").CombinedOutput() // -h exits non-zero
+		for _, m := range def.FindAllSubmatch(help, -1) {
 			names[string(m[1])] = true
 		}
 	}
+	// Any literal of the name counts (a JSON field or another tool's flag of
+	// the same name too); a literal with the dashes is a command line
+	// written by hand.
+	spelled(names, `"-{0,2}`, `[="]`, "spelled in")
+	spelled(names, `"--`, `[=" ]`, "written as \"--name\" in")
+}
+
+func spelled(names map[string]bool, before, after, what string) {
 	places := map[int]int{}
 	worst, worstN := "", 0
 	for name := range names {
-		lit := regexp.MustCompile(`"-{0,2}` + regexp.QuoteMeta(name) + `[="]`)
+		lit := regexp.MustCompile(before + regexp.QuoteMeta(name) + after)
 		count := 0
 		for _, p := range goFiles(".") {
 			src, _ := os.ReadFile(p)
@@ -120,7 +140,7 @@ func runnerFlags() {
 			}
 		}
 		places[count]++
-		if count > worstN {
+		if count > worstN || count == worstN && name < worst {
 			worst, worstN = name, count
 		}
 	}
@@ -128,7 +148,7 @@ func runnerFlags() {
 	for _, k := range sortedKeys(places) {
 		parts = append(parts, fmt.Sprintf("%d in %d file(s)", places[k], k))
 	}
-	fmt.Printf("runner flags: %d; spelled in: %s; the most: --%s in %d files\n", len(names), strings.Join(parts, ", "), worst, worstN)
+	fmt.Printf("runner flags: %d; %s: %s; the most: --%s in %d files\n", len(names), what, strings.Join(parts, ", "), worst, worstN)
 }
 
 func managerBinary() {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
@@ -54,7 +55,7 @@ type Options struct {
 	// Watchdog stops a tool that has stopped making progress.
 	Watchdog Watchdog
 	// KillGrace is the time between SIGTERM and SIGKILL when the tool is
-	// stopped; zero means DefaultKillGrace.
+	// stopped; zero means pod.DefaultKillGrace.
 	KillGrace time.Duration
 	// SummaryFile receives the compact summary (the termination message).
 	SummaryFile string
@@ -97,7 +98,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	}
 	// The output directory the tool is told about exists even when no
 	// result file is named in it (a custom tool printing to stdout).
-	if d := os.Getenv(workloads.EnvOutputDir); d != "" {
+	if d := os.Getenv(pod.EnvOutputDir); d != "" {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			r := results.New(o.Command[0])
 			r.Fail("the runner could not make the output directory %s: %v", d, err)
@@ -268,7 +269,7 @@ func (o Options) supervisor(out *lineWriter) *supervisor {
 	cmd := exec.Command(o.Command[0], o.Command[1:]...)
 	s := &supervisor{cmd: cmd, grace: o.KillGrace, poll: o.Watchdog.pollEvery(), note: out.note}
 	if s.grace <= 0 {
-		s.grace = DefaultKillGrace
+		s.grace = pod.DefaultKillGrace
 	}
 	var w io.Writer = out
 	if o.Watchdog.enabled() {

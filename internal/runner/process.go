@@ -9,9 +9,6 @@ import (
 	"time"
 )
 
-// DefaultKillGrace is how long a stopped tool has between SIGTERM and SIGKILL.
-const DefaultKillGrace = 10 * time.Second
-
 // supervisor runs the tool in a process group of its own, so that stopping
 // it also stops what it started (a shell's children, HammerDB's tclsh):
 // otherwise an orphan holding the output pipe keeps the runner waiting.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // Every text a tool can write into its result is redacted, not only the
@@ -43,7 +43,7 @@ func TestRedactResultCoversEveryText(t *testing.T) {
 // when it starts, though no result file is named in it.
 func TestOutputDirectoryExistsForTheTool(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	t.Setenv(workloads.EnvOutputDir, dir)
+	t.Setenv(pod.EnvOutputDir, dir)
 	var log bytes.Buffer
 	r := Exec(context.Background(), Options{Parser: lineParser{&lineSink{}}, Prepare: true,
 		Command: []string{"sh", "-c", `echo data > "$DBPERF_OUTPUT_DIR/scratch"`}, Stdout: &log})

@@ -8,12 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -165,33 +163,4 @@ func (c countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))
 	return n, err
-}
-
-// ParseAPDEXFlag reads an --apdex value, OPERATION=DURATION (the operation
-// may hold "=": the duration never does).
-func ParseAPDEXFlag(v string) (string, time.Duration, error) {
-	i := strings.LastIndex(v, "=")
-	if i <= 0 {
-		return "", 0, fmt.Errorf("--apdex %q: want OPERATION=DURATION", v)
-	}
-	d, err := time.ParseDuration(v[i+1:])
-	if err != nil || d <= 0 {
-		return "", 0, fmt.Errorf("--apdex %q: want a positive duration after =", v)
-	}
-	return v[:i], d, nil
-}
-
-// ParseMetricFlag reads a --declare-metric value, NAME,UNIT,DIRECTION.
-func ParseMetricFlag(v string) (workloads.MetricDeclaration, error) {
-	parts := strings.Split(v, ",")
-	if len(parts) != 3 || parts[0] == "" {
-		return workloads.MetricDeclaration{}, fmt.Errorf("--declare-metric %q: want NAME,UNIT,DIRECTION", v)
-	}
-	d := results.Direction(parts[2])
-	switch d {
-	case results.HigherIsBetter, results.LowerIsBetter, results.Neutral:
-	default:
-		return workloads.MetricDeclaration{}, fmt.Errorf("--declare-metric %q: direction must be %s, %s or %s", v, results.HigherIsBetter, results.LowerIsBetter, results.Neutral)
-	}
-	return workloads.MetricDeclaration{Name: parts[0], Unit: parts[1], Direction: d}, nil
 }

@@ -1,14 +1,18 @@
 package runner
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/dbstats"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 )
 
 // ServerStatistics polls the target database's own statistics while the
@@ -17,10 +21,10 @@ import (
 // own. One short statement per interval over one connection of its own;
 // the poll's CPU is part of the runner's (LoadGenerator.RunnerCPUSeconds).
 type ServerStatistics struct {
-	// Source is one of dbstats.Sources().
-	Source string
-	Config dbstats.Config
-	// Interval between polls; dbstats.DefaultInterval when zero.
+	// Protocol is the server's, one of dbstats.Protocols().
+	Protocol pod.Protocol
+	Config   dbstats.Config
+	// Interval between polls; pod.DefaultPollInterval when zero.
 	Interval time.Duration
 	// Timeout bounds connecting and the last poll; 10 s when zero.
 	Timeout time.Duration
@@ -29,6 +33,8 @@ type ServerStatistics struct {
 // serverRecording is a recording under way, or why there is none.
 type serverRecording struct {
 	source string
+	// tls is the poller's TLS, nil in clear text.
+	tls    *tls.Config
 	rec    *dbstats.Recording
 	poller dbstats.Poller
 	failed string
@@ -45,29 +51,33 @@ func (s *ServerStatistics) timeout() time.Duration {
 // is a warning on the result, never a failed measurement: the tool's own
 // numbers stand without the server's side.
 func (s *ServerStatistics) start(ctx context.Context, stdout io.Writer, red *Redactor) *serverRecording {
-	if s == nil || s.Source == "" {
+	if s == nil || s.Protocol == "" {
 		return nil
 	}
+	source := cmp.Or(dbstats.SourceOf(s.Protocol), string(s.Protocol))
 	cctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
-	p, err := dbstats.Open(cctx, s.Source, s.Config)
+	p, err := dbstats.Open(cctx, s.Protocol, s.Config)
 	if err != nil {
 		msg := red.String(err.Error())
-		fmt.Fprintf(stdout, "[dbperf-runner] the server's %s statistics cannot be read: %s\n", s.Source, msg)
-		return &serverRecording{source: s.Source, failed: msg}
+		fmt.Fprintf(stdout, "[dbperf-runner] the server's %s statistics cannot be read: %s\n", source, msg)
+		return &serverRecording{source: source, tls: s.Config.TLS, failed: msg}
 	}
 	interval := s.Interval
 	if interval <= 0 {
-		interval = dbstats.DefaultInterval
+		interval = pod.DefaultPollInterval
 	}
-	fmt.Fprintf(stdout, "[dbperf-runner] polling the server's %s statistics at %s every %s\n", s.Source, s.Config.Host, interval)
-	return &serverRecording{source: s.Source, poller: p, rec: dbstats.Start(ctx, p, interval)}
+	fmt.Fprintf(stdout, "[dbperf-runner] polling the server's %s statistics at %s every %s\n", source, s.Config.Host, interval)
+	return &serverRecording{source: source, tls: s.Config.TLS, poller: p, rec: dbstats.Start(ctx, p, interval)}
 }
 
 // finish takes the last poll and puts what was recorded into r.
 func (sr *serverRecording) finish(r *results.Result, timeout time.Duration, red *Redactor) {
 	if sr == nil {
 		return
+	}
+	if sr.tls != nil {
+		r.SetParam(pod.ParamServerCertificateVerified, strconv.FormatBool(!sr.tls.InsecureSkipVerify))
 	}
 	if sr.rec == nil {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s telemetry: the server's statistics could not be read: %s", sr.source, sr.failed))

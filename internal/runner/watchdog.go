@@ -28,11 +28,6 @@ type StatusOutput interface {
 	StatusCount(line string) (float64, bool)
 }
 
-// DefaultAfterFatal is how long a tool that printed a fatal error may make
-// no progress before it is stopped: long enough for a tool to print its
-// summary and exit on its own, short against any run timeout.
-const DefaultAfterFatal = 20 * time.Second
-
 // Watchdog stops a tool that has stopped making progress. Progress is output
 // (on stdout or stderr; a status line only when its count moved) or a change
 // of a result file. Zero durations disable their rule.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/workloads/memtier"
 	"github.com/dbperf-io/dbperf-operator/workloads/pgbench"
 )
@@ -134,7 +135,7 @@ func TestPollEvery(t *testing.T) {
 		cfg  Watchdog
 		want time.Duration
 	}{
-		"default":         {Watchdog{AfterFatal: DefaultAfterFatal}, time.Second},
+		"default":         {Watchdog{AfterFatal: pod.DefaultNoProgressTimeout}, time.Second},
 		"short for tests": {Watchdog{AfterFatal: time.Second}, 100 * time.Millisecond},
 		"the shorter one": {Watchdog{AfterFatal: 20 * time.Second, Always: 2 * time.Second}, 200 * time.Millisecond},
 		"floor":           {Watchdog{Always: 100 * time.Millisecond}, 50 * time.Millisecond},

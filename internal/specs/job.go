@@ -2,7 +2,8 @@ package specs
 
 import (
 	"fmt"
-	"net"
+	"path"
+	"slices"
 	"strconv"
 	"time"
 
@@ -12,21 +13,19 @@ import (
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/workloads"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 )
 
-// Paths inside workload pods.
+// The containers and volumes of workload pods (their paths are the pod
+// contract's, internal/pod).
 const (
-	RunnerDir       = "/dbperf"
-	RunnerPath      = RunnerDir + "/bin/dbperf-runner"
-	LoadgenName     = "loadgen"
-	InstallerName   = "install-runner"
-	nonRootUID      = 65532
-	filesVolume     = "workload-files"
-	caVolume        = "target-ca"
-	runnerVolume    = "dbperf"
-	tmpVolume       = "tmp"
-	terminationPath = "/dev/termination-log"
+	LoadgenName   = "loadgen"
+	InstallerName = "install-runner"
+	nonRootUID    = 65532
+	filesVolume   = "workload-files"
+	caVolume      = "target-ca"
+	runnerVolume  = "dbperf"
+	tmpVolume     = "tmp"
 )
 
 // JobParams is everything a workload Job is built from.
@@ -39,33 +38,34 @@ type JobParams struct {
 	// Step (from 0) and Repetition (from 1) of a measurement.
 	Step       int
 	Repetition int32
-	Invocation workloads.Invocation
+	Invocation pod.Invocation
 	Image      string
 	// RunnerImage holds the static dbperf-runner binary.
 	RunnerImage string
 	// FilesConfigMap holds Invocation.Files; empty when there are none.
 	FilesConfigMap string
-	Endpoint       workloads.Endpoint
+	Endpoint       pod.Endpoint
 	// AvoidPods keeps load generators off the nodes of the pods it selects
 	// (the target's), so that they never compete for the platform under test.
 	AvoidPods map[string]string
 	// ActiveDeadlineSeconds bounds the Job by what is left of the run's timeout.
 	ActiveDeadlineSeconds *int64
-	// ServerStatistics, when its Source is set, makes the runner poll the
+	// ServerStatistics, when its Protocol is set, makes the runner poll the
 	// target's own statistics while the tool runs.
 	ServerStatistics ServerStatistics
-	// SQLProtocol is the SQL protocol the tool speaks to the target
-	// (workloads.SQLProtocolOf): over MySQL's, each measurement checks a
+	// Protocol is what the tool speaks to the target (workloads.SpeaksOf):
+	// over one that is Checked (MySQL's), each measurement checks a
 	// session of the workload's user against the Endpoint's TLS version,
 	// cipher and session variables.
-	SQLProtocol string
+	Protocol pod.Protocol
 }
 
 // ServerStatistics is what the runner polls of the target's own
-// statistics: the source (one of dbstats.Sources), the database to read
-// them in (empty: the endpoint's) and the time between polls.
+// statistics: the protocol of the server (one that HasStatistics), the
+// database to read them in (empty: the endpoint's) and the time between
+// polls.
 type ServerStatistics struct {
-	Source   string
+	Protocol pod.Protocol
 	Database string
 	Interval time.Duration
 }
@@ -101,10 +101,10 @@ func Job(p JobParams) *batchv1.Job {
 		job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 		spec := &job.Spec.Template.Spec
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: barrierVolume, VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
-			Items: []corev1.DownwardAPIVolumeFile{{Path: "start-at", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + AnnotationStartAt + "']"}}},
+			Items: []corev1.DownwardAPIVolumeFile{{Path: path.Base(pod.StartAtFile), FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + AnnotationStartAt + "']"}}},
 		}}})
 		c := &spec.Containers[0]
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: barrierVolume, MountPath: BarrierDir, ReadOnly: true})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: barrierVolume, MountPath: pod.BarrierDir, ReadOnly: true})
 	}
 	return job
 }
@@ -123,7 +123,6 @@ const (
 	AnnotationStartAt = "bench.dbperf.io/start-at"
 	// AnnotationCompletionIndex is the Job controller's index of a pod.
 	AnnotationCompletionIndex = "batch.kubernetes.io/job-completion-index"
-	BarrierDir                = "/etc/dbperf/barrier"
 	barrierVolume             = "start-barrier"
 )
 
@@ -147,23 +146,23 @@ func podSpec(p JobParams) corev1.PodSpec {
 		InitContainers: []corev1.Container{{
 			Name:            InstallerName,
 			Image:           p.RunnerImage,
-			Command:         []string{"/dbperf-runner", "install", RunnerPath},
+			Command:         []string{pod.InstallerPath, "install", pod.RunnerPath},
 			SecurityContext: containerSecurity(),
-			VolumeMounts:    []corev1.VolumeMount{{Name: runnerVolume, MountPath: RunnerDir}},
+			VolumeMounts:    []corev1.VolumeMount{{Name: runnerVolume, MountPath: pod.RunnerDir}},
 		}},
 		Containers: []corev1.Container{{
 			Name:                     LoadgenName,
 			Image:                    p.Image,
-			Command:                  []string{RunnerPath},
-			Args:                     runnerArgs(p),
+			Command:                  []string{pod.RunnerPath},
+			Args:                     execCommand(p).Args(),
 			Env:                      containerEnv(p),
 			Resources:                w.Resources,
 			SecurityContext:          containerSecurity(),
-			TerminationMessagePath:   terminationPath,
+			TerminationMessagePath:   pod.TerminationLog,
 			TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 			VolumeMounts: []corev1.VolumeMount{
-				{Name: runnerVolume, MountPath: RunnerDir},
-				{Name: tmpVolume, MountPath: "/tmp"},
+				{Name: runnerVolume, MountPath: pod.RunnerDir},
+				{Name: tmpVolume, MountPath: pod.TmpDir},
 			},
 		}},
 		Volumes: []corev1.Volume{
@@ -176,7 +175,7 @@ func podSpec(p JobParams) corev1.PodSpec {
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: filesVolume, VolumeSource: corev1.VolumeSource{
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: p.FilesConfigMap}},
 		}})
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: filesVolume, MountPath: workloads.FilesDir, ReadOnly: true})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: filesVolume, MountPath: pod.FilesDir, ReadOnly: true})
 	}
 	for i, f := range p.Invocation.ConfigMapFiles {
 		name := fmt.Sprintf("configmap-%d", i)
@@ -184,7 +183,7 @@ func podSpec(p JobParams) corev1.PodSpec {
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: f.ConfigMap},
 				Items: []corev1.KeyToPath{{Key: f.Key, Path: f.Key}}},
 		}})
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: workloads.ConfigMapFilesDir + "/" + f.ConfigMap, ReadOnly: true})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: pod.ConfigMapFilesDir + "/" + f.ConfigMap, ReadOnly: true})
 	}
 	for i, m := range p.Invocation.ClaimMounts {
 		name := fmt.Sprintf("claim-%d", i)
@@ -195,14 +194,14 @@ func podSpec(p JobParams) corev1.PodSpec {
 	}
 	if v, ok := tlsVolume(p.Endpoint); ok {
 		spec.Volumes = append(spec.Volumes, v)
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: caVolume, MountPath: workloads.TLSDir, ReadOnly: true})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: caVolume, MountPath: pod.TLSDir, ReadOnly: true})
 	}
 	return spec
 }
 
 // tlsVolume projects the target's CA (ca.crt) and the client certificate of
 // two-way TLS (tls.crt, tls.key) into one directory, as tools expect them.
-func tlsVolume(ep workloads.Endpoint) (corev1.Volume, bool) {
+func tlsVolume(ep pod.Endpoint) (corev1.Volume, bool) {
 	var sources []corev1.VolumeProjection
 	if ep.CASecret != "" {
 		sources = append(sources, corev1.VolumeProjection{Secret: &corev1.SecretProjection{
@@ -224,14 +223,14 @@ func tlsVolume(ep workloads.Endpoint) (corev1.Volume, bool) {
 // none from it.
 func containerEnv(p JobParams) []corev1.EnvVar {
 	env := p.Invocation.Env
-	if p.ServerStatistics.Source == "" && len(sessionCheckArgs(p)) == 0 {
+	if !statistics(p).Enabled() && !sessionCheck(p).Enabled() {
 		return env
 	}
 	has := map[string]bool{}
 	for _, e := range env {
 		has[e.Name] = true
 	}
-	for _, e := range p.Endpoint.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword) {
+	for _, e := range p.Endpoint.CredentialEnv(pod.EnvUsername, pod.EnvPassword) {
 		if !has[e.Name] {
 			env = append(env, e)
 		}
@@ -239,98 +238,52 @@ func containerEnv(p JobParams) []corev1.EnvVar {
 	return env
 }
 
-// serverStatisticsArgs are the runner's flags of the statistics poller:
-// where the server is and how to reach it. Credentials are never flags.
-func serverStatisticsArgs(p JobParams) []string {
+// statistics are the runner's flags of the statistics poller: where the
+// server is and how to reach it. Credentials are never flags.
+func statistics(p JobParams) pod.Statistics {
 	s, ep := p.ServerStatistics, p.Endpoint
-	if s.Source == "" {
-		return nil
+	if s.Protocol == "" {
+		return pod.Statistics{}
 	}
 	db := ep.Database
 	if s.Database != "" && p.Role == RoleLoadgen {
 		db = s.Database // the tool's schema exists once prepared
 	}
-	args := []string{"--server-statistics", s.Source, "--server-address", net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))}
-	if db != "" {
-		args = append(args, "--server-database", db)
-	}
-	if s.Interval > 0 {
-		args = append(args, "--server-poll-interval", s.Interval.String())
-	}
-	if ep.TLS {
-		args = append(args, "--server-tls")
-		if ep.CASecret != "" {
-			args = append(args, "--server-tls-ca", workloads.CAFile)
-		}
-		if ep.ClientCertSecret != "" {
-			args = append(args, "--server-tls-cert", workloads.TLSDir+"/tls.crt", "--server-tls-key", workloads.TLSDir+"/tls.key")
-		}
-		if ep.ServerName != "" {
-			args = append(args, "--server-tls-name", ep.ServerName)
-		}
-	}
-	return args
+	return pod.Statistics{Protocol: s.Protocol, Address: ep.Address(), Database: db, PollInterval: s.Interval, TLS: ep.ClientTLS()}
 }
 
-// sampleStreamArgs are the runner's flags of a tool's raw sample stream:
-// where it is, the units and directions the user declared, and the APDEX
-// targets whose counts the runner records per window.
-func sampleStreamArgs(p JobParams) []string {
-	inv := p.Invocation
-	if p.Role != RoleLoadgen || inv.SampleStream == "" {
-		return nil
-	}
-	args := []string{"--sample-stream", inv.SampleStream}
-	for _, m := range inv.Metrics {
-		args = append(args, "--declare-metric", m.Name+","+m.Unit+","+string(m.Direction))
-	}
-	for _, a := range p.Run.Spec.APDEX {
-		args = append(args, "--apdex", a.Operation+"="+a.Target.Duration.String())
-	}
-	return args
-}
-
-func runnerArgs(p JobParams) []string {
-	v := p.Run.Spec.Validity
-	maxCPU := v.MaxLoadGeneratorCPUPercent
+// execCommand is the runner's command line: the tool's invocation, the
+// thresholds it judges, and the runner's own connections to the target.
+func execCommand(p JobParams) pod.ExecCommand {
+	inv, v := p.Invocation, p.Run.Spec.Validity
+	maxCPU := float64(v.MaxLoadGeneratorCPUPercent)
 	if maxCPU == 0 {
-		maxCPU = 90
+		maxCPU = pod.DefaultMaxLoadGeneratorCPUPercent
 	}
-	args := []string{"exec"}
+	c := pod.ExecCommand{Workload: p.Workload, MaxLoadGeneratorCPUPercent: &maxCPU, MaxErrorPercent: ptr.To(float64(v.MaxErrorPercent)),
+		Stability: stability(p.Run), Prepare: p.Role == RolePrepare, ResultFiles: inv.ResultFiles, RedactEnv: inv.SecretEnv,
+		Statistics: statistics(p), Session: sessionCheck(p), Command: inv.Command}
 	if n := Generators(p); n > 1 {
-		args = append(args, "--start-barrier", BarrierDir+"/start-at", "--generators", strconv.Itoa(int(n)))
+		c.StartBarrier, c.Generators = pod.StartAtFile, int(n)
 	}
-	args = append(args, "--workload", p.Workload,
-		"--max-cpu-percent", formatPercent(maxCPU),
-		"--max-error-percent", formatPercent(v.MaxErrorPercent))
-	args = append(args, stabilityArgs(p)...)
-	if p.Role == RolePrepare {
-		args = append(args, "--prepare")
+	if p.Role == RoleLoadgen {
+		c.ParserConfig = inv.ParserConfig
+		if inv.SampleStream != "" {
+			c.SampleStream, c.DeclaredMetrics = inv.SampleStream, inv.Metrics
+			for _, a := range p.Run.Spec.APDEX {
+				c.APDEX = append(c.APDEX, pod.APDEXTarget{Operation: a.Operation, Target: a.Target.Duration})
+			}
+		}
 	}
-	for _, f := range p.Invocation.ResultFiles {
-		args = append(args, "--result-file", f)
-	}
-	if c := p.Invocation.ParserConfig; c != "" && p.Role == RoleLoadgen {
-		args = append(args, "--parser-config", c)
-	}
-	args = append(args, sampleStreamArgs(p)...)
-	redacted := map[string]bool{}
-	for _, e := range p.Invocation.SecretEnv {
-		args = append(args, "--redact-env", e)
-		redacted[e] = true
-	}
-	stats, session := serverStatisticsArgs(p), sessionCheckArgs(p)
-	args = append(append(args, stats...), session...)
-	if len(stats)+len(session) > 0 && !redacted[workloads.EnvPassword] && p.Endpoint.Password != nil {
-		args = append(args, "--redact-env", workloads.EnvPassword)
+	if (c.Statistics.Enabled() || c.Session.Enabled()) && !slices.Contains(c.RedactEnv, pod.EnvPassword) && p.Endpoint.Password != nil {
+		c.RedactEnv = append(slices.Clone(c.RedactEnv), pod.EnvPassword)
 	}
 	if p.ActiveDeadlineSeconds != nil {
 		// Stop the tool a little before the Job's deadline kills the pod,
 		// so that the runner still writes what was measured.
-		args = append(args, "--timeout", fmt.Sprintf("%ds", max(*p.ActiveDeadlineSeconds-15, 1)))
+		c.Timeout = time.Duration(max(*p.ActiveDeadlineSeconds-15, 1)) * time.Second
 	}
-	args = append(args, "--")
-	return append(args, p.Invocation.Command...)
+	return c
 }
 
 func containerSecurity() *corev1.SecurityContext {
@@ -365,7 +318,7 @@ func loadgenAffinity(user *corev1.Affinity, avoid map[string]string) *corev1.Aff
 	return a
 }
 
-// FilesConfigMap holds an invocation's files, mounted at workloads.FilesDir.
+// FilesConfigMap holds an invocation's files, mounted at pod.FilesDir.
 func FilesConfigMap(run *benchv1.BenchmarkRun, files map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		ObjectMeta: ObjectMeta(run, FilesConfigMapName(run), RoleLoadgen),
@@ -373,34 +326,20 @@ func FilesConfigMap(run *benchv1.BenchmarkRun, files map[string]string) *corev1.
 	}
 }
 
-// stabilityArgs pass the checks of the throughput inside a measurement
+// stability passes the checks of the throughput inside a measurement
 // (stalls, dips, drift after the warm-up), which the runner judges; unset
 // fields leave the runner's defaults.
-func stabilityArgs(p JobParams) []string {
-	v := p.Run.Spec.Validity
-	var args []string
-	if w := p.Run.Spec.Workload.Warmup; w != nil && w.Duration > 0 {
-		args = append(args, "--warmup", w.Duration.String())
-	}
-	if v.StallPercent > 0 {
-		args = append(args, "--stall-percent", formatPercent(v.StallPercent))
+func stability(run *benchv1.BenchmarkRun) pod.Stability {
+	v := run.Spec.Validity
+	s := pod.Stability{StallPercent: float64(v.StallPercent), DipPercent: float64(v.DipPercent), MaxDriftPercent: float64(v.MaxDriftPercent)}
+	if w := run.Spec.Workload.Warmup; w != nil {
+		s.Warmup = w.Duration
 	}
 	if v.MaxStall != nil {
-		args = append(args, "--max-stall", v.MaxStall.Duration.String())
-	}
-	if v.DipPercent > 0 {
-		args = append(args, "--dip-percent", formatPercent(v.DipPercent))
+		s.MaxStall = v.MaxStall.Duration
 	}
 	if v.MaxDip != nil {
-		args = append(args, "--max-dip", v.MaxDip.Duration.String())
+		s.MaxDip = v.MaxDip.Duration
 	}
-	if v.MaxDriftPercent > 0 {
-		args = append(args, "--max-drift-percent", formatPercent(v.MaxDriftPercent))
-	}
-	return args
-}
-
-// formatPercent writes a percent as the runner's flags take it: 90, 0.5.
-func formatPercent(p benchv1.Percent) string {
-	return strconv.FormatFloat(float64(p), 'f', -1, 64)
+	return s
 }

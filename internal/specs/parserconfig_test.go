@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/workloads"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 )
 
 // A measurement whose parser needs a configuration file gets the runner's
@@ -14,7 +14,7 @@ import (
 // judged by its exit code, does not.
 func TestParserConfigurationReachesTheRunner(t *testing.T) {
 	run := sampleRun()
-	inv := workloads.Invocation{Command: []string{"bench", "--threads", "8"}, ParserConfig: workloads.FilesDir + "/parser.json",
+	inv := pod.Invocation{Command: []string{"bench", "--threads", "8"}, ParserConfig: pod.FilesDir + "/parser.json",
 		Files: map[string]string{"parser.json": "{}"}}
 	for role, want := range map[string]bool{benchv1.RoleLoadgen: true, benchv1.RolePrepare: false} {
 		job := Job(JobParams{Run: run, Name: "j", Role: role, Workload: "w", Invocation: inv, Image: "img", RunnerImage: "runner",

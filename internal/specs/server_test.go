@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/workloads"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/workloads/hammerdb"
 	"github.com/dbperf-io/dbperf-operator/workloads/k6"
 )
@@ -47,7 +47,7 @@ func TestParallelJobGolden(t *testing.T) {
 	run := serverRun(benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "kv.example", Port: 6379}})
 	run.Spec.Workload = benchv1.WorkloadSpec{Parallelism: 4, K6: &benchv1.K6Workload{Script: "export default function () {}", VUs: []int32{400}}}
 	w := k6.K6{}
-	ep := workloads.Endpoint{Host: "kv.example", Port: 6379}
+	ep := pod.Endpoint{Host: "kv.example", Port: 6379}
 	job := Job(JobParams{Run: run, Name: MeasureJobName(run, 0, 1), Role: benchv1.RoleLoadgen, Workload: w.Name(), Repetition: 1,
 		Invocation: w.Run(&run.Spec.Workload, ep, w.Steps(&run.Spec.Workload)[0]), Image: w.DefaultImage(), RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:v0.1.0",
 		Endpoint: ep, ActiveDeadlineSeconds: ptr.To[int64](3600)})
@@ -62,7 +62,7 @@ func TestHammerDBJobGolden(t *testing.T) {
 	run.Spec.Workload = benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: "mysql", Warehouses: 1, VirtualUsers: []int32{20, 40}}}
 	w := hammerdb.HammerDB{}
 	creds := corev1.LocalObjectReference{Name: CredentialsSecretName(run, "mysql")}
-	ep := workloads.Endpoint{Host: "gen4-mysql.perf.svc", Port: 3306, TLS: true, CASecret: TLSSecretName(run, "mysql"), ClientCertSecret: ClientTLSSecretName(run, "mysql"),
+	ep := pod.Endpoint{Host: "gen4-mysql.perf.svc", Port: 3306, TLS: true, CASecret: TLSSecretName(run, "mysql"), ClientCertSecret: ClientTLSSecretName(run, "mysql"),
 		Username: &corev1.SecretKeySelector{LocalObjectReference: creds, Key: "username"}, Password: &corev1.SecretKeySelector{LocalObjectReference: creds, Key: "password"}}
 	job := Job(JobParams{Run: run, Name: MeasureJobName(run, 1, 1), Role: benchv1.RoleLoadgen, Workload: w.Name(), Step: 1, Repetition: 1,
 		Invocation: w.Run(&run.Spec.Workload, ep, w.Steps(&run.Spec.Workload)[1]), Image: w.DefaultImage(), RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:v0.1.0",

@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/memtier"
 	"github.com/dbperf-io/dbperf-operator/workloads/pgbench"
 	"github.com/dbperf-io/dbperf-operator/workloads/redisbenchmark"
@@ -45,9 +45,9 @@ func sampleRun() *benchv1.BenchmarkRun {
 	}
 }
 
-func endpoint() workloads.Endpoint {
+func endpoint() pod.Endpoint {
 	sec := corev1.LocalObjectReference{Name: "v4a-tpcb-pg-app"}
-	return workloads.Endpoint{Host: "v4a-tpcb-pg-rw.perf.svc", Port: 5432, Database: "app",
+	return pod.Endpoint{Host: "v4a-tpcb-pg-rw.perf.svc", Port: 5432, Database: "app",
 		Username: &corev1.SecretKeySelector{LocalObjectReference: sec, Key: "username"},
 		Password: &corev1.SecretKeySelector{LocalObjectReference: sec, Key: "password"}}
 }
@@ -63,7 +63,7 @@ func TestPgbenchJobsGolden(t *testing.T) {
 	job := Job(JobParams{Run: run, Name: MeasureJobName(run, 1, 2), Role: benchv1.RoleLoadgen, Workload: w.Name(), Step: 1, Repetition: 2,
 		Invocation: w.Run(&run.Spec.Workload, ep, steps[1]), Image: w.DefaultImage(), RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:v0.1.0",
 		Endpoint: ep, AvoidPods: map[string]string{CNPGClusterLabel: "v4a-tpcb-pg"}, ActiveDeadlineSeconds: ptr.To[int64](3600),
-		ServerStatistics: ServerStatistics{Source: "postgresql", Interval: 5 * time.Second}})
+		ServerStatistics: ServerStatistics{Protocol: pod.ProtocolPostgres, Interval: 5 * time.Second}})
 	golden(t, "pgbench-measure-job", job)
 	prep := Job(JobParams{Run: run, Name: PrepareJobName(run), Role: benchv1.RolePrepare, Workload: w.Name(),
 		Invocation: *w.Prepare(&run.Spec.Workload, ep), Image: w.DefaultImage(), RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:v0.1.0", Endpoint: ep})
@@ -78,7 +78,7 @@ func TestPgbenchJobsGolden(t *testing.T) {
 func TestMemtierAndRedisBenchmarkCommands(t *testing.T) {
 	spec := &benchv1.WorkloadSpec{Memtier: &benchv1.MemtierWorkload{Threads: []int32{4}, Pipeline: []int32{1, 16}, Clients: 50,
 		Ratio: "1:10", KeyPattern: "R:R", KeyMinimum: 1, KeyMaximum: 1000000, DataSizeBytes: 1024, Duration: metav1.Duration{Duration: 3 * time.Minute}}}
-	ep := workloads.Endpoint{Host: "vk.perf.svc", Port: 6379, Password: &corev1.SecretKeySelector{Key: "password"}, TLS: true}
+	ep := pod.Endpoint{Host: "vk.perf.svc", Port: 6379, Password: &corev1.SecretKeySelector{Key: "password"}, TLS: true}
 	m := memtier.Memtier{}
 	steps := m.Steps(spec)
 	inv := m.Run(spec, ep, steps[1])
@@ -89,7 +89,7 @@ func TestMemtierAndRedisBenchmarkCommands(t *testing.T) {
 	if got != want {
 		t.Errorf("memtier run:\n got %s\nwant %s", got, want)
 	}
-	if len(inv.SecretEnv) != 1 || inv.SecretEnv[0] != workloads.EnvPassword {
+	if len(inv.SecretEnv) != 1 || inv.SecretEnv[0] != pod.EnvPassword {
 		t.Errorf("the password variable must be redacted: %v", inv.SecretEnv)
 	}
 	load := strings.Join(m.Prepare(spec, ep).Command, " ")
@@ -98,7 +98,7 @@ func TestMemtierAndRedisBenchmarkCommands(t *testing.T) {
 	}
 	rb := redisbenchmark.RedisBenchmark{}
 	rspec := &benchv1.WorkloadSpec{RedisBenchmark: &benchv1.RedisBenchmarkWorkload{Tests: []string{"set", "get"}, Clients: []int32{50}, Pipeline: []int32{1}, Requests: 1000, DataSizeBytes: 3}}
-	got = strings.Join(rb.Run(rspec, workloads.Endpoint{Host: "r", Port: 6379}, rb.Steps(rspec)[0]).Command, " ")
+	got = strings.Join(rb.Run(rspec, pod.Endpoint{Host: "r", Port: 6379}, rb.Steps(rspec)[0]).Command, " ")
 	if got != "redis-benchmark -h r -p 6379 -c 50 -P 1 -n 1000 -d 3 -t set,get --csv" {
 		t.Errorf("redis-benchmark: %s", got)
 	}
@@ -151,15 +151,15 @@ func TestServerStatisticsArguments(t *testing.T) {
 	run := sampleRun()
 	ep := endpoint()
 	ep.TLS, ep.CASecret, ep.ClientCertSecret, ep.ServerName = true, "pg-ca", "pg-client", "db.example"
-	inv := workloads.Invocation{Command: []string{"tool"}} // a tool that takes no credentials
+	inv := pod.Invocation{Command: []string{"tool"}} // a tool that takes no credentials
 	job := Job(JobParams{Run: run, Name: "j", Role: benchv1.RoleLoadgen, Workload: "pgbench", Invocation: inv, Endpoint: ep,
-		ServerStatistics: ServerStatistics{Source: "postgresql", Database: "tpcc", Interval: 2 * time.Second}})
+		ServerStatistics: ServerStatistics{Protocol: pod.ProtocolPostgres, Database: "tpcc", Interval: 2 * time.Second}})
 	c := job.Spec.Template.Spec.Containers[0]
 	args := strings.Join(c.Args, " ")
 	for _, want := range []string{
-		"--server-statistics postgresql --server-address v4a-tpcb-pg-rw.perf.svc:5432 --server-database tpcc --server-poll-interval 2s",
-		"--server-tls --server-tls-ca " + workloads.CAFile + " --server-tls-cert " + workloads.TLSDir + "/tls.crt --server-tls-key " + workloads.TLSDir + "/tls.key --server-tls-name db.example",
-		"--redact-env " + workloads.EnvPassword,
+		"--server-statistics postgres --server-address v4a-tpcb-pg-rw.perf.svc:5432 --server-database tpcc --server-poll-interval 2s",
+		"--server-tls --server-tls-ca " + pod.CAFile + " --server-tls-cert " + pod.TLSDir + "/tls.crt --server-tls-key " + pod.TLSDir + "/tls.key --server-tls-name db.example",
+		"--redact-env " + pod.EnvPassword,
 	} {
 		if !strings.Contains(args, want) {
 			t.Errorf("runner arguments lack %q: %s", want, args)
@@ -172,11 +172,11 @@ func TestServerStatisticsArguments(t *testing.T) {
 		}
 		env[e.Name] = e.ValueFrom
 	}
-	if u, p := env[workloads.EnvUsername], env[workloads.EnvPassword]; u == nil || p == nil || p.SecretKeyRef.Name != "v4a-tpcb-pg-app" {
+	if u, p := env[pod.EnvUsername], env[pod.EnvPassword]; u == nil || p == nil || p.SecretKeyRef.Name != "v4a-tpcb-pg-app" {
 		t.Errorf("the poller's credentials do not come from the Secret: %+v", c.Env)
 	}
 	prep := Job(JobParams{Run: run, Name: "p", Role: benchv1.RolePrepare, Workload: "pgbench", Invocation: inv, Endpoint: ep,
-		ServerStatistics: ServerStatistics{Source: "postgresql", Database: "tpcc"}})
+		ServerStatistics: ServerStatistics{Protocol: pod.ProtocolPostgres, Database: "tpcc"}})
 	if a := strings.Join(prep.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(a, "--server-database app") {
 		t.Errorf("a prepare step polls the endpoint's database (the tool's schema is not built yet): %s", a)
 	}

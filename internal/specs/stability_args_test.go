@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 )
 
 func TestStabilityArgs(t *testing.T) {
@@ -30,7 +31,7 @@ func TestStabilityArgs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			run := sampleRun()
 			run.Spec.Workload.Warmup, run.Spec.Validity = tc.warmup, tc.validity
-			if diff := cmp.Diff(tc.want, stabilityArgs(JobParams{Run: run})); diff != "" {
+			if diff := cmp.Diff(tc.want, pod.ExecCommand{Stability: stability(run)}.Flags()); diff != "" {
 				t.Errorf("arguments (-want +got):\n%s", diff)
 			}
 		})

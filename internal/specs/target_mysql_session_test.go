@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/workloads"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 )
 
 func TestMySQLSessionArgs(t *testing.T) {
@@ -56,34 +56,34 @@ func TestSessionCheckArgs(t *testing.T) {
 	secret := func(key string) *corev1.SecretKeySelector {
 		return &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}, Key: key}
 	}
-	ep := workloads.Endpoint{Host: "db", Port: 3306, TLS: true, CASecret: "ca", ClientCertSecret: "client", ServerName: "db.n.svc",
+	ep := pod.Endpoint{Host: "db", Port: 3306, TLS: true, CASecret: "ca", ClientCertSecret: "client", ServerName: "db.n.svc",
 		Username: secret("username"), Password: secret("password"),
 		TLSVersion: "TLSv1.3", TLSCipher: "TLS_AES_128_GCM_SHA256", SessionVariables: map[string]string{"sql_mode": "ANSI", "autocommit": "ON"}}
-	p := JobParams{Run: run, Role: benchv1.RoleLoadgen, Endpoint: ep, SQLProtocol: workloads.ProtocolMySQL}
-	want := []string{"--session-check", "db:3306", "--session-protocol", "mysql", "--session-tls", "--session-tls-ca", workloads.CAFile,
-		"--session-tls-cert", workloads.ClientCertFile, "--session-tls-key", workloads.ClientKeyFile, "--session-tls-name", "db.n.svc",
+	p := JobParams{Run: run, Role: benchv1.RoleLoadgen, Endpoint: ep, Protocol: pod.ProtocolMySQL}
+	want := []string{"--session-check", "db:3306", "--session-protocol", "mysql", "--session-tls", "--session-tls-ca", pod.CAFile,
+		"--session-tls-cert", pod.ClientCertFile, "--session-tls-key", pod.ClientKeyFile, "--session-tls-name", "db.n.svc",
 		"--session-tls-version", "TLSv1.3", "--session-tls-cipher", "TLS_AES_128_GCM_SHA256",
 		"--session-variable", "autocommit=ON", "--session-variable", "sql_mode=ANSI"}
-	if diff := cmp.Diff(want, sessionCheckArgs(p)); diff != "" {
+	if diff := cmp.Diff(want, sessionCheck(p).Args()); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
-	args := runnerArgs(p)
-	if i := slices.Index(args, "--redact-env"); i < 0 || args[i+1] != workloads.EnvPassword {
+	args := execCommand(p).Args()
+	if i := slices.Index(args, "--redact-env"); i < 0 || args[i+1] != pod.EnvPassword {
 		t.Errorf("the password is not redacted: %v", args)
 	}
 	env := map[string]bool{}
 	for _, e := range containerEnv(p) {
 		env[e.Name] = e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil
 	}
-	if !env[workloads.EnvUsername] || !env[workloads.EnvPassword] {
+	if !env[pod.EnvUsername] || !env[pod.EnvPassword] {
 		t.Errorf("the check's credentials are not in the environment from the Secret: %v", containerEnv(p))
 	}
 	for name, q := range map[string]JobParams{
-		"another protocol": {Run: run, Role: benchv1.RoleLoadgen, Endpoint: ep, SQLProtocol: workloads.ProtocolPostgreSQL},
-		"a prepare step":   {Run: run, Role: benchv1.RolePrepare, Endpoint: ep, SQLProtocol: workloads.ProtocolMySQL},
-		"nothing asked":    {Run: run, Role: benchv1.RoleLoadgen, Endpoint: workloads.Endpoint{Host: "db", Port: 3306, TLS: true}, SQLProtocol: workloads.ProtocolMySQL},
+		"another protocol": {Run: run, Role: benchv1.RoleLoadgen, Endpoint: ep, Protocol: pod.ProtocolPostgres},
+		"a prepare step":   {Run: run, Role: benchv1.RolePrepare, Endpoint: ep, Protocol: pod.ProtocolMySQL},
+		"nothing asked":    {Run: run, Role: benchv1.RoleLoadgen, Endpoint: pod.Endpoint{Host: "db", Port: 3306, TLS: true}, Protocol: pod.ProtocolMySQL},
 	} {
-		if got := sessionCheckArgs(q); got != nil {
+		if got := sessionCheck(q).Args(); got != nil {
 			t.Errorf("%s: %v", name, got)
 		}
 	}

@@ -43,11 +43,17 @@ type name struct {
 // allowedFiles are the files that may name everything of a kind of name,
 // beside each target kind's own files (kindFiles).
 var allowedFiles = map[string]string{
-	"controllers/targets/registry.go":     "the target registry: one line per target kind",
-	"internal/telemetry/dbstats/mysql.go": "a database wire protocol, not a target kind: the poller of MySQL's and MariaDB's statistics speaks it to any endpoint",
-	"internal/telemetry/dbstats/mongodb.go": "a database wire protocol, not a target kind: the poller of serverStatus speaks it to any endpoint " +
+	"controllers/targets/registry.go": "the target registry: one line per target kind",
+	"internal/pod/protocol.go": "the wire protocols tools speak to their targets, named once for the pod contract: not target kinds " +
+		"(a tool speaks MySQL's protocol to MariaDB, to an external endpoint or to the operator's own target)",
+	"internal/runner/dbstats/mysql.go": "a database wire protocol, not a target kind: the poller of MySQL's and MariaDB's statistics speaks it to any endpoint",
+	"internal/runner/dbstats/mongodb.go": "a database wire protocol, not a target kind: the poller of serverStatus speaks it to any endpoint " +
 		"(MongoDB, FerretDB or another server of its protocol)",
-	"internal/telemetry/dbstats/opensearch.go": "a statistics API, not a target kind: the poller of the nodes stats API reads it " +
+	"internal/runner/queryengine/clickhouse.go": "a database's HTTP interface, not a target kind: the query engine's client speaks it to any " +
+		"ClickHouse endpoint, the operator's own target or an external one",
+	"internal/runner/queryengine/sqlclients.go": "database wire protocols, not target kinds: the query engine's SQL clients speak them to any endpoint",
+	"internal/runner/sessioncheck/check.go":     "a database wire protocol, not a target kind: the session check speaks MySQL's to any endpoint (MySQL, MariaDB)",
+	"internal/runner/dbstats/opensearch.go": "a statistics API, not a target kind: the poller of the nodes stats API reads it " +
 		"from any OpenSearch endpoint, the operator's own target or an external or managed cluster",
 }
 

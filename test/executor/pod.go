@@ -20,6 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	stats "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	contract "github.com/dbperf-io/dbperf-operator/internal/pod"
 )
 
 // maxTerminationMessage is the kubelet's limit for a termination message.
@@ -293,10 +295,10 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 		return nil, cleanup, err
 	}
 	_ = os.Chmod(termPath, 0o666)
-	runnerArgs := []string{"exec", "--summary-file", termPath}
+	host := contract.RunnerSettings{SummaryFile: termPath}
 	cg, cgErr := e.cgroups.create(string(pod.UID), c.Resources.Limits.Cpu().MilliValue(), c.Resources.Limits.Memory().Value())
 	if cgErr == nil {
-		runnerArgs = append(runnerArgs, "--cgroup-root", cg.root)
+		host.CgroupRoot = cg.root
 		e.mu.Lock()
 		r.cgroup = cg
 		e.mu.Unlock()
@@ -309,7 +311,7 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 	} else {
 		e.logf("pod %s/%s: no cgroup of its own (%v): the runner measures the whole machine", pod.Namespace, pod.Name, cgErr)
 	}
-	argv = append(append([]string{e.o.RunnerPath}, runnerArgs...), argv[2:]...)
+	argv = append(append([]string{e.o.RunnerPath, contract.CommandExec}, contract.ExecCommand{Runner: host}.Flags()...), argv[2:]...)
 	// The tool is looked up on PATH, as in the image.
 	env = setEnv(env, "PATH", strings.Join(append(e.o.Images[repo], "/usr/local/bin", "/usr/bin", "/bin"), ":"))
 	if getEnv(env, "HOME") == "" {
@@ -353,9 +355,9 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 }
 
 // runnerDir is where a workload pod's init container installs the runner,
-// as bin/dbperf-runner (internal/specs.RunnerDir).
+// as bin/runnerName (contract.RunnerPath).
 const (
-	runnerDir  = "/dbperf"
+	runnerDir  = contract.RunnerDir
 	runnerName = "dbperf-runner"
 )
 

@@ -45,12 +45,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/test/executor"
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
 	"github.com/dbperf-io/dbperf-operator/test/sim"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/registry"
 )
 
@@ -232,7 +232,7 @@ func record(t *testing.T) recorded {
 	}
 	spec := &benchv1.WorkloadSpec{RedisBenchmark: &benchv1.RedisBenchmarkWorkload{Tests: []string{"get"}, Requests: 5000,
 		Clients: []int32{4}, Pipeline: []int32{1}, KeySpace: 1000}}
-	inv := w.Run(spec, workloads.Endpoint{Host: "127.0.0.1", Port: int32(rd.Port)}, w.Steps(spec)[0])
+	inv := w.Run(spec, pod.Endpoint{Host: "127.0.0.1", Port: int32(rd.Port)}, w.Steps(spec)[0])
 	if inv.Command[0], err = localdb.Tool(inv.Command[0]); err != nil {
 		t.Fatal(err)
 	}

@@ -10,9 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/memtier"
 )
 
@@ -53,7 +53,7 @@ func TestRealValkeyCluster(t *testing.T) {
 	spec := &benchv1.WorkloadSpec{Memtier: &benchv1.MemtierWorkload{Threads: []int32{1}, Clients: 4, KeyMaximum: 3000,
 		Duration: metav1.Duration{Duration: 2 * time.Second}}}
 	host, port, _ := strings.Cut(addrs[0], ":")
-	ep := workloads.Endpoint{Host: host, Port: int32(atoi(t, port)), Cluster: true}
+	ep := pod.Endpoint{Host: host, Port: int32(atoi(t, port)), Cluster: true}
 	runMemtier(t, *memtier.Memtier{}.Prepare(spec, ep), true)
 	r := runMemtier(t, memtier.Memtier{}.Run(spec, ep, memtier.Memtier{}.Steps(spec)[0]), false)
 	if m, ok := r.Get(r.Primary); !ok || m.Value <= 0 {

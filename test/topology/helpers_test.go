@@ -14,10 +14,10 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/compare"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/memtier"
 )
 
@@ -31,15 +31,15 @@ func needMemtier(t *testing.T) {
 // runMemtier runs an invocation the operator built through the runner, its
 // result file in a temporary directory, and fails the test unless it
 // succeeded.
-func runMemtier(t *testing.T, inv workloads.Invocation, prepare bool) *results.Result {
+func runMemtier(t *testing.T, inv pod.Invocation, prepare bool) *results.Result {
 	t.Helper()
 	out := t.TempDir()
 	var cmd, files []string
 	for _, a := range inv.Command {
-		cmd = append(cmd, strings.ReplaceAll(a, workloads.OutputDir, out))
+		cmd = append(cmd, strings.ReplaceAll(a, pod.OutputDir, out))
 	}
 	for _, f := range inv.ResultFiles {
-		files = append(files, strings.Replace(f, workloads.OutputDir, out, 1))
+		files = append(files, strings.Replace(f, pod.OutputDir, out, 1))
 	}
 	var stdout bytes.Buffer
 	r := runner.Exec(context.Background(), runner.Options{Parser: memtier.Memtier{}, Prepare: prepare, Command: cmd, ResultFiles: files,

@@ -13,9 +13,9 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/compare"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/memtier"
 )
 
@@ -73,7 +73,7 @@ func TestRealValkeyReplication(t *testing.T) {
 
 	spec := &benchv1.WorkloadSpec{Memtier: &benchv1.MemtierWorkload{Threads: []int32{1}, Clients: 8, KeyMaximum: 20000, DataSizeBytes: 256,
 		Ratio: "1:1", Duration: metav1.Duration{Duration: 3 * time.Second}}}
-	eps := [2]workloads.Endpoint{{Host: "127.0.0.1", Port: int32(single.Port)}, {Host: "127.0.0.1", Port: int32(primary.Port)}}
+	eps := [2]pod.Endpoint{{Host: "127.0.0.1", Port: int32(single.Port)}, {Host: "127.0.0.1", Port: int32(primary.Port)}}
 	for _, ep := range eps {
 		runMemtier(t, *memtier.Memtier{}.Prepare(spec, ep), true)
 	}

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -48,7 +48,7 @@ func TestRunSubstitutesTheStepsValues(t *testing.T) {
 	if diff := cmp.Diff([]string{"threads=8,tables=4", "threads=16,tables=4"}, names); diff != "" {
 		t.Fatalf("steps (-want +got):\n%s", diff)
 	}
-	ep := workloads.Endpoint{Host: "db.example", Port: 3306, Database: "sbtest", Username: secretKey("username"), Password: secretKey("password"),
+	ep := pod.Endpoint{Host: "db.example", Port: 3306, Database: "sbtest", Username: secretKey("username"), Password: secretKey("password"),
 		TLS: true, CASecret: "ca", ClientCertSecret: "client", ServerName: "db.internal"}
 	inv := Custom{}.Run(spec, ep, steps[1])
 	if diff := cmp.Diff([]string{"sysbench", "oltp_read_only", "--threads=16", "--tables=4", "--time=60", "run"}, inv.Command); diff != "" {
@@ -101,7 +101,7 @@ func TestRunSubstitutesTheStepsValues(t *testing.T) {
 func TestPrepareAndDefaults(t *testing.T) {
 	spec := &benchv1.WorkloadSpec{Image: "x", Custom: &benchv1.CustomWorkload{Command: []string{"sh", "/scripts/run.sh"}, Format: benchv1.CustomOpenMetrics,
 		PrimaryMetric: benchv1.CustomMetricKey{Name: "ops_per_second"}}}
-	ep := workloads.Endpoint{Host: "cache", Port: 6379}
+	ep := pod.Endpoint{Host: "cache", Port: 6379}
 	if inv := (Custom{}).Prepare(spec, ep); inv != nil {
 		t.Errorf("a prepare step without prepare: %+v", inv)
 	}
@@ -136,15 +136,18 @@ func TestPrepareAndDefaults(t *testing.T) {
 	}
 }
 
+// The pod polls the statistics of the database the tool drives, whose
+// protocol every database the spec may name has.
 func TestServerStatisticsOfTheDatabaseTheToolDrives(t *testing.T) {
-	for db, want := range map[benchv1.CustomDatabase]string{
-		"": "", benchv1.CustomPostgres: dbstats.SourcePostgreSQL, benchv1.CustomMySQL: dbstats.SourceMySQL,
-		benchv1.CustomValkey: dbstats.SourceRedis, benchv1.CustomMongoDB: dbstats.SourceMongoDB, benchv1.CustomOpenSearch: dbstats.SourceOpenSearch,
+	for db, want := range map[benchv1.CustomDatabase]pod.Protocol{
+		"": "", benchv1.CustomPostgres: pod.ProtocolPostgres, benchv1.CustomMySQL: pod.ProtocolMySQL,
+		benchv1.CustomValkey: pod.ProtocolRedis, benchv1.CustomMongoDB: pod.ProtocolMongoDB, benchv1.CustomOpenSearch: pod.ProtocolOpenSearch,
 	} {
 		spec := sysbench()
 		spec.Custom.Database = db
-		if got, database := (Custom{}).ServerStatistics(spec); got != want || database != "" {
-			t.Errorf("%q: %q %q, want %q", db, got, database, want)
+		got := workloads.SpeaksOf(Custom{}, spec)
+		if got != (workloads.Speaks{Protocol: want}) || db != "" && !got.Protocol.HasStatistics() {
+			t.Errorf("%q: %+v, want %q with statistics", db, got, want)
 		}
 	}
 }

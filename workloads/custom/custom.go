@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -16,8 +16,8 @@ import (
 type Custom struct{}
 
 var (
-	_ workloads.Workload         = Custom{}
-	_ workloads.ServerStatistics = Custom{}
+	_ workloads.Workload = Custom{}
+	_ workloads.Speaker  = Custom{}
 )
 
 func (Custom) Name() string { return "custom" }
@@ -40,30 +40,30 @@ func (Custom) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
 	return workloads.Sweep(dims...)
 }
 
-func (Custom) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workloads.Invocation {
+func (Custom) Prepare(spec *benchv1.WorkloadSpec, ep pod.Endpoint) *pod.Invocation {
 	p := spec.Custom.Prepare
 	if p == nil {
 		return nil
 	}
-	return &workloads.Invocation{
+	return &pod.Invocation{
 		Command:   append(append([]string{}, p.Command...), p.Args...),
 		Env:       environment(spec, ep, nil),
 		SecretEnv: secretEnv(ep),
 	}
 }
 
-func (Custom) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.Step) workloads.Invocation {
+func (Custom) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step) pod.Invocation {
 	c := spec.Custom
 	cmd := make([]string, 0, len(c.Command)+len(c.Args))
 	for _, a := range append(append([]string{}, c.Command...), c.Args...) {
 		cmd = append(cmd, expand(a, step.Params))
 	}
-	inv := workloads.Invocation{
+	inv := pod.Invocation{
 		Command:      cmd,
 		Env:          environment(spec, ep, &step),
 		SecretEnv:    secretEnv(ep),
 		Files:        map[string]string{configFile: string(encodeConfig(spec))},
-		ParserConfig: workloads.FilesDir + "/" + configFile,
+		ParserConfig: pod.FilesDir + "/" + configFile,
 	}
 	if c.ResultFile != "" {
 		inv.ResultFiles = []string{resultPath(c)}
@@ -73,64 +73,30 @@ func (Custom) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step worklo
 
 // resultPath is where the tool writes its result file in the pod.
 func resultPath(c *benchv1.CustomWorkload) string {
-	return workloads.OutputDir + "/" + c.ResultFile
+	return pod.OutputDir + "/" + c.ResultFile
 }
-
-// Variables of a custom tool's environment besides the credentials
-// (workloads.EnvUsername, workloads.EnvPassword).
-const (
-	EnvHost            = "DBPERF_TARGET_HOST"
-	EnvPort            = "DBPERF_TARGET_PORT"
-	EnvDatabase        = "DBPERF_TARGET_DATABASE"
-	EnvTLS             = "DBPERF_TARGET_TLS"
-	EnvCAFile          = "DBPERF_TARGET_CA_FILE"
-	EnvCertFile        = "DBPERF_TARGET_CERT_FILE"
-	EnvKeyFile         = "DBPERF_TARGET_KEY_FILE"
-	EnvServerName      = "DBPERF_TARGET_SERVER_NAME"
-	EnvOutputDir       = workloads.EnvOutputDir
-	EnvResultFile      = "DBPERF_RESULT_FILE"
-	EnvDurationSeconds = "DBPERF_DURATION_SECONDS"
-	EnvStep            = "DBPERF_STEP"
-	EnvGenerators      = "DBPERF_GENERATORS"
-)
 
 // environment is the target, then dbperf's own settings, then the user's
 // variables in their order (placeholders replaced for a step; the prepare
 // step, of no step, gets none of those that hold one): the kubelet expands
 // $(VAR) references to earlier variables, so the user's values may name
 // the target's.
-func environment(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step *workloads.Step) []corev1.EnvVar {
+func environment(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step *workloads.Step) []corev1.EnvVar {
 	c := spec.Custom
-	env := []corev1.EnvVar{
-		{Name: EnvHost, Value: ep.Host},
-		{Name: EnvPort, Value: strconv.Itoa(int(ep.Port))},
-	}
-	if ep.Database != "" {
-		env = append(env, corev1.EnvVar{Name: EnvDatabase, Value: ep.Database})
-	}
-	env = append(env, ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword)...)
-	env = append(env, corev1.EnvVar{Name: EnvTLS, Value: strconv.FormatBool(ep.TLS)})
-	if ep.TLS && ep.CASecret != "" {
-		env = append(env, corev1.EnvVar{Name: EnvCAFile, Value: workloads.CAFile})
-	}
-	if ep.TLS && ep.ClientCertSecret != "" {
-		env = append(env, corev1.EnvVar{Name: EnvCertFile, Value: workloads.ClientCertFile},
-			corev1.EnvVar{Name: EnvKeyFile, Value: workloads.ClientKeyFile})
-	}
-	if ep.TLS && ep.ServerName != "" {
-		env = append(env, corev1.EnvVar{Name: EnvServerName, Value: ep.ServerName})
-	}
-	env = append(env, corev1.EnvVar{Name: EnvOutputDir, Value: workloads.OutputDir})
+	env := ep.AddressEnv(ep.Database)
+	env = append(env, ep.CredentialEnv(pod.EnvUsername, pod.EnvPassword)...)
+	env = append(env, ep.TLSEnv()...)
+	env = append(env, corev1.EnvVar{Name: pod.EnvOutputDir, Value: pod.OutputDir})
 	if c.ResultFile != "" {
-		env = append(env, corev1.EnvVar{Name: EnvResultFile, Value: resultPath(c)})
+		env = append(env, corev1.EnvVar{Name: pod.EnvResultFile, Value: resultPath(c)})
 	}
 	if c.Duration != nil {
-		env = append(env, corev1.EnvVar{Name: EnvDurationSeconds, Value: strconv.Itoa(int(c.Duration.Seconds()))})
+		env = append(env, corev1.EnvVar{Name: pod.EnvDurationSeconds, Value: strconv.Itoa(int(c.Duration.Seconds()))})
 	}
-	env = append(env, corev1.EnvVar{Name: EnvGenerators, Value: strconv.Itoa(int(max(spec.Parallelism, 1)))})
+	env = append(env, corev1.EnvVar{Name: pod.EnvGenerators, Value: strconv.Itoa(int(max(spec.Parallelism, 1)))})
 	params := map[string]int32{}
 	if step != nil {
-		env = append(env, corev1.EnvVar{Name: EnvStep, Value: step.Name})
+		env = append(env, corev1.EnvVar{Name: pod.EnvStep, Value: step.Name})
 		params = step.Params
 	}
 	for _, e := range c.Env {
@@ -142,31 +108,26 @@ func environment(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step *worklo
 	return env
 }
 
-func secretEnv(ep workloads.Endpoint) []string {
+func secretEnv(ep pod.Endpoint) []string {
 	if ep.Password == nil {
 		return nil
 	}
-	return []string{workloads.EnvPassword}
+	return []string{pod.EnvPassword}
 }
 
-// ServerStatistics: the database the spec says the tool drives, if any.
-func (Custom) ServerStatistics(spec *benchv1.WorkloadSpec) (string, string) {
+// Speaks: the protocol of the database the spec says the tool drives, if
+// any (a measurement against MySQL gets the session check).
+func (Custom) Speaks(spec *benchv1.WorkloadSpec) workloads.Speaks {
 	if spec.Custom == nil {
-		return "", ""
+		return workloads.Speaks{}
 	}
-	switch spec.Custom.Database {
-	case benchv1.CustomPostgres:
-		return dbstats.SourcePostgreSQL, ""
-	case benchv1.CustomMySQL:
-		return dbstats.SourceMySQL, ""
-	case benchv1.CustomValkey:
-		return dbstats.SourceRedis, ""
-	case benchv1.CustomMongoDB:
-		return dbstats.SourceMongoDB, ""
-	case benchv1.CustomOpenSearch:
-		return dbstats.SourceOpenSearch, ""
-	}
-	return "", ""
+	return workloads.Speaks{Protocol: protocols[spec.Custom.Database]}
+}
+
+// protocols are those of the databases a custom tool may drive.
+var protocols = map[benchv1.CustomDatabase]pod.Protocol{
+	benchv1.CustomPostgres: pod.ProtocolPostgres, benchv1.CustomMySQL: pod.ProtocolMySQL, benchv1.CustomValkey: pod.ProtocolRedis,
+	benchv1.CustomMongoDB: pod.ProtocolMongoDB, benchv1.CustomOpenSearch: pod.ProtocolOpenSearch,
 }
 
 // toolName is how reasons name the tool: its command's base name.

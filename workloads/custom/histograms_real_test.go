@@ -12,9 +12,9 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // buildHistograms builds the histograms example (its own package main)
@@ -75,7 +75,7 @@ func TestRealHistogramsExample(t *testing.T) {
 	redis := testutil.StartRedis(t, "--requirepass", "pa ss")
 	client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:" + strconv.Itoa(redis.Port), Password: "pa ss"})
 	defer client.Close()
-	ep := workloads.Endpoint{Host: "127.0.0.1", Port: int32(redis.Port), Password: secretKey("password")}
+	ep := pod.Endpoint{Host: "127.0.0.1", Port: int32(redis.Port), Password: secretKey("password")}
 	secrets := map[string]string{"password": "pa ss"}
 	const requests = 400 // per client: 200 SETs and 200 GETs
 

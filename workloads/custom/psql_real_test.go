@@ -11,9 +11,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // psqlStatements is the example's spec as docs/workloads/custom.md shows
@@ -42,7 +42,7 @@ func TestRealPsqlStatementsExample(t *testing.T) {
 	t.Setenv("PATH", examplesDir(t, "psql-statements")+string(os.PathListSeparator)+pg.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	spec := psqlStatements(5, 12)
 	valid(t, spec)
-	ep := workloads.Endpoint{Host: "127.0.0.1", Port: int32(pg.Port), Database: pg.Database, Username: secretKey("username"), Password: secretKey("password")}
+	ep := pod.Endpoint{Host: "127.0.0.1", Port: int32(pg.Port), Database: pg.Database, Username: secretKey("username"), Password: secretKey("password")}
 	secrets := map[string]string{"username": pg.User, "password": pg.Password}
 	ctx := context.Background()
 	connect := func(db string) *pgx.Conn {

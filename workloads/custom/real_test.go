@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // secretKey is a key of the target's Secret, as an Endpoint names it.
@@ -35,10 +35,10 @@ type local struct {
 	env []string
 }
 
-func localInvocation(t *testing.T, inv workloads.Invocation, secrets map[string]string) local {
+func localInvocation(t *testing.T, inv pod.Invocation, secrets map[string]string) local {
 	t.Helper()
 	out, files := t.TempDir(), t.TempDir()
-	rw := strings.NewReplacer(workloads.OutputDir, out, workloads.FilesDir, files)
+	rw := strings.NewReplacer(pod.OutputDir, out, pod.FilesDir, files)
 	var l local
 	for name, body := range inv.Files {
 		if err := os.WriteFile(filepath.Join(files, name), []byte(body), 0o644); err != nil {
@@ -69,7 +69,7 @@ func localInvocation(t *testing.T, inv workloads.Invocation, secrets map[string]
 
 // execLocal runs an invocation through the runner, as dbperf-runner exec
 // does in the pod.
-func execLocal(t *testing.T, inv workloads.Invocation, secrets map[string]string, prepare bool) (*results.Result, string) {
+func execLocal(t *testing.T, inv pod.Invocation, secrets map[string]string, prepare bool) (*results.Result, string) {
 	t.Helper()
 	l := localInvocation(t, inv, secrets)
 	for _, kv := range l.env {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 )
 
@@ -61,8 +62,8 @@ func validateTemplates(c *benchv1.CustomWorkload, p *field.Path) field.ErrorList
 		switch {
 		case !envName.MatchString(e.Name):
 			errs = append(errs, field.Invalid(ep.Child("name"), e.Name, "not an environment variable name (letters, digits and _)"))
-		case strings.HasPrefix(e.Name, "DBPERF_"):
-			errs = append(errs, field.Invalid(ep.Child("name"), e.Name, "DBPERF_ variables are set by the operator"))
+		case strings.HasPrefix(e.Name, pod.EnvPrefix):
+			errs = append(errs, field.Invalid(ep.Child("name"), e.Name, pod.EnvPrefix+" variables are set by the operator"))
 		case seen[e.Name]:
 			errs = append(errs, field.Duplicate(ep.Child("name"), e.Name))
 		}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/tlsciphers"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
@@ -28,11 +28,11 @@ func (HammerDB) Name() string { return "hammerdb" }
 // is the HammerDB installation, where hammerdbcli lives.
 func (HammerDB) DefaultImage() string { return "tpcorg/hammerdb:v4.12" }
 
-// Files of the generated scripts, mounted at workloads.FilesDir.
+// Files of the generated scripts, mounted at pod.FilesDir.
 const (
 	buildScript = "build.tcl"
 	// TimeProfileFile is where xtprof writes its report: HammerDB writes
-	// into $TMP, which the invocation points at workloads.OutputDir.
+	// into $TMP, which the invocation points at pod.OutputDir.
 	TimeProfileFile = "hdbxtprofile.log"
 	// JobsDatabase is HammerDB's jobs database (the output of every job),
 	// which it opens in $TMP at start-up, schema build and timed test alike.
@@ -96,13 +96,13 @@ func (HammerDB) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
 }
 
 // Prepare builds the schema, unless the spec keeps one.
-func (h HammerDB) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workloads.Invocation {
+func (h HammerDB) Prepare(spec *benchv1.WorkloadSpec, ep pod.Endpoint) *pod.Invocation {
 	inv := invocation(spec, ep, buildScript)
 	return &inv
 }
 
 // Run is one timed test at the step's virtual-user count.
-func (h HammerDB) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.Step) workloads.Invocation {
+func (h HammerDB) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step) pod.Invocation {
 	for i, s := range h.Steps(spec) {
 		if s.Name == step.Name {
 			return invocation(spec, ep, runScript(i))
@@ -113,20 +113,20 @@ func (h HammerDB) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step wo
 
 // invocation runs one script. Every invocation carries every script, so
 // that the run's files ConfigMap shows all of them from the first Job on.
-func invocation(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, script string) workloads.Invocation {
+func invocation(spec *benchv1.WorkloadSpec, ep pod.Endpoint, script string) pod.Invocation {
 	w := spec.HammerDB
-	inv := workloads.Invocation{
-		Command: []string{"./hammerdbcli", "auto", workloads.FilesDir + "/" + script},
-		Env:     append([]corev1.EnvVar{{Name: "TMP", Value: workloads.OutputDir}}, credentialEnv(ep)...),
+	inv := pod.Invocation{
+		Command: []string{"./hammerdbcli", "auto", pod.FilesDir + "/" + script},
+		Env:     append([]corev1.EnvVar{{Name: "TMP", Value: pod.OutputDir}}, credentialEnv(ep)...),
 		Files:   Scripts(w, ep),
 	}
 	// HammerDB uses $TMP only when the directory exists, else it falls back
 	// to /tmp; the runner makes the directories of result files, so every
 	// invocation names the jobs database as one, and $TMP applies to the
 	// schema build as it does to the timed test.
-	inv.ResultFiles = []string{workloads.OutputDir + "/" + JobsDatabase}
+	inv.ResultFiles = []string{pod.OutputDir + "/" + JobsDatabase}
 	if script != buildScript && timeProfile(w) {
-		inv.ResultFiles = append(inv.ResultFiles, workloads.OutputDir+"/"+TimeProfileFile)
+		inv.ResultFiles = append(inv.ResultFiles, pod.OutputDir+"/"+TimeProfileFile)
 	}
 	if w.Database != benchv1.HammerDBMySQL && ep.TLS {
 		// pg_sslmode below sets the mode; Pgtcl's libpq finds the CA and
@@ -138,26 +138,19 @@ func invocation(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, script string
 		}
 	}
 	for _, e := range inv.Env {
-		if e.Name == workloads.EnvPassword || e.Name == envSuperPassword {
+		if e.Name == pod.EnvPassword || e.Name == pod.EnvSuperuserPassword {
 			inv.SecretEnv = append(inv.SecretEnv, e.Name)
 		}
 	}
 	return inv
 }
 
-// Variables carrying the superuser of a PostgreSQL target, who builds the
-// schema and creates the schema user.
-const (
-	envSuperUser     = "DBPERF_TARGET_SUPERUSER"
-	envSuperPassword = "DBPERF_TARGET_SUPERUSER_PASSWORD"
-)
-
-func credentialEnv(ep workloads.Endpoint) []corev1.EnvVar {
-	env := ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword)
+func credentialEnv(ep pod.Endpoint) []corev1.EnvVar {
+	env := ep.CredentialEnv(pod.EnvUsername, pod.EnvPassword)
 	if ep.Superuser != nil && ep.SuperuserPassword != nil {
 		env = append(env,
-			corev1.EnvVar{Name: envSuperUser, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: ep.Superuser}},
-			corev1.EnvVar{Name: envSuperPassword, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: ep.SuperuserPassword}})
+			corev1.EnvVar{Name: pod.EnvSuperuser, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: ep.Superuser}},
+			corev1.EnvVar{Name: pod.EnvSuperuserPassword, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: ep.SuperuserPassword}})
 	}
 	return env
 }
@@ -186,7 +179,7 @@ func orDefault(s, d string) string {
 }
 
 // Scripts are the build script and one run script per step.
-func Scripts(w *benchv1.HammerDBWorkload, ep workloads.Endpoint) map[string]string {
+func Scripts(w *benchv1.HammerDBWorkload, ep pod.Endpoint) map[string]string {
 	files := map[string]string{buildScript: script(w, ep, 0)}
 	for i, vu := range w.VirtualUsers {
 		files[runScript(i)] = script(w, ep, vu)
@@ -197,7 +190,7 @@ func Scripts(w *benchv1.HammerDBWorkload, ep workloads.Endpoint) map[string]stri
 // script writes the Tcl of the build (vu 0) or of a timed test at vu
 // virtual users. Values from the spec are validated or braced; secrets are
 // read from the environment, never written into the script.
-func script(w *benchv1.HammerDBWorkload, ep workloads.Endpoint, vu int32) string {
+func script(w *benchv1.HammerDBWorkload, ep pod.Endpoint, vu int32) string {
 	var b strings.Builder
 	pre := prefixOf(w)
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
@@ -218,7 +211,7 @@ func script(w *benchv1.HammerDBWorkload, ep workloads.Endpoint, vu int32) string
 	line("dbset bm TPC-C")
 	diset("connection", "host", brace(ep.Host))
 	diset("connection", "port", strconv.Itoa(int(ep.Port)))
-	user, pass := "$::env("+workloads.EnvUsername+")", "$::env("+workloads.EnvPassword+")"
+	user, pass := "$::env("+pod.EnvUsername+")", "$::env("+pod.EnvPassword+")"
 	if w.Database == benchv1.HammerDBMySQL {
 		diset("connection", "socket", "null")
 		diset("connection", "ssl", strconv.FormatBool(ep.TLS))
@@ -226,20 +219,20 @@ func script(w *benchv1.HammerDBWorkload, ep workloads.Endpoint, vu int32) string
 			// TLS without a CA to verify against: HammerDB then needs a
 			// capath that exists (else it turns TLS off, only saying so in
 			// a message box) and no file names; the output directory is one.
-			diset("connection", "ssl_linux_capath", workloads.OutputDir)
+			diset("connection", "ssl_linux_capath", pod.OutputDir)
 			diset("connection", "ssl_ca", "{}")
 			diset("connection", "ssl_cert", "{}")
 			diset("connection", "ssl_key", "{}")
 			diset("connection", "ssl_two_way", "false")
 		} else if ep.TLS {
-			diset("connection", "ssl_linux_capath", workloads.TLSDir)
+			diset("connection", "ssl_linux_capath", pod.TLSDir)
 			if ep.CASecret != "" {
-				diset("connection", "ssl_ca", workloads.TLSDir+"/ca.crt")
+				diset("connection", "ssl_ca", pod.TLSDir+"/ca.crt")
 			}
 			if ep.ClientCertSecret != "" {
 				diset("connection", "ssl_two_way", "true")
-				diset("connection", "ssl_cert", workloads.TLSDir+"/tls.crt")
-				diset("connection", "ssl_key", workloads.TLSDir+"/tls.key")
+				diset("connection", "ssl_cert", pod.TLSDir+"/tls.crt")
+				diset("connection", "ssl_key", pod.TLSDir+"/tls.key")
 			} else {
 				diset("connection", "ssl_two_way", "false")
 			}
@@ -263,7 +256,7 @@ func script(w *benchv1.HammerDBWorkload, ep workloads.Endpoint, vu int32) string
 		diset("connection", "sslmode", mode)
 		superUser, superPass := user, pass
 		if ep.Superuser != nil && ep.SuperuserPassword != nil {
-			superUser, superPass = "$::env("+envSuperUser+")", "$::env("+envSuperPassword+")"
+			superUser, superPass = "$::env("+pod.EnvSuperuser+")", "$::env("+pod.EnvSuperuserPassword+")"
 		}
 		diset("tpcc", "superuser", superUser)
 		diset("tpcc", "superuserpass", superPass)
@@ -330,17 +323,4 @@ func minutes(d *metav1.Duration, def int32) int32 {
 		return def
 	}
 	return int32(d.Minutes())
-}
-
-// ServerStatistics: HammerDB drives PostgreSQL in its schema's database,
-// or MySQL.
-func (HammerDB) ServerStatistics(spec *benchv1.WorkloadSpec) (string, string) {
-	w := spec.HammerDB
-	if w == nil {
-		return "", ""
-	}
-	if w.Database == benchv1.HammerDBMySQL {
-		return dbstats.SourceMySQL, ""
-	}
-	return dbstats.SourcePostgreSQL, orDefault(w.SchemaDatabase, "tpcc")
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -19,7 +20,7 @@ func TestMySQLCipherReachesHammerDB(t *testing.T) {
 		"ECDHE-RSA-AES256-GCM-SHA384":             "diset connection mysql_ssl_cipher ECDHE-RSA-AES256-GCM-SHA384\n",
 		"TLS_AES_128_GCM_SHA256":                  "",
 	} {
-		ep := workloads.Endpoint{Host: "h", Port: 3306, TLS: true, CASecret: "ca", TLSVersion: "TLSv1.2", TLSCipher: cipher}
+		ep := pod.Endpoint{Host: "h", Port: 3306, TLS: true, CASecret: "ca", TLSVersion: "TLSv1.2", TLSCipher: cipher}
 		for name, body := range Scripts(spec.HammerDB, ep) {
 			if got := strings.Contains(body, "mysql_ssl_cipher"); got != (want != "") || want != "" && !strings.Contains(body, want) {
 				t.Errorf("%s, %s: want %q in\n%s", cipher, name, want, body)
@@ -27,10 +28,10 @@ func TestMySQLCipherReachesHammerDB(t *testing.T) {
 		}
 	}
 	var h HammerDB
-	if p := h.SQLProtocol(spec); p != workloads.ProtocolMySQL {
-		t.Errorf("HammerDB on MySQL speaks %q", p)
+	if s := h.Speaks(spec); s != (workloads.Speaks{Protocol: pod.ProtocolMySQL}) {
+		t.Errorf("HammerDB on MySQL speaks %+v", s)
 	}
-	if pg := seed(benchv1.HammerDBPostgres, 10); h.SQLProtocol(pg) != workloads.ProtocolPostgreSQL {
-		t.Errorf("HammerDB on PostgreSQL speaks %q", h.SQLProtocol(pg))
+	if pg := seed(benchv1.HammerDBPostgres, 10); h.Speaks(pg).Protocol != pod.ProtocolPostgres {
+		t.Errorf("HammerDB on PostgreSQL speaks %+v", h.Speaks(pg))
 	}
 }

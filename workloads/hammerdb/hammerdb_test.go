@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
@@ -342,7 +343,7 @@ func secretKey(name, key string) *corev1.SecretKeySelector {
 }
 
 func TestGoldenScripts(t *testing.T) {
-	pg := workloads.Endpoint{Host: "bench-pg-rw.perf.svc", Port: 5432, Database: "app",
+	pg := pod.Endpoint{Host: "bench-pg-rw.perf.svc", Port: 5432, Database: "app",
 		Username: secretKey("bench-pg-app", "username"), Password: secretKey("bench-pg-app", "password"),
 		Superuser: secretKey("bench-pg-superuser", "username"), SuperuserPassword: secretKey("bench-pg-superuser", "password")}
 	spec := seed(benchv1.HammerDBPostgres, 100)
@@ -350,7 +351,7 @@ func TestGoldenScripts(t *testing.T) {
 	for name, body := range Scripts(spec.HammerDB, pg) {
 		testutil.Golden(t, "pg-100wh-"+name, body)
 	}
-	my := workloads.Endpoint{Host: "bench-mysql.perf.svc", Port: 3306, TLS: true, CASecret: "bench-mysql-tls", ClientCertSecret: "bench-mysql-client-tls",
+	my := pod.Endpoint{Host: "bench-mysql.perf.svc", Port: 3306, TLS: true, CASecret: "bench-mysql-tls", ClientCertSecret: "bench-mysql-client-tls",
 		Username: secretKey("bench-mysql-credentials", "username"), Password: secretKey("bench-mysql-credentials", "password")}
 	spec = seed("mysql", 1)
 	spec.HammerDB.Settings = map[string]string{"mysql_storage_engine": "innodb"}
@@ -360,7 +361,7 @@ func TestGoldenScripts(t *testing.T) {
 }
 
 func TestInvocations(t *testing.T) {
-	ep := workloads.Endpoint{Host: "db", Port: 5432, Username: secretKey("s", "username"), Password: secretKey("s", "password")}
+	ep := pod.Endpoint{Host: "db", Port: 5432, Username: secretKey("s", "username"), Password: secretKey("s", "password")}
 	spec := seed(benchv1.HammerDBPostgres, 1)
 	h := HammerDB{}
 	steps := h.Steps(spec)
@@ -369,7 +370,7 @@ func TestInvocations(t *testing.T) {
 	}
 	prep := h.Prepare(spec, ep)
 	if strings.Join(prep.Command, " ") != "./hammerdbcli auto /etc/dbperf/workload/build.tcl" ||
-		strings.Join(prep.ResultFiles, " ") != "/dbperf/out/hammer.DB" || prep.Env[0].Name != "TMP" || prep.Env[0].Value != workloads.OutputDir {
+		strings.Join(prep.ResultFiles, " ") != "/dbperf/out/hammer.DB" || prep.Env[0].Name != "TMP" || prep.Env[0].Value != pod.OutputDir {
 		t.Errorf("prepare %+v", prep)
 	}
 	run := h.Run(spec, ep, steps[1])
@@ -380,7 +381,7 @@ func TestInvocations(t *testing.T) {
 	if len(run.Files) != 3 || !strings.Contains(run.Files["run-1.tcl"], "vuset vu 40") {
 		t.Errorf("files %v", workloads.SortedKeys(run.Files))
 	}
-	if strings.Join(run.SecretEnv, ",") != workloads.EnvPassword || run.Env[0].Name != "TMP" || run.Env[0].Value != workloads.OutputDir {
+	if strings.Join(run.SecretEnv, ",") != pod.EnvPassword || run.Env[0].Name != "TMP" || run.Env[0].Value != pod.OutputDir {
 		t.Errorf("env %+v secret %v", run.Env, run.SecretEnv)
 	}
 	for _, body := range run.Files {
@@ -420,13 +421,13 @@ func TestScriptKeysExistInHammerDBsDictionary(t *testing.T) {
 	for _, c := range []struct {
 		db   benchv1.HammerDBDatabase
 		dict string
-		ep   workloads.Endpoint
+		ep   pod.Endpoint
 	}{
-		{benchv1.HammerDBPostgres, "pg-print-dict.txt", workloads.Endpoint{Host: "h", Port: 5432, TLS: true, CASecret: "ca",
+		{benchv1.HammerDBPostgres, "pg-print-dict.txt", pod.Endpoint{Host: "h", Port: 5432, TLS: true, CASecret: "ca",
 			Superuser: secretKey("s", "username"), SuperuserPassword: secretKey("s", "password")}},
-		{"mysql", "mysql-print-dict-ssl-options.txt", workloads.Endpoint{Host: "h", Port: 3306, TLS: true, CASecret: "ca", ClientCertSecret: "client"}},
-		{"mysql", "mysql-print-dict-ssl-options.txt", workloads.Endpoint{Host: "h", Port: 3306, TLS: true}},
-		{"mysql", "mysql-print-dict-ssl-options.txt", workloads.Endpoint{Host: "h", Port: 3306, TLS: true, TLSCipher: "ECDHE-RSA-AES128-GCM-SHA256"}},
+		{"mysql", "mysql-print-dict-ssl-options.txt", pod.Endpoint{Host: "h", Port: 3306, TLS: true, CASecret: "ca", ClientCertSecret: "client"}},
+		{"mysql", "mysql-print-dict-ssl-options.txt", pod.Endpoint{Host: "h", Port: 3306, TLS: true}},
+		{"mysql", "mysql-print-dict-ssl-options.txt", pod.Endpoint{Host: "h", Port: 3306, TLS: true, TLSCipher: "ECDHE-RSA-AES128-GCM-SHA256"}},
 	} {
 		known := map[string]string{} // key → section
 		section := ""
@@ -462,12 +463,12 @@ func TestScriptKeysExistInHammerDBsDictionary(t *testing.T) {
 // certificate in its variables (pg_sslmode in the script sets the mode).
 func TestPostgresTwoWayTLSEnvironment(t *testing.T) {
 	spec := seed(benchv1.HammerDBPostgres, 1)
-	inv := HammerDB{}.Run(spec, workloads.Endpoint{Host: "h", Port: 5432, TLS: true, CASecret: "ca", ClientCertSecret: "client"}, HammerDB{}.Steps(spec)[0])
+	inv := HammerDB{}.Run(spec, pod.Endpoint{Host: "h", Port: 5432, TLS: true, CASecret: "ca", ClientCertSecret: "client"}, HammerDB{}.Steps(spec)[0])
 	env := map[string]string{}
 	for _, e := range inv.Env {
 		env[e.Name] = e.Value
 	}
-	want := map[string]string{"PGSSLROOTCERT": workloads.CAFile, "PGSSLCERT": workloads.ClientCertFile, "PGSSLKEY": workloads.ClientKeyFile}
+	want := map[string]string{"PGSSLROOTCERT": pod.CAFile, "PGSSLCERT": pod.ClientCertFile, "PGSSLKEY": pod.ClientKeyFile}
 	for k, v := range want {
 		if env[k] != v {
 			t.Errorf("%s = %q, want %q", k, env[k], v)
@@ -486,8 +487,8 @@ func TestPostgresTwoWayTLSEnvironment(t *testing.T) {
 // names the output directory (which the runner makes) and blanks the files.
 func TestMySQLTLSWithoutCAKeepsTLSOn(t *testing.T) {
 	spec := seed(benchv1.HammerDBMySQL, 1)
-	body := Scripts(spec.HammerDB, workloads.Endpoint{Host: "h", Port: 3306, TLS: true})[runScript(0)]
-	for _, want := range []string{"diset connection mysql_ssl true\n", "diset connection mysql_ssl_linux_capath " + workloads.OutputDir + "\n",
+	body := Scripts(spec.HammerDB, pod.Endpoint{Host: "h", Port: 3306, TLS: true})[runScript(0)]
+	for _, want := range []string{"diset connection mysql_ssl true\n", "diset connection mysql_ssl_linux_capath " + pod.OutputDir + "\n",
 		"diset connection mysql_ssl_ca {}\n", "diset connection mysql_ssl_cert {}\n", "diset connection mysql_ssl_key {}\n"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the script lacks %q:\n%s", want, body)
@@ -505,7 +506,7 @@ func TestScriptsRunInTclsh(t *testing.T) {
 	if err != nil {
 		t.Fatal("tclsh is not installed (bash hack/install-deps.sh installs tcl)")
 	}
-	ep := workloads.Endpoint{Host: "bench-pg-rw.perf.svc", Port: 5432, Database: "app",
+	ep := pod.Endpoint{Host: "bench-pg-rw.perf.svc", Port: 5432, Database: "app",
 		Username: secretKey("s", "username"), Password: secretKey("s", "password"),
 		Superuser: secretKey("su", "username"), SuperuserPassword: secretKey("su", "password")}
 	spec := seed(benchv1.HammerDBPostgres, 4)
@@ -521,7 +522,7 @@ func TestScriptsRunInTclsh(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(tclsh, file)
-		cmd.Env = append(os.Environ(), workloads.EnvUsername+"=bench", workloads.EnvPassword+"="+password,
+		cmd.Env = append(os.Environ(), pod.EnvUsername+"=bench", pod.EnvPassword+"="+password,
 			"DBPERF_TARGET_SUPERUSER=postgres", "DBPERF_TARGET_SUPERUSER_PASSWORD="+password)
 		out, err := cmd.CombinedOutput()
 		if err != nil {

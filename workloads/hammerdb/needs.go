@@ -2,6 +2,7 @@ package hammerdb
 
 import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -12,13 +13,17 @@ var _ workloads.TargetNeeds = HammerDB{}
 // script of every step names it, as tpcc superuser).
 func (HammerDB) NeedsAdministrator(*benchv1.WorkloadSpec) bool { return true }
 
-var _ workloads.SQLProtocol = HammerDB{}
+var _ workloads.Speaker = HammerDB{}
 
-// SQLProtocol: HammerDB speaks MySQL's protocol to MySQL, PostgreSQL's to
-// PostgreSQL.
-func (HammerDB) SQLProtocol(spec *benchv1.WorkloadSpec) string {
-	if spec.HammerDB != nil && spec.HammerDB.Database == benchv1.HammerDBMySQL {
-		return workloads.ProtocolMySQL
+// Speaks: HammerDB speaks MySQL's protocol to MySQL, PostgreSQL's to
+// PostgreSQL, where it measures in its schema's database.
+func (HammerDB) Speaks(spec *benchv1.WorkloadSpec) workloads.Speaks {
+	w := spec.HammerDB
+	switch {
+	case w == nil:
+		return workloads.Speaks{}
+	case w.Database == benchv1.HammerDBMySQL:
+		return workloads.Speaks{Protocol: pod.ProtocolMySQL}
 	}
-	return workloads.ProtocolPostgreSQL
+	return workloads.Speaks{Protocol: pod.ProtocolPostgres, Database: orDefault(w.SchemaDatabase, "tpcc")}
 }

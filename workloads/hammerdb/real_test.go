@@ -11,9 +11,9 @@ import (
 	"time"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // The real hammerdbcli 4.12 (hack/build-tools.sh; HAMMERDB_HOME
@@ -24,7 +24,7 @@ import (
 // fails to connect, which is not what is tested here).
 func TestRealSchemaBuildWritesIntoTMP(t *testing.T) {
 	home := testutil.NeedEnv(t, "HAMMERDB_HOME") // HammerDB 4.12 built by hack/build-tools.sh
-	inv := HammerDB{}.Prepare(seed(benchv1.HammerDBPostgres, 1), workloads.Endpoint{Host: "127.0.0.1", Port: int32(testutil.FreePort(t)),
+	inv := HammerDB{}.Prepare(seed(benchv1.HammerDBPostgres, 1), pod.Endpoint{Host: "127.0.0.1", Port: int32(testutil.FreePort(t)),
 		Username: secretKey("s", "username"), Password: secretKey("s", "password")})
 	dir := t.TempDir()
 	files, out := filepath.Join(dir, "files"), filepath.Join(dir, "out") // out is not created: the runner must make it
@@ -37,7 +37,7 @@ func TestRealSchemaBuildWritesIntoTMP(t *testing.T) {
 		}
 	}
 	local := func(s string) string {
-		return strings.ReplaceAll(strings.ReplaceAll(s, workloads.FilesDir, files), workloads.OutputDir, out)
+		return strings.ReplaceAll(strings.ReplaceAll(s, pod.FilesDir, files), pod.OutputDir, out)
 	}
 	var cmd, results []string
 	for _, a := range inv.Command {

@@ -17,11 +17,11 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/certs"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // tpccCase is one server and connection of the TPROC-C tests.
@@ -87,7 +87,7 @@ func TestRealTPCC(t *testing.T) {
 
 // tpccServer is what a case needs of its server.
 type tpccServer struct {
-	ep      workloads.Endpoint
+	ep      pod.Endpoint
 	secrets map[string]string // environment of the pod: credentials
 	// neworders is the sum of district.d_next_o_id; transactions is the
 	// server's transaction counter HammerDB reads.
@@ -101,7 +101,7 @@ func tpcc(t *testing.T, home string, c tpccCase, rampUp time.Duration) {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	_ = os.Chmod(dir, 0o755)
-	tlsDir := filepath.Join(dir, "tls") // stands for workloads.TLSDir
+	tlsDir := filepath.Join(dir, "tls") // stands for pod.TLSDir
 	var client map[string][]byte
 	var server map[string][]byte
 	if c.tls {
@@ -218,11 +218,11 @@ func postgresServer(t *testing.T, tls bool, server map[string][]byte) tpccServer
 		return v
 	}
 	return tpccServer{
-		ep: workloads.Endpoint{Host: "127.0.0.1", Port: int32(pg.Port), Database: pg.Database,
+		ep: pod.Endpoint{Host: "127.0.0.1", Port: int32(pg.Port), Database: pg.Database,
 			Username: secretKey("s", "username"), Password: secretKey("s", "password"),
 			Superuser: secretKey("s", "superuser"), SuperuserPassword: secretKey("s", "superuser-password")},
-		secrets: map[string]string{workloads.EnvUsername: pg.User, workloads.EnvPassword: pg.Password,
-			envSuperUser: pg.User, envSuperPassword: pg.Password},
+		secrets: map[string]string{pod.EnvUsername: pg.User, pod.EnvPassword: pg.Password,
+			pod.EnvSuperuser: pg.User, pod.EnvSuperuserPassword: pg.Password},
 		neworders: func() float64 {
 			if query("postgres", "SELECT count(*) FROM pg_database WHERE datname = 'tpcc'") == 0 {
 				return 0
@@ -278,8 +278,8 @@ func mariadbServer(t *testing.T, dir string, tls bool, server map[string][]byte)
 		return v
 	}
 	return tpccServer{
-		ep:      workloads.Endpoint{Host: "127.0.0.1", Port: int32(db.Port), Username: secretKey("s", "username"), Password: secretKey("s", "password")},
-		secrets: map[string]string{workloads.EnvUsername: "bench", workloads.EnvPassword: password},
+		ep:      pod.Endpoint{Host: "127.0.0.1", Port: int32(db.Port), Username: secretKey("s", "username"), Password: secretKey("s", "password")},
+		secrets: map[string]string{pod.EnvUsername: "bench", pod.EnvPassword: password},
 		neworders: func() float64 {
 			if query("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'tpcc' AND table_name = 'district'") == 0 {
 				return 0
@@ -297,7 +297,7 @@ func mariadbServer(t *testing.T, dir string, tls bool, server map[string][]byte)
 // directory standing for FilesDir, results in one standing for OutputDir,
 // TLS files in tlsDir, the secrets in the environment, and hammerdbcli run
 // from its installation directory (the image's working directory).
-func runHammerDB(t *testing.T, home, dir, tlsDir string, inv workloads.Invocation, secrets map[string]string, prepare bool, timeout time.Duration) (*results.Result, string) {
+func runHammerDB(t *testing.T, home, dir, tlsDir string, inv pod.Invocation, secrets map[string]string, prepare bool, timeout time.Duration) (*results.Result, string) {
 	t.Helper()
 	job, err := os.MkdirTemp(dir, "job-")
 	if err != nil {
@@ -306,7 +306,7 @@ func runHammerDB(t *testing.T, home, dir, tlsDir string, inv workloads.Invocatio
 	files, out := filepath.Join(job, "files"), filepath.Join(job, "out")
 	writeFiles(t, files, nil, 0o644)
 	local := func(s string) string {
-		return strings.NewReplacer(workloads.FilesDir, files, workloads.OutputDir, out, workloads.TLSDir, tlsDir).Replace(s)
+		return strings.NewReplacer(pod.FilesDir, files, pod.OutputDir, out, pod.TLSDir, tlsDir).Replace(s)
 	}
 	for name, body := range inv.Files {
 		if err := os.WriteFile(filepath.Join(files, name), []byte(local(body)), 0o644); err != nil {
@@ -345,7 +345,7 @@ func runHammerDB(t *testing.T, home, dir, tlsDir string, inv workloads.Invocatio
 	}
 	r := runner.Exec(context.Background(), runner.Options{Parser: HammerDB{}, Prepare: prepare, Command: cmd, ResultFiles: results,
 		Timeout: timeout, Stdout: &log, SecretValues: secretValues})
-	if strings.Contains(log.String(), secrets[workloads.EnvPassword]) {
+	if strings.Contains(log.String(), secrets[pod.EnvPassword]) {
 		t.Errorf("the password appears in the runner's output")
 	}
 	// DBPERF_HAMMERDB_RECORD=DIR keeps hammerdbcli's own output of every

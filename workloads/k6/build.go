@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
@@ -24,7 +25,7 @@ func (K6) DefaultImage() string { return "grafana/k6:1.0.0" }
 
 const (
 	inlineScript = "script.js"
-	summaryFile  = workloads.OutputDir + "/k6-summary.json"
+	summaryFile  = pod.OutputDir + "/k6-summary.json"
 )
 
 func (K6) Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.ErrorList {
@@ -35,8 +36,8 @@ func (K6) Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.ErrorList
 	}
 	var errs field.ErrorList
 	for k := range w.Env {
-		if strings.HasPrefix(k, "DBPERF_") {
-			errs = append(errs, field.Invalid(p.Child("env").Key(k), k, "DBPERF_ variables are set by the operator"))
+		if strings.HasPrefix(k, pod.EnvPrefix) {
+			errs = append(errs, field.Invalid(p.Child("env").Key(k), k, pod.EnvPrefix+" variables are set by the operator"))
 		}
 	}
 	for i, a := range w.Args {
@@ -69,13 +70,13 @@ func (K6) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
 }
 
 // Prepare: a k6 script's setup() does its own preparation.
-func (K6) Prepare(*benchv1.WorkloadSpec, workloads.Endpoint) *workloads.Invocation { return nil }
+func (K6) Prepare(*benchv1.WorkloadSpec, pod.Endpoint) *pod.Invocation { return nil }
 
-func (K6) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.Step) workloads.Invocation {
+func (K6) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step) pod.Invocation {
 	w := spec.K6
-	inv := workloads.Invocation{ResultFiles: []string{summaryFile}, Env: ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword)}
+	inv := pod.Invocation{ResultFiles: []string{summaryFile}, Env: ep.CredentialEnv(pod.EnvUsername, pod.EnvPassword)}
 	if ep.Password != nil {
-		inv.SecretEnv = []string{workloads.EnvPassword}
+		inv.SecretEnv = []string{pod.EnvPassword}
 	}
 	// p(99) and p(99.9) are what comparisons publish; k6 exports only up
 	// to p(95) unless told.
@@ -83,13 +84,13 @@ func (K6) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.
 	// per-request-name histograms and the time series come from them.
 	cmd := []string{"k6", "run", "--no-color", "--summary-export", summaryFile, "--summary-trend-stats", "avg,min,med,max,p(90),p(95),p(99),p(99.9)",
 		"--out", "json=" + samplesFile,
-		"-e", "DBPERF_TARGET_HOST=" + ep.Host, "-e", "DBPERF_TARGET_PORT=" + strconv.Itoa(int(ep.Port))}
+		"-e", pod.EnvHost + "=" + ep.Host, "-e", pod.EnvPort + "=" + strconv.Itoa(int(ep.Port))}
 	inv.SampleStream = samplesFile
 	for _, m := range w.Metrics {
-		inv.Metrics = append(inv.Metrics, workloads.MetricDeclaration{Name: m.Name, Unit: m.Unit, Direction: results.Direction(m.Direction)})
+		inv.Metrics = append(inv.Metrics, pod.MetricDeclaration{Name: m.Name, Unit: m.Unit, Direction: results.Direction(m.Direction)})
 	}
 	if ep.Database != "" {
-		cmd = append(cmd, "-e", "DBPERF_TARGET_DATABASE="+ep.Database)
+		cmd = append(cmd, "-e", pod.EnvDatabase+"="+ep.Database)
 	}
 	if v, ok := step.Params["vus"]; ok {
 		cmd = append(cmd, "--vus", strconv.Itoa(int(v)))
@@ -108,12 +109,12 @@ func (K6) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.
 	}
 	cmd = append(cmd, w.Args...)
 	if w.ScriptConfigMap != nil {
-		f := workloads.ConfigMapFile{ConfigMap: w.ScriptConfigMap.Name, Key: w.ScriptConfigMap.Key}
-		inv.ConfigMapFiles = []workloads.ConfigMapFile{f}
-		cmd = append(cmd, workloads.ConfigMapFilePath(f))
+		f := pod.ConfigMapFile{ConfigMap: w.ScriptConfigMap.Name, Key: w.ScriptConfigMap.Key}
+		inv.ConfigMapFiles = []pod.ConfigMapFile{f}
+		cmd = append(cmd, pod.ConfigMapFilePath(f))
 	} else {
 		inv.Files = map[string]string{inlineScript: w.Script}
-		cmd = append(cmd, workloads.FilesDir+"/"+inlineScript)
+		cmd = append(cmd, pod.FilesDir+"/"+inlineScript)
 	}
 	inv.Command = cmd
 	return inv

@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 func TestRunCommandWithScriptConfigMap(t *testing.T) {
@@ -24,7 +24,7 @@ func TestRunCommandWithScriptConfigMap(t *testing.T) {
 	if len(steps) != 2 || steps[1].Name != "vus=100" {
 		t.Fatalf("steps %+v", steps)
 	}
-	ep := workloads.Endpoint{Host: "kv-valkey.perf.svc", Port: 6379,
+	ep := pod.Endpoint{Host: "kv-valkey.perf.svc", Port: 6379,
 		Password: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "kv"}, Key: "password"}}
 	inv := K6{}.Run(spec, ep, steps[1])
 	got := strings.Join(inv.Command, " ")
@@ -61,7 +61,7 @@ func TestRunCommandWithScriptConfigMap(t *testing.T) {
 func TestInlineScriptAndValidation(t *testing.T) {
 	spec := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{Script: "export default function () {}"}}
 	steps := K6{}.Steps(spec)
-	inv := K6{}.Run(spec, workloads.Endpoint{Host: "h", Port: 80}, steps[0])
+	inv := K6{}.Run(spec, pod.Endpoint{Host: "h", Port: 80}, steps[0])
 	if len(steps) != 1 || inv.Files[inlineScript] == "" || !strings.HasSuffix(strings.Join(inv.Command, " "), "/etc/dbperf/workload/script.js") {
 		t.Errorf("inline: steps %+v, invocation %+v", steps, inv)
 	}

@@ -16,10 +16,10 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/compare"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // twentyOperations requests 20 named operations in turn at a fixed arrival
@@ -61,7 +61,7 @@ func TestRealK6TwentyOperationsCompared(t *testing.T) {
 	}))
 	defer srv.Close()
 	host, port, _ := strings.Cut(strings.TrimPrefix(srv.URL, "http://"), ":")
-	ep := workloads.Endpoint{Host: host, Port: int32(mustAtoi(t, port))}
+	ep := pod.Endpoint{Host: host, Port: int32(mustAtoi(t, port))}
 	spec := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{Script: twentyOperations}}
 	sides := [2]compare.Side{{Name: "baseline"}, {Name: "slower"}}
 	for rep := 0; rep < 10; rep++ { // interleaved: baseline, variant, ...

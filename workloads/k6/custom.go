@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
@@ -42,13 +43,13 @@ func inferDirection(name, kind string, time bool) (results.Direction, bool) {
 	return results.Neutral, false
 }
 
-func (s *sink) declaration(name string) (workloads.MetricDeclaration, bool) {
+func (s *sink) declaration(name string) (pod.MetricDeclaration, bool) {
 	for _, d := range s.opts.Metrics {
 		if d.Name == name {
 			return d, true
 		}
 	}
-	return workloads.MetricDeclaration{}, false
+	return pod.MetricDeclaration{}, false
 }
 
 // addCustom adds the script's custom metrics per request name, and gives

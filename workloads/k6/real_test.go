@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
@@ -29,7 +30,7 @@ import (
 // runReal runs the operator's k6 invocation with the real k6 (built from the
 // Go module proxy by hack/build-k6.sh; K6 names it) through dbperf-runner,
 // with the pod's paths mapped to a temporary directory.
-func runReal(t *testing.T, spec *benchv1.WorkloadSpec, ep workloads.Endpoint, scriptFile string) (*results.Result, string) {
+func runReal(t *testing.T, spec *benchv1.WorkloadSpec, ep pod.Endpoint, scriptFile string) (*results.Result, string) {
 	return runRealAPDEX(t, spec, ep, scriptFile, nil)
 }
 
@@ -37,11 +38,11 @@ func localPath(p, dir string) string {
 	if p == "" {
 		return ""
 	}
-	return strings.ReplaceAll(p, workloads.OutputDir, dir)
+	return strings.ReplaceAll(p, pod.OutputDir, dir)
 }
 
 // runRealAPDEX is runReal with APDEX targets for the runner's windows.
-func runRealAPDEX(t *testing.T, spec *benchv1.WorkloadSpec, ep workloads.Endpoint, scriptFile string, apdex map[string]time.Duration) (*results.Result, string) {
+func runRealAPDEX(t *testing.T, spec *benchv1.WorkloadSpec, ep pod.Endpoint, scriptFile string, apdex map[string]time.Duration) (*results.Result, string) {
 	t.Helper()
 	k6 := testutil.NeedEnv(t, "K6") // built from the Go module proxy by hack/build-k6.sh
 	dir := t.TempDir()
@@ -67,12 +68,12 @@ func localCommand(command []string, k6, dir, scriptFile string) []string {
 		switch {
 		case a == "k6":
 			a = k6
-		case strings.HasPrefix(a, workloads.FilesDir):
-			a = filepath.Join(dir, strings.TrimPrefix(a, workloads.FilesDir))
-		case strings.HasPrefix(a, workloads.ConfigMapFilesDir):
+		case strings.HasPrefix(a, pod.FilesDir):
+			a = filepath.Join(dir, strings.TrimPrefix(a, pod.FilesDir))
+		case strings.HasPrefix(a, pod.ConfigMapFilesDir):
 			a = scriptFile
-		case strings.Contains(a, workloads.OutputDir): // also json=/dbperf/out/...
-			a = strings.ReplaceAll(a, workloads.OutputDir, dir)
+		case strings.Contains(a, pod.OutputDir): // also json=/dbperf/out/...
+			a = strings.ReplaceAll(a, pod.OutputDir, dir)
 		}
 		cmd = append(cmd, a)
 	}
@@ -91,7 +92,7 @@ func TestRealK6HTTP(t *testing.T) {
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	host, port, _ := strings.Cut(addr, ":")
-	ep := workloads.Endpoint{Host: host, Port: int32(mustAtoi(t, port))}
+	ep := pod.Endpoint{Host: host, Port: int32(mustAtoi(t, port))}
 	script := `import http from 'k6/http';
 import { check } from 'k6';
 export const options = { thresholds: { http_req_duration: [__ENV.LIMIT] } };
@@ -145,7 +146,7 @@ func TestRealK6SessionSampleAgainstRedis(t *testing.T) {
 	redis := testutil.StartRedis(t)
 	spec := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{ScriptConfigMap: &corev1ConfigMapKeySelector, VUs: []int32{4},
 		Duration: &metav1Duration{Duration: 2 * time.Second}}}
-	r, out := runReal(t, spec, workloads.Endpoint{Host: "127.0.0.1", Port: int32(redis.Port)}, script)
+	r, out := runReal(t, spec, pod.Endpoint{Host: "127.0.0.1", Port: int32(redis.Port)}, script)
 	if r.Verdict != results.Succeeded {
 		t.Fatalf("verdict %s %v\n%s", r.Verdict, r.Reasons, out)
 	}
@@ -188,7 +189,7 @@ func TestRealK6ParallelSegmentsAndBarrier(t *testing.T) {
 	}))
 	defer srv.Close()
 	host, port, _ := strings.Cut(strings.TrimPrefix(srv.URL, "http://"), ":")
-	ep := workloads.Endpoint{Host: host, Port: int32(mustAtoi(t, port))}
+	ep := pod.Endpoint{Host: host, Port: int32(mustAtoi(t, port))}
 	script := `import http from 'k6/http';
 export default function () { http.get('http://' + __ENV.DBPERF_TARGET_HOST + ':' + __ENV.DBPERF_TARGET_PORT + '/'); }`
 	spec := &benchv1.WorkloadSpec{Parallelism: 2, K6: &benchv1.K6Workload{Script: script, VUs: []int32{4}, Args: []string{"--iterations", "40"}}}

@@ -6,13 +6,14 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // samplesFile is where k6 writes its raw samples (--out json): a named
 // pipe the runner reads while k6 runs.
-const samplesFile = workloads.OutputDir + "/k6-samples.json"
+const samplesFile = pod.OutputDir + "/k6-samples.json"
 
 // Bounds of the sink's memory: operations broken down, those of them with
 // a latency histogram (188 KB each), and those with a time series.
@@ -32,10 +33,10 @@ var _ workloads.SampleParser = K6{}
 // NewSampleSink returns the sink of k6's JSON sample stream.
 func (K6) NewSampleSink(o workloads.SampleOptions) workloads.SampleSink {
 	if o.Resolution <= 0 {
-		o.Resolution = workloads.DefaultSeriesResolution
+		o.Resolution = pod.DefaultSeriesResolution
 	}
 	if o.APDEXWindow <= 0 {
-		o.APDEXWindow = workloads.DefaultAPDEXWindow
+		o.APDEXWindow = pod.DefaultAPDEXWindow
 	}
 	return &sink{opts: o, metrics: map[string]*metricState{}, seriesNames: map[string]bool{}, customOps: map[string]string{},
 		series: results.NewSeriesBuilder(o.Resolution, 0), apdex: results.NewAPDEXWindows(o.APDEXWindow, 0)}

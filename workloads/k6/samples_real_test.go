@@ -14,10 +14,10 @@ import (
 	"time"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // countingServer counts requests per path; /slow sleeps 20 ms, /fail
@@ -72,7 +72,7 @@ func TestRealK6PerOperationMetrics(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	host, port, _ := strings.Cut(strings.TrimPrefix(ts.URL, "http://"), ":")
-	ep := workloads.Endpoint{Host: host, Port: int32(mustAtoi(t, port))}
+	ep := pod.Endpoint{Host: host, Port: int32(mustAtoi(t, port))}
 	spec := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{Script: perOperationScript, VUs: []int32{4},
 		Duration: &metav1Duration{Duration: 4 * time.Second},
 		Metrics:  []benchv1.K6Metric{{Name: "items_added", Unit: "items", Direction: benchv1.HigherIsBetter}}}}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
@@ -70,7 +71,7 @@ func newStream() *stream {
 // /slow, Fail (500) in group checkout, custom metrics).
 func TestSampleSinkRecordedStream(t *testing.T) {
 	r := feed(t, "testdata/samples.jsonl", workloads.SampleOptions{APDEX: map[string]time.Duration{"*": 10 * time.Millisecond},
-		Metrics: []workloads.MetricDeclaration{{Name: "items_added", Unit: "items", Direction: results.HigherIsBetter}}})
+		Metrics: []pod.MetricDeclaration{{Name: "items_added", Unit: "items", Direction: results.HigherIsBetter}}})
 	for _, c := range []struct {
 		key  results.Key
 		want float64

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -24,7 +24,7 @@ func (Memtier) Name() string { return "memtier" }
 func (Memtier) DefaultImage() string { return "redislabs/memtier_benchmark:2.1.1" }
 
 // JSONFile is where the run step writes its JSON result.
-const JSONFile = workloads.OutputDir + "/memtier.json"
+const JSONFile = pod.OutputDir + "/memtier.json"
 
 func (Memtier) Validate(spec *benchv1.WorkloadSpec, path *field.Path) field.ErrorList {
 	m := spec.Memtier
@@ -57,7 +57,7 @@ func orDefault(v []int32, d int32) []int32 {
 	return v
 }
 
-func common(m *benchv1.MemtierWorkload, ep workloads.Endpoint) ([]string, workloads.Invocation) {
+func common(m *benchv1.MemtierWorkload, ep pod.Endpoint) ([]string, pod.Invocation) {
 	protocol := m.Protocol
 	if protocol == "" {
 		protocol = "redis"
@@ -75,9 +75,9 @@ func common(m *benchv1.MemtierWorkload, ep workloads.Endpoint) ([]string, worklo
 		// each key to its shard's primary.
 		cmd = append(cmd, "--cluster-mode")
 	}
-	inv := workloads.Invocation{Env: ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword)}
+	inv := pod.Invocation{Env: ep.CredentialEnv(pod.EnvUsername, pod.EnvPassword)}
 	if ep.Password != nil {
-		inv.SecretEnv = []string{workloads.EnvPassword}
+		inv.SecretEnv = []string{pod.EnvPassword}
 		if !optionalCredentials(ep) {
 			cmd = append(cmd, "--authenticate", credentials(ep))
 		}
@@ -85,7 +85,7 @@ func common(m *benchv1.MemtierWorkload, ep workloads.Endpoint) ([]string, worklo
 	if ep.TLS {
 		cmd = append(cmd, "--tls")
 		if ep.CASecret != "" {
-			cmd = append(cmd, "--cacert", workloads.CAFile)
+			cmd = append(cmd, "--cacert", pod.CAFile)
 		} else {
 			cmd = append(cmd, "--tls-skip-verify")
 		}
@@ -98,11 +98,11 @@ func common(m *benchv1.MemtierWorkload, ep workloads.Endpoint) ([]string, worklo
 
 // credentials is memtier's "USER:PASSWORD", or the password alone, as
 // references the kubelet expands from the Secret.
-func credentials(ep workloads.Endpoint) string {
+func credentials(ep pod.Endpoint) string {
 	if ep.Username == nil {
-		return "$(" + workloads.EnvPassword + ")"
+		return "$(" + pod.EnvPassword + ")"
 	}
-	return "$(" + workloads.EnvUsername + "):$(" + workloads.EnvPassword + ")"
+	return "$(" + pod.EnvUsername + "):$(" + pod.EnvPassword + ")"
 }
 
 // optionalCredentials: an external target's Secret may or may not hold a
@@ -110,7 +110,7 @@ func credentials(ep workloads.Endpoint) string {
 // reference to a variable it could not set as literal text, so memtier would
 // log in as the user "$(DBPERF_TARGET_USERNAME)". Such credentials are
 // assembled by a shell when the tool starts instead.
-func optionalCredentials(ep workloads.Endpoint) bool {
+func optionalCredentials(ep pod.Endpoint) bool {
 	optional := func(s *corev1.SecretKeySelector) bool { return s != nil && s.Optional != nil && *s.Optional }
 	return ep.Password != nil && (optional(ep.Username) || optional(ep.Password))
 }
@@ -119,11 +119,11 @@ func optionalCredentials(ep workloads.Endpoint) bool {
 // "USER:PASSWORD" when the Secret has a username, else with ":PASSWORD"
 // (memtier's form of a password alone, which may itself hold a colon), and
 // without --authenticate when the Secret has no password either.
-const authScript = `if [ -n "$` + workloads.EnvPassword + `" ]; then set -- "$@" --authenticate "${` + workloads.EnvUsername + `:+$` + workloads.EnvUsername + `}:$` + workloads.EnvPassword + `"; fi; exec memtier_benchmark "$@"`
+const authScript = `if [ -n "$` + pod.EnvPassword + `" ]; then set -- "$@" --authenticate "${` + pod.EnvUsername + `:+$` + pod.EnvUsername + `}:$` + pod.EnvPassword + `"; fi; exec memtier_benchmark "$@"`
 
 // withCredentials wraps a memtier command line in authScript when the
 // credentials are optional.
-func withCredentials(ep workloads.Endpoint, cmd []string) []string {
+func withCredentials(ep pod.Endpoint, cmd []string) []string {
 	if !optionalCredentials(ep) {
 		return cmd
 	}
@@ -148,7 +148,7 @@ func dataSize(m *benchv1.MemtierWorkload) int32 {
 
 // Prepare writes every key of the range once, sequentially, so that GETs in
 // the measurement hit.
-func (Memtier) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workloads.Invocation {
+func (Memtier) Prepare(spec *benchv1.WorkloadSpec, ep pod.Endpoint) *pod.Invocation {
 	m := spec.Memtier
 	if len(m.Commands) > 0 {
 		return nil
@@ -160,7 +160,7 @@ func (Memtier) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workl
 	return &inv
 }
 
-func (Memtier) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.Step) workloads.Invocation {
+func (Memtier) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step) pod.Invocation {
 	m := spec.Memtier
 	cmd, inv := common(m, ep)
 	clients := m.Clients
@@ -201,7 +201,7 @@ func (Memtier) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workl
 	return inv
 }
 
-// ServerStatistics: memtier speaks the Redis protocol (Valkey, Redis).
-func (Memtier) ServerStatistics(*benchv1.WorkloadSpec) (string, string) {
-	return dbstats.SourceRedis, ""
+// Speaks: memtier speaks the Redis protocol (Valkey, Redis).
+func (Memtier) Speaks(*benchv1.WorkloadSpec) workloads.Speaks {
+	return workloads.Speaks{Protocol: pod.ProtocolRedis}
 }

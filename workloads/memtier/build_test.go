@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/workloads"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 )
 
 func seed() *benchv1.WorkloadSpec {
@@ -34,24 +34,24 @@ func secretKey(key string, optional bool) *corev1.SecretKeySelector {
 // only a password.
 func TestAuthenticate(t *testing.T) {
 	cases := map[string]struct {
-		ep         workloads.Endpoint
+		ep         pod.Endpoint
 		prefix     []string // the command's first words
 		auth       string   // the --authenticate value, "" for none
 		secretEnvs int
 	}{
-		"no credentials": {workloads.Endpoint{}, []string{"memtier_benchmark"}, "", 0},
-		"a server target's user and password": {workloads.Endpoint{Username: secretKey("username", false), Password: secretKey("password", false)},
+		"no credentials": {pod.Endpoint{}, []string{"memtier_benchmark"}, "", 0},
+		"a server target's user and password": {pod.Endpoint{Username: secretKey("username", false), Password: secretKey("password", false)},
 			[]string{"memtier_benchmark"}, "$(DBPERF_TARGET_USERNAME):$(DBPERF_TARGET_PASSWORD)", 1},
-		"a password alone": {workloads.Endpoint{Password: secretKey("password", false)},
+		"a password alone": {pod.Endpoint{Password: secretKey("password", false)},
 			[]string{"memtier_benchmark"}, "$(DBPERF_TARGET_PASSWORD)", 1},
-		"an external target's Secret, username optional": {workloads.Endpoint{Username: secretKey("username", true), Password: secretKey("password", true)},
+		"an external target's Secret, username optional": {pod.Endpoint{Username: secretKey("username", true), Password: secretKey("password", true)},
 			[]string{"sh", "-c", authScript, "memtier_benchmark"}, "", 1},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			spec := seed()
 			m := Memtier{}
-			for step, inv := range map[string]*workloads.Invocation{"load": m.Prepare(spec, c.ep), "run": ptr.To(m.Run(spec, c.ep, m.Steps(spec)[0]))} {
+			for step, inv := range map[string]*pod.Invocation{"load": m.Prepare(spec, c.ep), "run": ptr.To(m.Run(spec, c.ep, m.Steps(spec)[0]))} {
 				cmd := inv.Command
 				if strings.Join(cmd[:len(c.prefix)], "\x00") != strings.Join(c.prefix, "\x00") {
 					t.Fatalf("%s: command starts %q, want %q", step, cmd[:min(len(cmd), len(c.prefix))], c.prefix)
@@ -81,7 +81,7 @@ func TestAuthenticate(t *testing.T) {
 func TestKeyMinimumIsAtLeastOne(t *testing.T) {
 	spec := seed()
 	spec.Memtier.KeyMinimum = 0
-	cmd := strings.Join(Memtier{}.Run(spec, workloads.Endpoint{}, Memtier{}.Steps(spec)[0]).Command, " ")
+	cmd := strings.Join(Memtier{}.Run(spec, pod.Endpoint{}, Memtier{}.Steps(spec)[0]).Command, " ")
 	if !strings.Contains(cmd, "--key-minimum 1 ") {
 		t.Errorf("command %s", cmd)
 	}
@@ -91,7 +91,7 @@ func TestKeyMinimumIsAtLeastOne(t *testing.T) {
 // prepare step and the measurement alike; a plain server does not.
 func TestClusterMode(t *testing.T) {
 	spec := seed()
-	for name, ep := range map[string]workloads.Endpoint{"cluster": {Host: "kv", Port: 6379, Cluster: true}, "server": {Host: "kv", Port: 6379}} {
+	for name, ep := range map[string]pod.Endpoint{"cluster": {Host: "kv", Port: 6379, Cluster: true}, "server": {Host: "kv", Port: 6379}} {
 		run := Memtier{}.Run(spec, ep, Memtier{}.Steps(spec)[0]).Command
 		prepare := Memtier{}.Prepare(spec, ep).Command
 		for step, cmd := range map[string][]string{"run": run, "prepare": prepare} {

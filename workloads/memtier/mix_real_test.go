@@ -13,10 +13,10 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // The real memtier_benchmark 2.1.1 through the runner, as the operator
@@ -31,8 +31,8 @@ func TestRealMemtierLoadMixPipelinesAndIncr(t *testing.T) {
 	redis := testutil.StartRedis(t)
 	client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:" + strconv.Itoa(redis.Port)})
 	defer client.Close()
-	ep := workloads.Endpoint{Host: "127.0.0.1", Port: int32(redis.Port)}
-	exec := func(inv workloads.Invocation, prepare bool) *results.Result {
+	ep := pod.Endpoint{Host: "127.0.0.1", Port: int32(redis.Port)}
+	exec := func(inv pod.Invocation, prepare bool) *results.Result {
 		t.Helper()
 		cmd, files := realCommand(t, inv, nil)
 		var out bytes.Buffer

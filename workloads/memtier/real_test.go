@@ -9,28 +9,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // realCommand adapts an invocation built for the image to this machine:
 // the JSON result goes to a temporary directory, and what the kubelet does
 // is done here — $(VAR) references are expanded from env (a missing one
 // left literal, as the kubelet leaves it), and the variables are set.
-func realCommand(t *testing.T, inv workloads.Invocation, env map[string]string) ([]string, []string) {
+func realCommand(t *testing.T, inv pod.Invocation, env map[string]string) ([]string, []string) {
 	t.Helper()
 	out := t.TempDir()
 	var cmd []string
 	for _, a := range inv.Command {
-		a = strings.ReplaceAll(a, workloads.OutputDir, out)
+		a = strings.ReplaceAll(a, pod.OutputDir, out)
 		for k, v := range env {
 			a = strings.ReplaceAll(a, "$("+k+")", v)
 		}
 		cmd = append(cmd, a)
 	}
-	for _, k := range []string{workloads.EnvUsername, workloads.EnvPassword} {
+	for _, k := range []string{pod.EnvUsername, pod.EnvPassword} {
 		if v, ok := env[k]; ok {
 			t.Setenv(k, v)
 		} else {
@@ -40,7 +40,7 @@ func realCommand(t *testing.T, inv workloads.Invocation, env map[string]string) 
 	}
 	var files []string
 	for _, f := range inv.ResultFiles {
-		files = append(files, strings.Replace(f, workloads.OutputDir, out, 1))
+		files = append(files, strings.Replace(f, pod.OutputDir, out, 1))
 	}
 	return cmd, files
 }
@@ -52,21 +52,21 @@ func TestRealMemtierAuthentication(t *testing.T) {
 	bin := testutil.NeedEnv(t, "MEMTIER") // memtier_benchmark 2.1.1 built by hack/build-tools.sh
 	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	redis := testutil.StartRedis(t, "--requirepass", "pa:ss word")
-	external := workloads.Endpoint{Host: "127.0.0.1", Port: int32(redis.Port), Username: secretKey("username", true), Password: secretKey("password", true)}
+	external := pod.Endpoint{Host: "127.0.0.1", Port: int32(redis.Port), Username: secretKey("username", true), Password: secretKey("password", true)}
 	cases := map[string]struct {
-		ep     workloads.Endpoint
+		ep     pod.Endpoint
 		env    map[string]string
 		want   results.Verdict
 		reason string
 	}{
 		// The Secret of an external target with a password only: the
 		// username variable is not set at all.
-		"external Secret with a password only": {external, map[string]string{workloads.EnvPassword: "pa:ss word"}, results.Succeeded, ""},
-		"external Secret with user and password": {external, map[string]string{workloads.EnvUsername: "default", workloads.EnvPassword: "pa:ss word"},
+		"external Secret with a password only": {external, map[string]string{pod.EnvPassword: "pa:ss word"}, results.Succeeded, ""},
+		"external Secret with user and password": {external, map[string]string{pod.EnvUsername: "default", pod.EnvPassword: "pa:ss word"},
 			results.Succeeded, ""},
 		// memtier 2.1.1 hangs after a failed AUTH; the runner stops it and
 		// the parser names what happened from the output so far.
-		"wrong password": {external, map[string]string{workloads.EnvPassword: "wrong"}, results.Failed,
+		"wrong password": {external, map[string]string{pod.EnvPassword: "wrong"}, results.Failed,
 			"memtier could not authenticate (check the target's credentials): error: authentication failed [-WRONGPASS"},
 	}
 	for name, c := range cases {
@@ -101,7 +101,7 @@ func TestRealMemtierLoadIntoAFullServerFails(t *testing.T) {
 			redis := testutil.StartRedis(t, c.args...)
 			spec := seed()
 			spec.Memtier.KeyMaximum = 20000
-			inv := Memtier{}.Prepare(spec, workloads.Endpoint{Host: "127.0.0.1", Port: int32(redis.Port)})
+			inv := Memtier{}.Prepare(spec, pod.Endpoint{Host: "127.0.0.1", Port: int32(redis.Port)})
 			cmd, _ := realCommand(t, *inv, nil)
 			var out bytes.Buffer
 			r := runner.Exec(context.Background(), runner.Options{Parser: Memtier{}, Prepare: true, Command: cmd, Timeout: time.Minute, Stdout: &out})

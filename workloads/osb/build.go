@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -17,12 +17,12 @@ type OSB struct{ Parser }
 
 var _ workloads.Workload = OSB{}
 
-var _ workloads.ServerStatistics = OSB{}
+var _ workloads.Speaker = OSB{}
 
-// ServerStatistics: OpenSearch Benchmark talks to an OpenSearch cluster,
-// whose nodes stats API the runner polls.
-func (OSB) ServerStatistics(*benchv1.WorkloadSpec) (string, string) {
-	return dbstats.SourceOpenSearch, ""
+// Speaks: OpenSearch Benchmark talks to an OpenSearch cluster, whose
+// nodes stats API the runner polls.
+func (OSB) Speaks(*benchv1.WorkloadSpec) workloads.Speaks {
+	return workloads.Speaks{Protocol: pod.ProtocolOpenSearch}
 }
 
 func (OSB) Name() string { return "osb" }
@@ -59,7 +59,7 @@ func (OSB) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
 }
 
 // Prepare: the benchmark-only pipeline loads its corpus within the test procedure.
-func (OSB) Prepare(*benchv1.WorkloadSpec, workloads.Endpoint) *workloads.Invocation { return nil }
+func (OSB) Prepare(*benchv1.WorkloadSpec, pod.Endpoint) *pod.Invocation { return nil }
 
 func joinKV(m map[string]string) string {
 	keys := workloads.SortedKeys(m)
@@ -70,7 +70,7 @@ func joinKV(m map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-func (OSB) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.Step) workloads.Invocation {
+func (OSB) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step) pod.Invocation {
 	w := spec.OSB
 	cli := w.CLI
 	if cli == "" {
@@ -81,7 +81,7 @@ func (OSB) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads
 		format = "markdown"
 	}
 	ext := map[string]string{"markdown": "md", "csv": "csv"}[format]
-	resultsFile := workloads.OutputDir + "/osb-results." + ext
+	resultsFile := pod.OutputDir + "/osb-results." + ext
 	workload := w.Name
 	if workload == "" {
 		workload = "http_logs"
@@ -112,25 +112,25 @@ func (OSB) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads
 	for k, v := range w.ClientOptions {
 		opts[k] = v
 	}
-	inv := workloads.Invocation{ResultFiles: []string{resultsFile}, Env: append(ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword),
+	inv := pod.Invocation{ResultFiles: []string{resultsFile}, Env: append(ep.CredentialEnv(pod.EnvUsername, pod.EnvPassword),
 		corev1.EnvVar{Name: "HOME", Value: home})}
 	if ep.TLS {
 		opts["use_ssl"] = "true"
 		opts["verify_certs"] = strconv.FormatBool(ep.CASecret != "")
 		if ep.CASecret != "" {
-			opts["ca_certs"] = workloads.CAFile
+			opts["ca_certs"] = pod.CAFile
 		}
 	}
 	if ep.Username != nil && ep.Password != nil {
-		opts["basic_auth_user"] = "'$(" + workloads.EnvUsername + ")'"
-		opts["basic_auth_password"] = "'$(" + workloads.EnvPassword + ")'"
-		inv.SecretEnv = []string{workloads.EnvPassword}
+		opts["basic_auth_user"] = "'$(" + pod.EnvUsername + ")'"
+		opts["basic_auth_password"] = "'$(" + pod.EnvPassword + ")'"
+		inv.SecretEnv = []string{pod.EnvPassword}
 	}
 	if len(opts) > 0 {
 		cmd = append(cmd, "--client-options="+joinKV(opts))
 	}
 	if w.CorpusClaim != "" {
-		inv.ClaimMounts = []workloads.ClaimMount{{Claim: w.CorpusClaim, MountPath: home + "/.benchmark/benchmarks", ReadOnly: false}}
+		inv.ClaimMounts = []pod.ClaimMount{{Claim: w.CorpusClaim, MountPath: home + "/.benchmark/benchmarks", ReadOnly: false}}
 		cmd = append(cmd, "--offline")
 	}
 	inv.Command = cmd

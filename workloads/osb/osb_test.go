@@ -9,9 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
@@ -78,7 +78,7 @@ func TestCommandAndJob(t *testing.T) {
 	spec := &benchv1.WorkloadSpec{OSB: &benchv1.OSBWorkload{Name: "http_logs", TestProcedure: "append-no-conflicts-index-only",
 		IncludeTasks: []string{"index-append"}, WorkloadParams: map[string]string{"number_of_replicas": "0"}, Clients: []int32{8, 16},
 		CorpusClaim: "osb-corpus"}}
-	ep := workloads.Endpoint{Host: "run-os.perf.svc", Port: 9200, TLS: true,
+	ep := pod.Endpoint{Host: "run-os.perf.svc", Port: 9200, TLS: true,
 		Username: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "os"}, Key: "username"},
 		Password: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "os"}, Key: "password"}}
 	steps := OSB{}.Steps(spec)
@@ -111,8 +111,8 @@ func TestCommandAndJob(t *testing.T) {
 
 // OSB asks the runner for the nodes stats of its OpenSearch target.
 func TestServerStatisticsAreOpenSearchs(t *testing.T) {
-	source, database := workloads.ServerStatisticsOf(OSB{}, &benchv1.WorkloadSpec{OSB: &benchv1.OSBWorkload{}})
-	if source != dbstats.SourceOpenSearch || database != "" {
-		t.Errorf("ServerStatistics = %q, %q; want %q, \"\"", source, database, dbstats.SourceOpenSearch)
+	s := workloads.SpeaksOf(OSB{}, &benchv1.WorkloadSpec{OSB: &benchv1.OSBWorkload{}})
+	if s != (workloads.Speaks{Protocol: pod.ProtocolOpenSearch}) || !s.Protocol.HasStatistics() {
+		t.Errorf("Speaks = %+v; want %q with statistics, no database", s, pod.ProtocolOpenSearch)
 	}
 }

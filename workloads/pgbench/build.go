@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -57,7 +57,7 @@ func (Pgbench) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
 }
 
 // libpqEnv points libpq at the endpoint; the password stays in its Secret.
-func libpqEnv(ep workloads.Endpoint) []corev1.EnvVar {
+func libpqEnv(ep pod.Endpoint) []corev1.EnvVar {
 	env := []corev1.EnvVar{
 		{Name: "PGHOST", Value: ep.Host},
 		{Name: "PGPORT", Value: strconv.Itoa(int(ep.Port))},
@@ -72,12 +72,12 @@ func libpqEnv(ep workloads.Endpoint) []corev1.EnvVar {
 	return env
 }
 
-func (Pgbench) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workloads.Invocation {
+func (Pgbench) Prepare(spec *benchv1.WorkloadSpec, ep pod.Endpoint) *pod.Invocation {
 	p := spec.Pgbench
 	if p.Script != "" {
 		return nil
 	}
-	return &workloads.Invocation{
+	return &pod.Invocation{
 		Command:   []string{"pgbench", "--initialize", "--quiet", "--scale", strconv.Itoa(int(scale(p)))},
 		Env:       libpqEnv(ep),
 		SecretEnv: []string{"PGPASSWORD"},
@@ -99,7 +99,7 @@ func scale(p *benchv1.PgbenchWorkload) int32 {
 	return p.Scale
 }
 
-func (Pgbench) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.Step) workloads.Invocation {
+func (Pgbench) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step) pod.Invocation {
 	p := spec.Pgbench
 	clients := step.Params["clients"]
 	jobs := min(clients, defaultMaxJobs)
@@ -125,10 +125,10 @@ func (Pgbench) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workl
 	if p.RateLimitPerSecond != nil {
 		cmd = append(cmd, "--rate", strconv.Itoa(int(*p.RateLimitPerSecond)))
 	}
-	inv := workloads.Invocation{Env: libpqEnv(ep), SecretEnv: []string{"PGPASSWORD"}}
+	inv := pod.Invocation{Env: libpqEnv(ep), SecretEnv: []string{"PGPASSWORD"}}
 	if p.Script != "" {
 		// A custom script may not touch the pgbench tables: skip their vacuum.
-		cmd = append(cmd, "--no-vacuum", "--file", workloads.FilesDir+"/"+scriptFile)
+		cmd = append(cmd, "--no-vacuum", "--file", pod.FilesDir+"/"+scriptFile)
 		inv.Files = map[string]string{scriptFile: p.Script}
 	} else {
 		builtin := p.BuiltinScript
@@ -141,7 +141,7 @@ func (Pgbench) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workl
 	return inv
 }
 
-// ServerStatistics: pgbench measures PostgreSQL in the endpoint's database.
-func (Pgbench) ServerStatistics(*benchv1.WorkloadSpec) (string, string) {
-	return dbstats.SourcePostgreSQL, ""
+// Speaks: pgbench measures PostgreSQL in the endpoint's database.
+func (Pgbench) Speaks(*benchv1.WorkloadSpec) workloads.Speaks {
+	return workloads.Speaks{Protocol: pod.ProtocolPostgres}
 }

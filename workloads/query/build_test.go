@@ -9,13 +9,20 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
+// The client is the runner every workload pod has: the invocation's
+// command names it where the Job puts it.
 func TestRunnerPathIsTheJobs(t *testing.T) {
-	if runnerPath != specs.RunnerPath {
-		t.Errorf("runnerPath %q, but workload pods have the runner at %q", runnerPath, specs.RunnerPath)
+	spec := &benchv1.WorkloadSpec{QueryBench: &benchv1.QueryWorkload{Driver: benchv1.QueryDriverPostgres, Queries: []benchv1.NamedQuery{{Name: "Q1", SQL: "SELECT 1"}}}}
+	inv := Query{}.Run(spec, pod.Endpoint{Host: "pg", Port: 5432}, Query{}.Steps(spec)[0])
+	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "n"}, Spec: benchv1.BenchmarkRunSpec{Workload: *spec}}
+	job := specs.Job(specs.JobParams{Run: run, Name: "q-s1-r1", Role: specs.RoleLoadgen, Workload: Query{}.Name(), Invocation: inv, Image: "i", RunnerImage: "r"})
+	if runner := job.Spec.Template.Spec.Containers[0].Command[0]; inv.Command[0] != runner {
+		t.Errorf("the invocation runs %q, but workload pods have the runner at %q", inv.Command[0], runner)
 	}
 }
 
@@ -26,7 +33,7 @@ func TestRunInvocation(t *testing.T) {
 		Queries:      []benchv1.NamedQuery{{Name: "Q1", SQL: "SELECT 1;"}, {Name: "Q2", SQL: "SELECT 2 -- last"}},
 		Settings:     map[string]benchv1.QuerySettingValue{"max_threads": "1", "enable_http_compression": "0"},
 	}}
-	ep := workloads.Endpoint{Host: "ch.ns.svc", Port: 8443, TLS: true, CASecret: "ca", Password: &corev1.SecretKeySelector{Key: "p"}}
+	ep := pod.Endpoint{Host: "ch.ns.svc", Port: 8443, TLS: true, CASecret: "ca", Password: &corev1.SecretKeySelector{Key: "p"}}
 	inv := Query{}.Run(spec, ep, Query{}.Steps(spec)[0])
 	want := "/dbperf/bin/dbperf-runner query --driver clickhouse --host ch.ns.svc --port 8443 --database ssb --tls --ca-file /etc/dbperf/tls/ca.crt " +
 		"--queries /etc/dbperf/workload/queries.sql --runs 5 --timeout 1m30s --setting enable_http_compression=0 --setting max_threads=1 " +
@@ -38,7 +45,7 @@ func TestRunInvocation(t *testing.T) {
 	if err != nil || len(stmts) != 2 || stmts[0] != (Statement{"Q1", "SELECT 1"}) || stmts[1] != (Statement{"Q2", "SELECT 2 -- last"}) {
 		t.Errorf("the inline queries read back as %+v (%v)", stmts, err)
 	}
-	if len(inv.SecretEnv) != 1 || inv.SecretEnv[0] != workloads.EnvPassword || inv.ResultFiles[0] != workloads.OutputDir+"/"+ResultFileName {
+	if len(inv.SecretEnv) != 1 || inv.SecretEnv[0] != pod.EnvPassword || inv.ResultFiles[0] != pod.OutputDir+"/"+ResultFileName {
 		t.Errorf("secret env %v, result files %v", inv.SecretEnv, inv.ResultFiles)
 	}
 }
@@ -54,7 +61,7 @@ func TestPrepareInvocation(t *testing.T) {
 				{Table: "v", Claim: &benchv1.QueryLoadClaim{ClaimName: "data", Path: "dir/v.csv"}}},
 			Command: []string{"sh", "-c", "gen | psql"}},
 	}}
-	ep := workloads.Endpoint{Host: "pg", Port: 5432, Database: "app"}
+	ep := pod.Endpoint{Host: "pg", Port: 5432, Database: "app"}
 	inv := Query{}.Prepare(spec, ep)
 	want := "/dbperf/bin/dbperf-runner query --prepare --driver postgres --host pg --port 5432 --database app " +
 		"--script /etc/dbperf/workload/prepare.sql --script /etc/dbperf/configmaps/s/more.sql " +
@@ -62,7 +69,7 @@ func TestPrepareInvocation(t *testing.T) {
 	if got := strings.Join(inv.Command, " "); got != want {
 		t.Errorf("command\n got %s\nwant %s", got, want)
 	}
-	if len(inv.ClaimMounts) != 1 || inv.ClaimMounts[0] != (workloads.ClaimMount{Claim: "data", MountPath: "/dbperf-data/data", ReadOnly: true}) {
+	if len(inv.ClaimMounts) != 1 || inv.ClaimMounts[0] != (pod.ClaimMount{Claim: "data", MountPath: "/dbperf-data/data", ReadOnly: true}) {
 		t.Errorf("claim mounts %+v", inv.ClaimMounts)
 	}
 	env := map[string]string{}
@@ -108,12 +115,18 @@ func TestValidate(t *testing.T) {
 // The mysql driver speaks MySQL's protocol, so each measurement's session
 // (TLS cipher, session variables) is checked; ClickHouse's HTTP is none.
 func TestSQLProtocol(t *testing.T) {
-	for driver, want := range map[benchv1.QueryDriver]string{
-		benchv1.QueryDriverMySQL: workloads.ProtocolMySQL, benchv1.QueryDriverPostgres: workloads.ProtocolPostgreSQL, benchv1.QueryDriverClickHouse: "",
+	for driver, want := range map[benchv1.QueryDriver]struct {
+		protocol            pod.Protocol
+		statistics, checked bool
+	}{
+		benchv1.QueryDriverMySQL:      {pod.ProtocolMySQL, true, true},
+		benchv1.QueryDriverPostgres:   {pod.ProtocolPostgres, true, false},
+		benchv1.QueryDriverClickHouse: {pod.ProtocolClickHouse, false, false},
 	} {
-		spec := &benchv1.WorkloadSpec{QueryBench: &benchv1.QueryWorkload{Driver: driver}}
-		if got := workloads.SQLProtocolOf(Query{}, spec); got != want {
-			t.Errorf("%s: %q, want %q", driver, got, want)
+		spec := &benchv1.WorkloadSpec{QueryBench: &benchv1.QueryWorkload{Driver: driver, Database: "ssb"}}
+		got := workloads.SpeaksOf(Query{}, spec)
+		if got != (workloads.Speaks{Protocol: want.protocol, Database: "ssb"}) || got.Protocol.HasStatistics() != want.statistics || got.Protocol.Checked() != want.checked {
+			t.Errorf("%s: %+v, want %+v", driver, got, want)
 		}
 	}
 }

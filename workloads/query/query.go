@@ -2,23 +2,18 @@ package query
 
 import (
 	"path"
-	"sort"
-	"strconv"
-
-	corev1 "k8s.io/api/core/v1"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/workloads"
-	"github.com/dbperf-io/dbperf-operator/workloads/custom"
 )
 
 // Query implements workloads.Workload for timed SQL queries.
 type Query struct{}
 
 var (
-	_ workloads.Workload         = Query{}
-	_ workloads.ServerStatistics = Query{}
+	_ workloads.Workload = Query{}
+	_ workloads.Speaker  = Query{}
 )
 
 func (Query) Name() string { return "query-bench" }
@@ -28,22 +23,11 @@ func (Query) Name() string { return "query-bench" }
 // prepare command; a generator such as dbgen needs an image of its own.
 func (Query) DefaultImage() string { return "busybox:1.37" }
 
-// runnerPath is where every workload pod has dbperf-runner
-// (internal/specs.RunnerPath, which this package cannot import).
-const runnerPath = "/dbperf/bin/dbperf-runner"
-
-// Subcommand is the runner's command that runs the queries and the
-// prepare step.
-const Subcommand = "query"
-
-// Files of the invocations, under workloads.FilesDir.
+// Files of the invocations, under pod.FilesDir.
 const (
 	queriesFile = "queries.sql"
 	scriptFile  = "prepare.sql"
 )
-
-// claimsDir is where the loads' claims are mounted, one directory each.
-const claimsDir = "/dbperf-data"
 
 // singleStep names the one step: the workload has no sweep.
 const singleStep = "default"
@@ -52,47 +36,35 @@ func (Query) Steps(*benchv1.WorkloadSpec) []workloads.Step {
 	return []workloads.Step{{Name: singleStep, Params: map[string]int32{}}}
 }
 
-// DefaultRunsPerQuery and DefaultQueryTimeout are the schema's defaults.
-const (
-	DefaultRunsPerQuery = 3
-	DefaultQueryTimeout = "10m"
-)
-
-func (Query) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, _ workloads.Step) workloads.Invocation {
+func (Query) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, _ workloads.Step) pod.Invocation {
 	q := spec.QueryBench
-	inv := workloads.Invocation{
-		Env:         ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword),
+	inv := pod.Invocation{
+		Env:         ep.CredentialEnv(pod.EnvUsername, pod.EnvPassword),
 		SecretEnv:   secretEnv(ep),
-		ResultFiles: []string{workloads.OutputDir + "/" + ResultFileName},
+		ResultFiles: []string{pod.OutputDir + "/" + ResultFileName},
 	}
-	cmd := append([]string{runnerPath, Subcommand}, endpointArgs(q, ep)...)
+	cmd := command(q, ep)
 	if q.QueriesConfigMap != nil {
-		f := workloads.ConfigMapFile{ConfigMap: q.QueriesConfigMap.Name, Key: q.QueriesConfigMap.Key}
-		inv.ConfigMapFiles = []workloads.ConfigMapFile{f}
-		cmd = append(cmd, "--queries", workloads.ConfigMapFilePath(f))
+		f := pod.ConfigMapFile{ConfigMap: q.QueriesConfigMap.Name, Key: q.QueriesConfigMap.Key}
+		inv.ConfigMapFiles = []pod.ConfigMapFile{f}
+		cmd.Queries = pod.ConfigMapFilePath(f)
 	} else {
 		inv.Files = map[string]string{queriesFile: InlineQueries(q.Queries)}
-		cmd = append(cmd, "--queries", workloads.FilesDir+"/"+queriesFile)
+		cmd.Queries = pod.FilesDir + "/" + queriesFile
 	}
-	runs := q.RunsPerQuery
-	if runs < 1 {
-		runs = DefaultRunsPerQuery
+	cmd.Runs, cmd.Timeout = pod.DefaultRunsPerQuery, pod.DefaultQueryTimeout
+	if q.RunsPerQuery >= 1 {
+		cmd.Runs = int(q.RunsPerQuery)
 	}
-	timeout := DefaultQueryTimeout
 	if q.QueryTimeout != nil {
-		timeout = q.QueryTimeout.Duration.String()
+		cmd.Timeout = q.QueryTimeout.Duration
 	}
-	cmd = append(cmd, "--runs", strconv.Itoa(int(runs)), "--timeout", timeout)
-	keys := make([]string, 0, len(q.Settings))
-	for k := range q.Settings {
-		keys = append(keys, k)
+	cmd.Settings = map[string]string{}
+	for k, v := range q.Settings {
+		cmd.Settings[k] = string(v)
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		cmd = append(cmd, "--setting", k+"="+string(q.Settings[k]))
-	}
-	cmd = append(cmd, "--output", workloads.OutputDir+"/"+ResultFileName)
-	inv.Command = cmd
+	cmd.Output = pod.OutputDir + "/" + ResultFileName
+	inv.Command = cmd.Args()
 	return inv
 }
 
@@ -107,49 +79,44 @@ func InlineQueries(qs []benchv1.NamedQuery) string {
 	return string(out)
 }
 
-func (Query) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workloads.Invocation {
+func (Query) Prepare(spec *benchv1.WorkloadSpec, ep pod.Endpoint) *pod.Invocation {
 	p := spec.QueryBench.Prepare
 	if p == nil || (p.Script == "" && p.ScriptConfigMap == nil && len(p.Loads) == 0 && len(p.Command) == 0) {
 		return nil
 	}
-	inv := &workloads.Invocation{
-		Env:       append(ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword), targetEnv(spec.QueryBench, ep)...),
+	db := database(spec.QueryBench, ep)
+	inv := &pod.Invocation{
+		// A prepare command sees the target as a custom tool does.
+		Env:       append(append(ep.CredentialEnv(pod.EnvUsername, pod.EnvPassword), ep.AddressEnv(db)...), ep.TLSEnv()...),
 		SecretEnv: secretEnv(ep),
 	}
-	cmd := append([]string{runnerPath, Subcommand, "--prepare"}, endpointArgs(spec.QueryBench, ep)...)
+	cmd := command(spec.QueryBench, ep)
+	cmd.Prepare = true
 	if p.Script != "" {
 		inv.Files = map[string]string{scriptFile: p.Script}
-		cmd = append(cmd, "--script", workloads.FilesDir+"/"+scriptFile)
+		cmd.Scripts = append(cmd.Scripts, pod.FilesDir+"/"+scriptFile)
 	}
 	if s := p.ScriptConfigMap; s != nil {
-		f := workloads.ConfigMapFile{ConfigMap: s.Name, Key: s.Key}
+		f := pod.ConfigMapFile{ConfigMap: s.Name, Key: s.Key}
 		inv.ConfigMapFiles = append(inv.ConfigMapFiles, f)
-		cmd = append(cmd, "--script", workloads.ConfigMapFilePath(f))
+		cmd.Scripts = append(cmd.Scripts, pod.ConfigMapFilePath(f))
 	}
 	mounted := map[string]bool{}
 	for _, l := range p.Loads {
 		source := l.URL
 		if c := l.Claim; c != nil {
-			dir := claimsDir + "/" + c.ClaimName
+			dir := pod.ClaimsDir + "/" + c.ClaimName
 			if !mounted[c.ClaimName] {
-				inv.ClaimMounts = append(inv.ClaimMounts, workloads.ClaimMount{Claim: c.ClaimName, MountPath: dir, ReadOnly: true})
+				inv.ClaimMounts = append(inv.ClaimMounts, pod.ClaimMount{Claim: c.ClaimName, MountPath: dir, ReadOnly: true})
 				mounted[c.ClaimName] = true
 			}
 			source = path.Join(dir, c.Path)
 		}
-		cmd = append(cmd, "--load", LoadFlag(Load{Table: l.Table, Format: loadFormat(l.Format), Source: source}))
+		cmd.Loads = append(cmd.Loads, pod.Load{Table: l.Table, Format: loadFormat(l.Format), Source: source})
 	}
-	if len(p.Command) > 0 {
-		cmd = append(append(cmd, "--"), p.Command...)
-	}
-	inv.Command = cmd
+	cmd.Command = p.Command
+	inv.Command = cmd.Args()
 	return inv
-}
-
-// LoadFlag renders a load as --load takes it: TABLE:FORMAT:SOURCE (a
-// table name and a format hold no colon).
-func LoadFlag(l Load) string {
-	return l.Table + ":" + string(l.Format) + ":" + l.Source
 }
 
 func loadFormat(f benchv1.QueryLoadFormat) benchv1.QueryLoadFormat {
@@ -159,93 +126,38 @@ func loadFormat(f benchv1.QueryLoadFormat) benchv1.QueryLoadFormat {
 	return f
 }
 
-// endpointArgs are the flags that reach the target (credentials come
+// command is the client's command reaching the target (credentials come
 // from the environment).
-func endpointArgs(q *benchv1.QueryWorkload, ep workloads.Endpoint) []string {
-	args := []string{"--driver", string(q.Driver), "--host", ep.Host, "--port", strconv.Itoa(int(ep.Port))}
-	if db := database(q, ep); db != "" {
-		args = append(args, "--database", db)
-	}
-	if !ep.TLS {
-		return args
-	}
-	args = append(args, "--tls")
-	if ep.CASecret != "" {
-		args = append(args, "--ca-file", workloads.CAFile)
-	}
-	if ep.ClientCertSecret != "" {
-		args = append(args, "--cert-file", workloads.ClientCertFile, "--key-file", workloads.ClientKeyFile)
-	}
-	if ep.ServerName != "" {
-		args = append(args, "--server-name", ep.ServerName)
-	}
-	return args
+func command(q *benchv1.QueryWorkload, ep pod.Endpoint) pod.QueryCommand {
+	return pod.QueryCommand{Driver: q.Driver, Host: ep.Host, Port: int(ep.Port), Database: database(q, ep), TLS: ep.ClientTLS()}
 }
 
-func database(q *benchv1.QueryWorkload, ep workloads.Endpoint) string {
+func database(q *benchv1.QueryWorkload, ep pod.Endpoint) string {
 	if q.Database != "" {
 		return q.Database
 	}
 	return ep.Database
 }
 
-// targetEnv is the target as a prepare command sees it: the custom
-// workload's DBPERF_TARGET_* variables.
-func targetEnv(q *benchv1.QueryWorkload, ep workloads.Endpoint) []corev1.EnvVar {
-	env := []corev1.EnvVar{
-		{Name: custom.EnvHost, Value: ep.Host},
-		{Name: custom.EnvPort, Value: strconv.Itoa(int(ep.Port))},
-	}
-	if db := database(q, ep); db != "" {
-		env = append(env, corev1.EnvVar{Name: custom.EnvDatabase, Value: db})
-	}
-	env = append(env, corev1.EnvVar{Name: custom.EnvTLS, Value: strconv.FormatBool(ep.TLS)})
-	if ep.TLS && ep.CASecret != "" {
-		env = append(env, corev1.EnvVar{Name: custom.EnvCAFile, Value: workloads.CAFile})
-	}
-	if ep.TLS && ep.ClientCertSecret != "" {
-		env = append(env, corev1.EnvVar{Name: custom.EnvCertFile, Value: workloads.ClientCertFile},
-			corev1.EnvVar{Name: custom.EnvKeyFile, Value: workloads.ClientKeyFile})
-	}
-	if ep.TLS && ep.ServerName != "" {
-		env = append(env, corev1.EnvVar{Name: custom.EnvServerName, Value: ep.ServerName})
-	}
-	return env
-}
-
-func secretEnv(ep workloads.Endpoint) []string {
+func secretEnv(ep pod.Endpoint) []string {
 	if ep.Password == nil {
 		return nil
 	}
-	return []string{workloads.EnvPassword}
+	return []string{pod.EnvPassword}
 }
 
-// ServerStatistics: PostgreSQL's and MySQL's statistics, in the queries'
-// database; none for ClickHouse, which dbstats does not read.
-func (Query) ServerStatistics(spec *benchv1.WorkloadSpec) (string, string) {
+// Speaks: the protocol of the driver's server, in the queries' database:
+// PostgreSQL's and MySQL's statistics are polled (none of ClickHouse's),
+// and with the mysql driver each measurement's session is checked (TLS
+// version and cipher negotiated, session variables), as HammerDB's.
+func (Query) Speaks(spec *benchv1.WorkloadSpec) workloads.Speaks {
 	if spec.QueryBench == nil {
-		return "", ""
+		return workloads.Speaks{}
 	}
-	switch spec.QueryBench.Driver {
-	case benchv1.QueryDriverPostgres:
-		return dbstats.SourcePostgreSQL, spec.QueryBench.Database
-	case benchv1.QueryDriverMySQL:
-		return dbstats.SourceMySQL, spec.QueryBench.Database
-	}
-	return "", ""
+	return workloads.Speaks{Protocol: protocols[spec.QueryBench.Driver], Database: spec.QueryBench.Database}
 }
 
-// SQLProtocol: with the mysql driver each measurement's session is checked
-// (TLS version and cipher negotiated, session variables), as HammerDB's.
-func (Query) SQLProtocol(spec *benchv1.WorkloadSpec) string {
-	if spec.QueryBench == nil {
-		return ""
-	}
-	switch spec.QueryBench.Driver {
-	case benchv1.QueryDriverMySQL:
-		return workloads.ProtocolMySQL
-	case benchv1.QueryDriverPostgres:
-		return workloads.ProtocolPostgreSQL
-	}
-	return ""
+// protocols are the drivers' servers'.
+var protocols = map[benchv1.QueryDriver]pod.Protocol{
+	benchv1.QueryDriverPostgres: pod.ProtocolPostgres, benchv1.QueryDriverMySQL: pod.ProtocolMySQL, benchv1.QueryDriverClickHouse: pod.ProtocolClickHouse,
 }

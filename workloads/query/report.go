@@ -9,7 +9,7 @@ import (
 const ReportVersion = 1
 
 // ResultFileName is the base name of the report `dbperf-runner query`
-// writes in workloads.OutputDir.
+// writes in pod.OutputDir.
 const ResultFileName = "query-result.json"
 
 // Report is what `dbperf-runner query` measured: every run of every query,
@@ -25,6 +25,9 @@ type Report struct {
 	Start         time.Time   `json:"start"`
 	End           time.Time   `json:"end"`
 	Queries       []QueryRuns `json:"queries"`
+	// ServerCertificateVerified says, over TLS, whether the client
+	// verified the server's certificate (pod.TLSClient: not without a CA).
+	ServerCertificateVerified *bool `json:"serverCertificateVerified,omitempty"`
 	// Error is why the measurement stopped before every query ran (the
 	// server could not be reached); the queries it did run are kept.
 	Error string `json:"error,omitempty"`

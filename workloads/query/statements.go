@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 )
 
 // Statement is one SQL statement of a queries file or a prepare script.
@@ -169,4 +171,12 @@ func lineEnd(t string, i int) int {
 
 func isWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// DialectOf is how statements of a driver's server are split.
+func DialectOf(d benchv1.QueryDriver) Dialect {
+	if d == benchv1.QueryDriverPostgres {
+		return Dialect{DollarQuotes: true}
+	}
+	return Dialect{BackslashEscapes: true}
 }

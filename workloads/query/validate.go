@@ -114,7 +114,7 @@ func validatePrepare(q *benchv1.QueryWorkload, p *field.Path) field.ErrorList {
 		case (l.URL == "") == (l.Claim == nil):
 			errs = append(errs, field.Invalid(lp, l.Table, "exactly one of url or claim must be set"))
 		case l.URL != "" && !strings.HasPrefix(l.URL, "http://") && !strings.HasPrefix(l.URL, "https://"):
-			errs = append(errs, field.Invalid(lp.Child("url"), redactURL(l.URL), "an http or https URL"))
+			errs = append(errs, field.Invalid(lp.Child("url"), RedactURL(l.URL), "an http or https URL"))
 		case l.Claim != nil && (l.Claim.ClaimName == "" || l.Claim.Path == "" || strings.HasPrefix(l.Claim.Path, "/") ||
 			strings.Contains("/"+l.Claim.Path+"/", "/../")):
 			errs = append(errs, field.Invalid(lp.Child("claim", "path"), l.Claim.Path, "a relative path inside the volume, without .."))
@@ -140,6 +140,20 @@ func trimStatement(sql string) string {
 func truncate(s string) string {
 	if len(s) > 100 {
 		return s[:100] + "…"
+	}
+	return s
+}
+
+// RedactURL drops a URL's query and credentials, which may hold a token.
+func RedactURL(s string) string {
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		s = s[:i]
+	}
+	if scheme, rest, ok := strings.Cut(s, "://"); ok {
+		if at := strings.IndexByte(rest, '@'); at >= 0 && at < strings.IndexByte(rest+"/", '/') {
+			rest = rest[at+1:]
+		}
+		s = scheme + "://" + rest
 	}
 	return s
 }

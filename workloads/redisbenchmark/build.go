@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -44,11 +44,11 @@ func orDefault(v []int32, d int32) []int32 {
 }
 
 // Prepare: redis-benchmark writes the keys it reads in the same run.
-func (RedisBenchmark) Prepare(*benchv1.WorkloadSpec, workloads.Endpoint) *workloads.Invocation {
+func (RedisBenchmark) Prepare(*benchv1.WorkloadSpec, pod.Endpoint) *pod.Invocation {
 	return nil
 }
 
-func (RedisBenchmark) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.Step) workloads.Invocation {
+func (RedisBenchmark) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step) pod.Invocation {
 	w := spec.RedisBenchmark
 	tests := w.Tests
 	if len(tests) == 0 {
@@ -80,18 +80,18 @@ func (RedisBenchmark) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, ste
 	if w.Threads > 0 {
 		cmd = append(cmd, "--threads", strconv.Itoa(int(w.Threads)))
 	}
-	inv := workloads.Invocation{Env: ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword)}
+	inv := pod.Invocation{Env: ep.CredentialEnv(pod.EnvUsername, pod.EnvPassword)}
 	if ep.Username != nil {
-		cmd = append(cmd, "--user", "$("+workloads.EnvUsername+")")
+		cmd = append(cmd, "--user", "$("+pod.EnvUsername+")")
 	}
 	if ep.Password != nil {
-		cmd = append(cmd, "-a", "$("+workloads.EnvPassword+")")
-		inv.SecretEnv = []string{workloads.EnvPassword}
+		cmd = append(cmd, "-a", "$("+pod.EnvPassword+")")
+		inv.SecretEnv = []string{pod.EnvPassword}
 	}
 	if ep.TLS {
 		cmd = append(cmd, "--tls")
 		if ep.CASecret != "" {
-			cmd = append(cmd, "--cacert", workloads.CAFile)
+			cmd = append(cmd, "--cacert", pod.CAFile)
 		} else {
 			cmd = append(cmd, "--insecure")
 		}
@@ -103,7 +103,7 @@ func (RedisBenchmark) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, ste
 	return inv
 }
 
-// ServerStatistics: redis-benchmark speaks the Redis protocol.
-func (RedisBenchmark) ServerStatistics(*benchv1.WorkloadSpec) (string, string) {
-	return dbstats.SourceRedis, ""
+// Speaks: redis-benchmark speaks the Redis protocol.
+func (RedisBenchmark) Speaks(*benchv1.WorkloadSpec) workloads.Speaks {
+	return workloads.Speaks{Protocol: pod.ProtocolRedis}
 }

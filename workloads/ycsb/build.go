@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -93,7 +93,7 @@ func Properties(w *benchv1.YCSBWorkload) string {
 		// Per-operation histogram logs: what merges the results of several
 		// load generators into true percentiles.
 		"hdrhistogram.fileoutput":  "true",
-		"hdrhistogram.output.path": workloads.OutputDir + "/" + HistogramPrefix,
+		"hdrhistogram.output.path": pod.OutputDir + "/" + HistogramPrefix,
 	}
 	for k, v := range core[w.CoreWorkload] {
 		props[k] = v
@@ -122,35 +122,35 @@ func orDefault(v, d int64) int64 {
 const propertiesFile = "workload.properties"
 
 // HistogramPrefix starts the names of the histogram logs YCSB writes in
-// workloads.OutputDir: hdr-READ.hdr, hdr-UPDATE.hdr, …
+// pod.OutputDir: hdr-READ.hdr, hdr-UPDATE.hdr, …
 const HistogramPrefix = "hdr-"
 
 // histogramOps are the operations whose histogram logs are collected.
 var histogramOps = []string{"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE"}
 
 // command is the YCSB client invocation for the load (-load) or run (-t) phase.
-func command(w *benchv1.YCSBWorkload, ep workloads.Endpoint, phase string, threads int32) workloads.Invocation {
+func command(w *benchv1.YCSBWorkload, ep pod.Endpoint, phase string, threads int32) pod.Invocation {
 	cmd := []string{"java", "-cp", ycsbHome + "/conf:" + ycsbHome + "/lib/*", mainClass, phase,
-		"-db", bindings[w.Binding], "-P", workloads.FilesDir + "/" + propertiesFile,
+		"-db", bindings[w.Binding], "-P", pod.FilesDir + "/" + propertiesFile,
 		"-threads", strconv.Itoa(int(threads)), "-s"}
 	if phase == "-t" && w.TargetOpsPerSecond > 0 {
 		cmd = append(cmd, "-target", strconv.FormatInt(w.TargetOpsPerSecond, 10))
 	}
-	inv := workloads.Invocation{Files: map[string]string{propertiesFile: Properties(w)}}
+	inv := pod.Invocation{Files: map[string]string{propertiesFile: Properties(w)}}
 	// Both phases write histogram logs (the property file is shared); the
 	// runner creates their directory before YCSB opens them.
 	for _, op := range histogramOps {
-		inv.ResultFiles = append(inv.ResultFiles, workloads.OutputDir+"/"+HistogramPrefix+op+".hdr")
+		inv.ResultFiles = append(inv.ResultFiles, pod.OutputDir+"/"+HistogramPrefix+op+".hdr")
 	}
 	prop := func(k, v string) { cmd = append(cmd, "-p", k+"="+v) }
 	port := strconv.Itoa(int(ep.Port))
 	switch w.Binding {
 	case "mongodb":
-		inv.Env = ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword)
+		inv.Env = ep.CredentialEnv(pod.EnvUsername, pod.EnvPassword)
 		auth := ""
 		if ep.Username != nil && ep.Password != nil {
-			auth = "$(" + workloads.EnvUsername + "):$(" + workloads.EnvPassword + ")@"
-			inv.SecretEnv = []string{workloads.EnvPassword}
+			auth = "$(" + pod.EnvUsername + "):$(" + pod.EnvPassword + ")@"
+			inv.SecretEnv = []string{pod.EnvPassword}
 		}
 		db := ep.Database
 		if db == "" {
@@ -167,10 +167,10 @@ func command(w *benchv1.YCSBWorkload, ep workloads.Endpoint, phase string, threa
 	case "redis":
 		prop("redis.host", ep.Host)
 		prop("redis.port", port)
-		inv.Env = ep.CredentialEnv("", workloads.EnvPassword)
+		inv.Env = ep.CredentialEnv("", pod.EnvPassword)
 		if ep.Password != nil {
-			prop("redis.password", "$("+workloads.EnvPassword+")")
-			inv.SecretEnv = []string{workloads.EnvPassword}
+			prop("redis.password", "$("+pod.EnvPassword+")")
+			inv.SecretEnv = []string{pod.EnvPassword}
 		}
 	case "jdbc":
 		db := ep.Database
@@ -183,13 +183,13 @@ func command(w *benchv1.YCSBWorkload, ep workloads.Endpoint, phase string, threa
 			url += "?sslmode=require"
 		}
 		prop("db.url", url)
-		inv.Env = ep.CredentialEnv(workloads.EnvUsername, workloads.EnvPassword)
+		inv.Env = ep.CredentialEnv(pod.EnvUsername, pod.EnvPassword)
 		if ep.Username != nil {
-			prop("db.user", "$("+workloads.EnvUsername+")")
+			prop("db.user", "$("+pod.EnvUsername+")")
 		}
 		if ep.Password != nil {
-			prop("db.passwd", "$("+workloads.EnvPassword+")")
-			inv.SecretEnv = []string{workloads.EnvPassword}
+			prop("db.passwd", "$("+pod.EnvPassword+")")
+			inv.SecretEnv = []string{pod.EnvPassword}
 		}
 	}
 	inv.Command = cmd
@@ -197,7 +197,7 @@ func command(w *benchv1.YCSBWorkload, ep workloads.Endpoint, phase string, threa
 }
 
 // Prepare is YCSB's load phase: it inserts recordcount records.
-func (YCSB) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workloads.Invocation {
+func (YCSB) Prepare(spec *benchv1.WorkloadSpec, ep pod.Endpoint) *pod.Invocation {
 	w := spec.YCSB
 	if w.Binding == "basic" {
 		return nil
@@ -211,19 +211,19 @@ func (YCSB) Prepare(spec *benchv1.WorkloadSpec, ep workloads.Endpoint) *workload
 }
 
 // Run is YCSB's transaction phase at one thread count.
-func (YCSB) Run(spec *benchv1.WorkloadSpec, ep workloads.Endpoint, step workloads.Step) workloads.Invocation {
+func (YCSB) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step) pod.Invocation {
 	return command(spec.YCSB, ep, "-t", step.Params["threads"])
 }
 
-var _ workloads.ServerStatistics = YCSB{}
+var _ workloads.Speaker = YCSB{}
 
-// ServerStatistics: with the mongodb binding YCSB speaks MongoDB's protocol,
-// and the target's serverStatus is polled (its user authenticates against
-// admin, as the binding's URL says: no database is named). The other
-// bindings' targets keep none that a poller reads here.
-func (YCSB) ServerStatistics(spec *benchv1.WorkloadSpec) (string, string) {
+// Speaks: with the mongodb binding, MongoDB's protocol, and the target's
+// serverStatus is polled (its user authenticates against admin, as the
+// binding's URL says: no database is named). The other bindings' targets
+// keep none that a poller reads here.
+func (YCSB) Speaks(spec *benchv1.WorkloadSpec) workloads.Speaks {
 	if spec.YCSB != nil && spec.YCSB.Binding == "mongodb" {
-		return dbstats.SourceMongoDB, ""
+		return workloads.Speaks{Protocol: pod.ProtocolMongoDB}
 	}
-	return "", ""
+	return workloads.Speaks{}
 }

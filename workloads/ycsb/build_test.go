@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/internal/telemetry/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
@@ -20,8 +20,8 @@ func seed() *benchv1.WorkloadSpec {
 		Threads: []int32{32, 48, 96, 128}, LoadThreads: 64, Percentiles: []string{"50", "99.9"}, Properties: map[string]string{"fieldcount": "10"}}}
 }
 
-func endpoint() workloads.Endpoint {
-	return workloads.Endpoint{Host: "run-mongo.perf.svc", Port: 27017, Database: "ycsb",
+func endpoint() pod.Endpoint {
+	return pod.Endpoint{Host: "run-mongo.perf.svc", Port: 27017, Database: "ycsb",
 		Username: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "mongo"}, Key: "username"},
 		Password: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "mongo"}, Key: "password"}}
 }
@@ -70,13 +70,13 @@ func TestValidate(t *testing.T) {
 // With the mongodb binding the runner polls the target's serverStatus;
 // with the others nothing.
 func TestServerStatistics(t *testing.T) {
-	if src, db := workloads.ServerStatisticsOf(YCSB{}, seed()); src != dbstats.SourceMongoDB || db != "" {
-		t.Errorf("mongodb binding: %q %q, want %q and no database", src, db, dbstats.SourceMongoDB)
+	if s := workloads.SpeaksOf(YCSB{}, seed()); s != (workloads.Speaks{Protocol: pod.ProtocolMongoDB}) || !s.Protocol.HasStatistics() {
+		t.Errorf("mongodb binding: %+v, want %q and no database", s, pod.ProtocolMongoDB)
 	}
 	for _, b := range []string{"basic", "jdbc"} {
 		spec := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: b, CoreWorkload: "a"}}
-		if src, _ := workloads.ServerStatisticsOf(YCSB{}, spec); src != "" {
-			t.Errorf("%s binding: statistics %q, want none", b, src)
+		if s := workloads.SpeaksOf(YCSB{}, spec); s.Protocol.HasStatistics() {
+			t.Errorf("%s binding: statistics of %q, want none", b, s.Protocol)
 		}
 	}
 }

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
-	"github.com/dbperf-io/dbperf-operator/workloads"
 
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
@@ -20,14 +20,14 @@ import (
 // realCommand adapts an invocation built for the image (/opt/ycsb,
 // /etc/dbperf/workload) to the jars from Maven Central and a temporary
 // directory, changing nothing else of the command line.
-func realCommand(t *testing.T, inv workloads.Invocation, lib string) []string {
+func realCommand(t *testing.T, inv pod.Invocation, lib string) []string {
 	cmd, _ := realInvocation(t, inv, lib)
 	return cmd
 }
 
 // realInvocation also moves the output directory (histogram logs) into the
 // temporary directory and returns where the result files then are.
-func realInvocation(t *testing.T, inv workloads.Invocation, lib string) ([]string, []string) {
+func realInvocation(t *testing.T, inv pod.Invocation, lib string) ([]string, []string) {
 	t.Helper()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
@@ -35,19 +35,19 @@ func realInvocation(t *testing.T, inv workloads.Invocation, lib string) ([]strin
 		t.Fatal(err)
 	}
 	for name, content := range inv.Files {
-		content = strings.ReplaceAll(content, workloads.OutputDir, out)
+		content = strings.ReplaceAll(content, pod.OutputDir, out)
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var files []string
 	for _, f := range inv.ResultFiles {
-		files = append(files, strings.Replace(f, workloads.OutputDir, out, 1))
+		files = append(files, strings.Replace(f, pod.OutputDir, out, 1))
 	}
 	var cmd []string
 	for _, a := range inv.Command {
 		a = strings.ReplaceAll(a, ycsbHome+"/conf:"+ycsbHome+"/lib/*", filepath.Join(lib, "*"))
-		a = strings.ReplaceAll(a, workloads.FilesDir, dir)
+		a = strings.ReplaceAll(a, pod.FilesDir, dir)
 		cmd = append(cmd, a)
 	}
 	return cmd, files
@@ -66,11 +66,11 @@ func TestRealYCSBClientThroughTheRunner(t *testing.T) {
 		Threads: []int32{4}, Percentiles: []string{"99.9"}, Properties: map[string]string{"basicdb.verbose": "false"}}}
 	for _, phase := range []struct {
 		name    string
-		inv     workloads.Invocation
+		inv     pod.Invocation
 		prepare bool
 	}{
-		{"load", command(spec.YCSB, workloads.Endpoint{}, "-load", 2), true},
-		{"run", YCSB{}.Run(spec, workloads.Endpoint{}, YCSB{}.Steps(spec)[0]), false},
+		{"load", command(spec.YCSB, pod.Endpoint{}, "-load", 2), true},
+		{"run", YCSB{}.Run(spec, pod.Endpoint{}, YCSB{}.Steps(spec)[0]), false},
 	} {
 		t.Run(phase.name, func(t *testing.T) {
 			var out bytes.Buffer
@@ -106,7 +106,7 @@ func TestRealYCSBHistogramsMerge(t *testing.T) {
 		Threads: []int32{8}, Properties: map[string]string{"basicdb.verbose": "false", "basicdb.simulatedelay": "4", "basicdb.randomizedelay": "true"}}}
 	var parts []*results.Result
 	for i := range 2 {
-		inv := YCSB{}.Run(spec, workloads.Endpoint{}, YCSB{}.Steps(spec)[0])
+		inv := YCSB{}.Run(spec, pod.Endpoint{}, YCSB{}.Steps(spec)[0])
 		cmd, files := realInvocation(t, inv, lib)
 		var out bytes.Buffer
 		r := runner.Exec(context.Background(), runner.Options{Parser: YCSB{}, Command: cmd, ResultFiles: files, Stdout: &out})
@@ -150,11 +150,11 @@ func TestRealYCSBClientWhoseThreadsDieIsNotASuccess(t *testing.T) {
 	spec := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "basic", CoreWorkload: "a", RecordCount: 1000, OperationCount: 2000,
 		Threads: []int32{2}, Properties: map[string]string{"basicdb.verbose": "false", "basicdb.simulatedelay": "not-a-number"}}}
 	for name, phase := range map[string]struct {
-		inv     workloads.Invocation
+		inv     pod.Invocation
 		prepare bool
 	}{
-		"load": {command(spec.YCSB, workloads.Endpoint{}, "-load", 2), true},
-		"run":  {YCSB{}.Run(spec, workloads.Endpoint{}, YCSB{}.Steps(spec)[0]), false},
+		"load": {command(spec.YCSB, pod.Endpoint{}, "-load", 2), true},
+		"run":  {YCSB{}.Run(spec, pod.Endpoint{}, YCSB{}.Steps(spec)[0]), false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer

@@ -6,13 +6,8 @@ import (
 	"errors"
 	"os"
 	"strings"
-)
 
-// Env names of the credentials the load generator's tools get: the poller
-// uses the same ones (workloads.EnvUsername and EnvPassword).
-const (
-	EnvUsername = "DBPERF_TARGET_USERNAME"
-	EnvPassword = "DBPERF_TARGET_PASSWORD"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 )
 
 // Config reaches a server. PostgreSQL takes what is empty from libpq's
@@ -27,14 +22,14 @@ type Config struct {
 	TLS *tls.Config
 }
 
-// WithEnvCredentials fills an empty username and password from the run's
-// credential variables.
+// WithEnvCredentials fills an empty username and password from the
+// credential variables the load generator's tools get too.
 func (c Config) WithEnvCredentials() Config {
 	if c.Username == "" {
-		c.Username = os.Getenv(EnvUsername)
+		c.Username = os.Getenv(pod.EnvUsername)
 	}
 	if c.Password == "" {
-		c.Password = os.Getenv(EnvPassword)
+		c.Password = os.Getenv(pod.EnvPassword)
 	}
 	return c
 }

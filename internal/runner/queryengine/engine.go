@@ -1,4 +1,4 @@
-package query
+package queryengine
 
 import (
 	"compress/gzip"
@@ -13,22 +13,20 @@ import (
 	"time"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
+	"github.com/dbperf-io/dbperf-operator/workloads/query"
 )
-
-// DialectOf is how statements of a driver's server are split.
-func DialectOf(d benchv1.QueryDriver) Dialect {
-	if d == benchv1.QueryDriverPostgres {
-		return Dialect{DollarQuotes: true}
-	}
-	return Dialect{BackslashEscapes: true}
-}
 
 // Measure runs each query runs times in a row on one connection and
 // reports every run; a failed run is recorded with its message and the
 // next one goes on. It logs a line per run to log.
-func Measure(ctx context.Context, t Target, queries []Statement, runs int, log io.Writer) *Report {
-	rep := &Report{Version: ReportVersion, Driver: string(t.Driver), RunsPerQuery: runs, Start: time.Now().UTC(), Queries: []QueryRuns{}}
+func Measure(ctx context.Context, t Target, queries []query.Statement, runs int, log io.Writer) *query.Report {
+	rep := &query.Report{Version: query.ReportVersion, Driver: string(t.Driver), RunsPerQuery: runs, Start: time.Now().UTC(), Queries: []query.QueryRuns{}}
 	defer func() { rep.End = time.Now().UTC() }()
+	if t.TLS.Enabled {
+		verified := t.TLS.Verifies()
+		rep.ServerCertificateVerified = &verified
+	}
 	c, err := Connect(ctx, t)
 	if err == nil {
 		defer c.Close()
@@ -39,10 +37,10 @@ func Measure(ctx context.Context, t Target, queries []Statement, runs int, log i
 		rep.Error = fmt.Sprintf("while connecting to the target: %v", err)
 		return rep
 	}
-	fmt.Fprintf(log, "[query] %s server %s: %d queries, %d runs each\n", t.Driver, rep.ServerVersion, len(queries), runs)
+	fmt.Fprintf(log, "[query] %s server %s%s: %d queries, %d runs each\n", t.Driver, rep.ServerVersion, tlsNote(t.TLS), len(queries), runs)
 	prefix := "dbperf-" + randomHex(4)
 	for _, q := range queries {
-		qr := QueryRuns{Name: q.Name, Runs: make([]Run, 0, runs)}
+		qr := query.QueryRuns{Name: q.Name, Runs: make([]query.Run, 0, runs)}
 		for i := 1; i <= runs; i++ {
 			if ctx.Err() != nil {
 				rep.Error = fmt.Sprintf("stopped before query %s run %d: %v", q.Name, i, ctx.Err())
@@ -64,7 +62,7 @@ func Measure(ctx context.Context, t Target, queries []Statement, runs int, log i
 
 // timeRun times one run: from sending the statement until the last byte
 // of its result was read.
-func timeRun(ctx context.Context, c Client, timeout time.Duration, sql, id string) Run {
+func timeRun(ctx context.Context, c Client, timeout time.Duration, sql, id string) query.Run {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -72,7 +70,7 @@ func timeRun(ctx context.Context, c Client, timeout time.Duration, sql, id strin
 	}
 	start := time.Now()
 	rows, err := c.Exec(ctx, sql, id)
-	run := Run{Millis: float64(time.Since(start).Microseconds()) / 1000, Rows: rows, QueryID: id}
+	run := query.Run{Millis: float64(time.Since(start).Microseconds()) / 1000, Rows: rows, QueryID: id}
 	if c, ok := c.(interface{ QueryIDs() bool }); ok && !c.QueryIDs() {
 		run.QueryID = ""
 	}
@@ -85,17 +83,9 @@ func timeRun(ctx context.Context, c Client, timeout time.Duration, sql, id strin
 	return run
 }
 
-// Load is one file of the prepare step: a URL or a local path (a mounted
-// claim), gzip-compressed when its name ends in .gz.
-type Load struct {
-	Table  string
-	Format benchv1.QueryLoadFormat
-	Source string
-}
-
 // Prepare runs the scripts' statements in order, then the loads; it stops
 // at the first error, which names the statement or file.
-func Prepare(ctx context.Context, t Target, scripts []string, loads []Load, log io.Writer) error {
+func Prepare(ctx context.Context, t Target, scripts []string, loads []pod.Load, log io.Writer) error {
 	c, err := Connect(ctx, t)
 	if err != nil {
 		return fmt.Errorf("while connecting to the target: %w", err)
@@ -112,9 +102,9 @@ func Prepare(ctx context.Context, t Target, scripts []string, loads []Load, log 
 	for _, l := range loads {
 		start := time.Now()
 		if err := load(ctx, c, l); err != nil {
-			return fmt.Errorf("while loading %s into %s: %w", redactURL(l.Source), l.Table, err)
+			return fmt.Errorf("while loading %s into %s: %w", query.RedactURL(l.Source), l.Table, err)
 		}
-		fmt.Fprintf(log, "[query] loaded %s into %s in %s\n", redactURL(l.Source), l.Table, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(log, "[query] loaded %s into %s in %s\n", query.RedactURL(l.Source), l.Table, time.Since(start).Round(time.Millisecond))
 	}
 	return nil
 }
@@ -124,7 +114,7 @@ func runScript(ctx context.Context, c Client, d benchv1.QueryDriver, file string
 	if err != nil {
 		return fmt.Errorf("while reading the prepare script: %w", err)
 	}
-	stmts, err := Split(string(text), DialectOf(d))
+	stmts, err := query.Split(string(text), query.DialectOf(d))
 	if err != nil {
 		return fmt.Errorf("the prepare script %s: %w", file, err)
 	}
@@ -138,7 +128,7 @@ func runScript(ctx context.Context, c Client, d benchv1.QueryDriver, file string
 }
 
 // load streams one file into its table.
-func load(ctx context.Context, c Client, l Load) error {
+func load(ctx context.Context, c Client, l pod.Load) error {
 	var body io.ReadCloser
 	if strings.HasPrefix(l.Source, "http://") || strings.HasPrefix(l.Source, "https://") {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.Source, nil)
@@ -174,20 +164,6 @@ func load(ctx context.Context, c Client, l Load) error {
 	return c.Load(ctx, l.Table, l.Format, r)
 }
 
-// redactURL drops a URL's query and credentials, which may hold a token.
-func redactURL(s string) string {
-	if i := strings.IndexAny(s, "?#"); i >= 0 {
-		s = s[:i]
-	}
-	if scheme, rest, ok := strings.Cut(s, "://"); ok {
-		if at := strings.IndexByte(rest, '@'); at >= 0 && at < strings.IndexByte(rest+"/", '/') {
-			rest = rest[at+1:]
-		}
-		s = scheme + "://" + rest
-	}
-	return s
-}
-
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	if len(s) > 80 {
@@ -200,4 +176,15 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// tlsNote says how the connection is encrypted, for the log.
+func tlsNote(c pod.TLSClient) string {
+	switch {
+	case c.Verifies():
+		return " over TLS (certificate verified)"
+	case c.Enabled:
+		return " over TLS (certificate not verified: no CA)"
+	}
+	return ""
 }

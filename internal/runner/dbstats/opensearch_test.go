@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 )
 
 // No OpenSearch node runs on the test machines (it is not in Debian, and
@@ -169,7 +171,7 @@ func TestOpenSearchFiguresFromRecordedReplies(t *testing.T) {
 
 	srv, c := startStatsServer(t, false, "", "", encode(t, first), encode(t, second))
 	ctx := context.Background()
-	p, err := Open(ctx, SourceOpenSearch, c)
+	p, err := Open(ctx, pod.ProtocolOpenSearch, c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,12 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 )
-
-// DefaultInterval between polls: the resolution of the series, and few
-// enough statements that the server does not notice them.
-const DefaultInterval = 5 * time.Second
 
 // Recording polls a server from Start until Stop.
 type Recording struct {
@@ -24,11 +21,11 @@ type Recording struct {
 	warnings []string
 }
 
-// Start polls at once and then every interval (DefaultInterval when 0)
+// Start polls at once and then every interval (pod.DefaultPollInterval when 0)
 // until Stop or ctx ends. A failed poll is a warning; polling goes on.
 func Start(ctx context.Context, p Poller, interval time.Duration) *Recording {
 	if interval <= 0 {
-		interval = DefaultInterval
+		interval = pod.DefaultPollInterval
 	}
 	r := &Recording{poller: p, interval: interval, stop: make(chan struct{}), done: make(chan struct{})}
 	go r.loop(ctx)

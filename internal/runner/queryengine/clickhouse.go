@@ -1,4 +1,4 @@
-package query
+package queryengine
 
 import (
 	"bytes"

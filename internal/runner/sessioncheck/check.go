@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/tlsciphers"
 )
@@ -58,6 +59,9 @@ var variableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,63}$`)
 func (c Check) Apply(ctx context.Context, r *results.Result) {
 	if c.Note != "" {
 		r.Warnings = append(r.Warnings, c.Note)
+	}
+	if c.TLS != nil {
+		r.SetParam(pod.ParamServerCertificateVerified, strconv.FormatBool(!c.TLS.InsecureSkipVerify))
 	}
 	s, err := c.Read(ctx)
 	if err != nil {

@@ -1,0 +1,56 @@
+package pod
+
+import (
+	"fmt"
+	"time"
+)
+
+// Statistics are exec's flags of the statistics poller: while the tool
+// runs, the runner polls the target's own statistics, those of a server of
+// Protocol, at Address, with the credentials of EnvUsername and
+// EnvPassword. Zero: no polling.
+type Statistics struct {
+	Protocol Protocol
+	Address  Address
+	// Database is the one the poller connects to (PostgreSQL) or logs in
+	// to (MongoDB: default admin); empty: the server's default.
+	Database     string
+	PollInterval time.Duration
+	TLS          TLSClient
+}
+
+// Enabled says whether the flags ask for polling.
+func (s Statistics) Enabled() bool { return s.Protocol != "" }
+
+func (s *Statistics) bind(t *flagTable) {
+	t.str((*string)(&s.Protocol), flagServerStatistics, "", "poll the target's own statistics while the tool runs, in this protocol of its server; empty: do not")
+	t.address(&s.Address, flagServerAddress, "HOST:PORT of the target whose statistics are polled")
+	t.str(&s.Database, flagServerDatabase, "", "database the statistics poller connects to, or authenticates against (empty: the protocol's default)")
+	t.duration(&s.PollInterval, flagServerPollInterval, DefaultPollInterval, "time between polls of the server's statistics")
+	s.TLS.bind(t, statisticsTLSFlags)
+}
+
+// Args are the poller's flags alone.
+func (s Statistics) Args() []string {
+	var t flagTable
+	s.bind(&t)
+	return t.render()
+}
+
+// Validate checks what the flags cannot: a protocol the runner polls, an
+// address to poll and an interval the server will not notice.
+func (s Statistics) Validate() error {
+	if !s.Enabled() {
+		return nil
+	}
+	if !s.Protocol.HasStatistics() {
+		return fmt.Errorf("--%s %q: must be one of %v", flagServerStatistics, s.Protocol, statisticsProtocols)
+	}
+	if s.Address.Host == "" {
+		return fmt.Errorf("--%s needs --%s", flagServerStatistics, flagServerAddress)
+	}
+	if s.PollInterval < 100*time.Millisecond {
+		return fmt.Errorf("--%s %s: must be at least 100ms", flagServerPollInterval, s.PollInterval)
+	}
+	return nil
+}
