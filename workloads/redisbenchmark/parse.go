@@ -113,3 +113,11 @@ func addValue(r *results.Result, test, column, text string) {
 	m.Operation, m.Value = test, v
 	r.Add(m)
 }
+
+// FatalOutput arms dbperf-runner's no-progress watchdog (runner.FatalOutput):
+// redis-benchmark 7 that cannot connect prints "Could not connect to Redis
+// at …" and "WARNING: Could not fetch server CONFIG", then waits forever
+// for clients that never connect (found against a port nothing listens on).
+func (RedisBenchmark) FatalOutput(line string) bool {
+	return strings.HasPrefix(line, "Could not connect to Redis at")
+}
