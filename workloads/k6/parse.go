@@ -65,8 +65,49 @@ func (Parser) Parse(in workloads.ParseInput) *results.Result {
 	}
 	r.SetParam("summarySource", src)
 	build(r, ms)
+	judgeScriptErrors(r, in.Output)
 	exitCode(r, in.ExitCode)
 	return r
+}
+
+// reLogError is a line k6 logs at level error: an exception a script's
+// iteration threw ("Uncaught (in promise) WRONGPASS …"), or its
+// console.error.
+var reLogError = regexp.MustCompile(`level=error msg="((?:[^"\\]|\\.)*)"`)
+
+// judgeScriptErrors judges the errors k6 logged: an iteration that threw
+// is counted complete by k6, and its requests may never have been made (a
+// wrong password: every Redis call rejected), so a run whose every
+// iteration logged an error failed, and one with some is not to be
+// trusted. Both say how many and the first.
+func judgeScriptErrors(r *results.Result, output []byte) {
+	n, first := 0, ""
+	for _, l := range workloads.Lines(output) {
+		m := reLogError.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		if n == 0 {
+			first = m[1]
+			if u, err := strconv.Unquote(`"` + m[1] + `"`); err == nil {
+				first = u
+			}
+		}
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	iterations := 0.0
+	if c, ok := r.Get(results.Key{Name: "count", Operation: "iterations"}); ok {
+		iterations = c.Value
+	}
+	switch {
+	case iterations > 0 && float64(n) >= iterations:
+		r.Fail("every iteration logged an error (%d errors in %.0f iterations), the first: %s", n, iterations, first)
+	default:
+		r.Invalidate("the script logged %d errors in %.0f iterations, the first: %s", n, iterations, first)
+	}
 }
 
 // exitCode judges k6's exit code as every tool's is judged, except 99:

@@ -269,3 +269,28 @@ export default function () { http.get('http://' + __ENV.DBPERF_TARGET_HOST + ':'
 		t.Errorf("the merged series adds up to %.2f requests, want 40: %+v %v", merged, m.TimeSeries, m.Warnings)
 	}
 }
+
+// An exception in a script's iterations is logged by k6 at level error
+// and the iteration counted complete: the real k6 with a script that throws
+// every time fails the measurement, one that throws now and then makes it
+// not valid; both quote the first error.
+func TestRealK6ScriptErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		verdict    results.Verdict
+		reason     string
+	}{
+		{"every iteration", `throw new Error('WRONGPASS invalid username-password pair');`, results.Failed, "every iteration logged an error"},
+		{"some iterations", `if (exec.vu.iterationInScenario % 10 === 3) { throw new Error('WRONGPASS invalid username-password pair'); } sleep(0.01);`, results.Invalid, "the script logged"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			script := "import exec from 'k6/execution';\nimport { sleep } from 'k6';\nexport default function () { " + c.body + " }\n"
+			spec := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{Script: script, VUs: []int32{1}, Duration: &metav1Duration{Duration: time.Second}}}
+			r, out := runReal(t, spec, pod.Endpoint{Host: "127.0.0.1", Port: 1}, "")
+			why := strings.Join(r.Reasons, "; ")
+			if r.Verdict != c.verdict || !strings.Contains(why, c.reason) || !strings.Contains(why, "the first: Error: WRONGPASS invalid username-password pair") {
+				t.Fatalf("%s: %s\n%s", r.Verdict, why, out)
+			}
+		})
+	}
+}
