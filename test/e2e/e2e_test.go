@@ -587,6 +587,7 @@ spec:
     pgbench: {scale: 1, clients: [2], duration: 3s}
     placement:
       nodeSelector: {pool: loadgen}
+      zone: zone-a
 ---
 # Two load generators per measurement, started together at the barrier.
 apiVersion: bench.dbperf.io/v1alpha1

@@ -40,7 +40,7 @@ func DefaultPools() []Pool {
 		{Name: "standard-v4a", Nodes: 3, InstanceType: "standard-v4a-8", CPUModel: "AMD_EPYC_9V74_80-Core_Processor", Arch: "amd64",
 			CPU: "8", Memory: "32Gi", Zones: []string{"zone-a", "zone-b", "zone-c"}, Kernel: "6.8.0-1017-azure", OSImage: "Ubuntu 24.04.1 LTS"},
 		{Name: "loadgen", Nodes: 2, InstanceType: "compute-16", CPUModel: "Intel_Xeon_Gold_6338", Arch: "amd64",
-			CPU: "16", Memory: "32Gi", Zones: []string{"zone-a"}, Kernel: "6.8.0-1017-azure", OSImage: "Ubuntu 24.04.1 LTS"},
+			CPU: "16", Memory: "32Gi", Zones: []string{"zone-a", "zone-b"}, Kernel: "6.8.0-1017-azure", OSImage: "Ubuntu 24.04.1 LTS"},
 	}
 }
 
