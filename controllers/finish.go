@@ -68,9 +68,10 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endRe
 	// Past the timeout, or the collect deadline, a result that is gone for
 	// good is reported, not waited for; before, the next reconcile looks again.
 	loss := ""
-	if endReason == benchv1.ReasonTimeout {
+	switch endReason {
+	case benchv1.ReasonTimeout:
 		loss = "the run's timeout passed"
-	} else if endReason == "" {
+	case "":
 		limit := run.Spec.Deadlines.CollectDeadline()
 		if passed, _ := st.phaseDeadline(collectWhat, st.phaseClock(collectWhat), limit); passed {
 			loss = fmt.Sprintf("spec.deadlines.collect (%s) passed", limit)

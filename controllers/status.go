@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -61,11 +62,17 @@ func setCondition(run *benchv1.BenchmarkRun, t string, s metav1.ConditionStatus,
 	})
 }
 
+// truncate cuts s to at most n bytes, at a rune boundary (a tool's output
+// quoted in a message may hold any UTF-8).
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-3] + "..."
+	cut := n - 3
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 // failInvalidSpec ends a run whose spec the schema let through but the
@@ -120,7 +127,7 @@ func patchStatusIfChanged(ctx context.Context, c client.Client, base, obj client
 }
 
 // maxStatusMessageBytes bounds status.message, a printer column.
-const maxStatusMessageBytes = 256
+const maxStatusMessageBytes = 512
 
 // statusMessage is status.message: the condition that keeps the run from
 // going on or says why it failed or is not valid, as "Reason: message";
@@ -139,7 +146,8 @@ func statusMessage(run *benchv1.BenchmarkRun) string {
 		case benchv1.ReasonMeasuring, benchv1.ReasonPreparing, benchv1.ReasonProvisioning, benchv1.ReasonAwaitingResults:
 			continue // going on as it should
 		}
-		return truncate(c.Reason+": "+c.Message, maxStatusMessageBytes)
+		// One line: a printer column shows a message up to its first newline.
+		return truncate(strings.Join(strings.Fields(c.Reason+": "+c.Message), " "), maxStatusMessageBytes)
 	}
 	return ""
 }

@@ -130,8 +130,11 @@ type Result struct {
 	Histograms    map[string]string `json:"histograms,omitempty"`
 	LoadGenerator *LoadGenerator    `json:"loadGenerator,omitempty"`
 	ExitCode      *int              `json:"exitCode,omitempty"`
-	StartTime     *time.Time        `json:"startTime,omitempty"`
-	EndTime       *time.Time        `json:"endTime,omitempty"`
+	// OutputTail is the end of a failed tool's output (its last lines
+	// worth reading, redacted): what it said when it failed.
+	OutputTail []string   `json:"outputTail,omitempty"`
+	StartTime  *time.Time `json:"startTime,omitempty"`
+	EndTime    *time.Time `json:"endTime,omitempty"`
 	// Progress is the throughput at the tool's finest resolution, for the
 	// stability checks in this process; not stored.
 	Progress *Progress `json:"-"`

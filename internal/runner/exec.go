@@ -175,6 +175,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	if !o.Prepare {
 		results.ApplyThresholds(r, o.Thresholds)
 	}
+	sayLastWords(r, out.end(), red)
 	redactResult(r, red)
 	return r
 }
@@ -232,6 +233,9 @@ func redactResult(r *results.Result, red *Redactor) {
 	}
 	for i := range r.Warnings {
 		r.Warnings[i] = red.String(r.Warnings[i])
+	}
+	for i := range r.OutputTail {
+		r.OutputTail[i] = red.String(r.OutputTail[i])
 	}
 	r.Tool, r.ToolVersion = red.String(r.Tool), red.String(r.ToolVersion)
 	r.Primary.Name, r.Primary.Operation = red.String(r.Primary.Name), red.String(r.Primary.Operation)

@@ -50,6 +50,10 @@ type lineWriter struct {
 	copy    bytes.Buffer
 	limit   int
 	dropped int64
+	// tail is the end of the output, at most 2×tailBytes (what a failed
+	// tool said last: lastwords.go); cut once its start was dropped.
+	tail []byte
+	cut  bool
 }
 
 func (w *lineWriter) Write(p []byte) (int, error) {
@@ -58,6 +62,11 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	room := max(w.limit-w.copy.Len(), 0)
 	w.copy.Write(p[:min(room, len(p))])
 	w.dropped += int64(len(p) - min(room, len(p)))
+	w.tail = append(w.tail, p...)
+	if len(w.tail) > 2*tailBytes {
+		w.tail = append(w.tail[:0], w.tail[len(w.tail)-tailBytes:]...)
+		w.cut = true
+	}
 	w.pending = append(w.pending, p...)
 	if i := bytes.LastIndexAny(w.pending, "\n\r"); i >= 0 {
 		if _, err := w.out.Write(w.red.Bytes(w.pending[:i+1])); err != nil {
@@ -85,6 +94,23 @@ func (w *lineWriter) Flush() error {
 	_, err := w.out.Write(w.red.Bytes(w.pending))
 	w.pending = w.pending[:0]
 	return err
+}
+
+// end is the end of the output, whole lines only (unredacted: lastLines
+// redacts each line, and a line cut at its start could hold the end of a
+// secret the redactor no longer recognises).
+func (w *lineWriter) end() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	tail := w.tail
+	if w.cut {
+		i := bytes.IndexByte(tail, '\n')
+		if i < 0 {
+			return nil
+		}
+		tail = tail[i+1:]
+	}
+	return append([]byte(nil), tail...)
 }
 
 // note prints a line of the runner's own between the tool's lines, redacted

@@ -55,7 +55,7 @@ public class MongoDbClient extends DB {
         String name = cs.getDatabase() == null || cs.getDatabase().isEmpty() ? "ycsb" : cs.getDatabase();
         database = client.getDatabase(name);
       } catch (RuntimeException e) {
-        throw new DBException("mongodb.url " + url.replaceAll("//[^@/]*@", "//") + ": " + e.getMessage(), e);
+        throw new DBException("mongodb.url " + url.replaceAll("//[^@/]*@", "//") + ": " + describe(e), e);
       }
     }
   }
@@ -108,7 +108,7 @@ public class MongoDbClient extends DB {
       copy(doc, result);
       return Status.OK;
     } catch (RuntimeException e) {
-      System.err.println("read " + key + ": " + e.getMessage());
+      System.err.println("read " + key + ": " + describe(e));
       return Status.ERROR;
     }
   }
@@ -128,7 +128,7 @@ public class MongoDbClient extends DB {
       }
       return Status.OK;
     } catch (RuntimeException e) {
-      System.err.println("scan " + startkey + ": " + e.getMessage());
+      System.err.println("scan " + startkey + ": " + describe(e));
       return Status.ERROR;
     }
   }
@@ -139,7 +139,7 @@ public class MongoDbClient extends DB {
       UpdateResult r = collection(table).updateOne(Filters.eq("_id", key), new Document("$set", fieldsOf(values)));
       return r.getMatchedCount() == 0 ? Status.NOT_FOUND : Status.OK;
     } catch (RuntimeException e) {
-      System.err.println("update " + key + ": " + e.getMessage());
+      System.err.println("update " + key + ": " + describe(e));
       return Status.ERROR;
     }
   }
@@ -152,7 +152,7 @@ public class MongoDbClient extends DB {
       collection(table).insertOne(doc);
       return Status.OK;
     } catch (RuntimeException e) {
-      System.err.println("insert " + key + ": " + e.getMessage());
+      System.err.println("insert " + key + ": " + describe(e));
       return Status.ERROR;
     }
   }
@@ -163,8 +163,17 @@ public class MongoDbClient extends DB {
       DeleteResult r = collection(table).deleteOne(Filters.eq("_id", key));
       return r.getDeletedCount() == 0 ? Status.NOT_FOUND : Status.OK;
     } catch (RuntimeException e) {
-      System.err.println("delete " + key + ": " + e.getMessage());
+      System.err.println("delete " + key + ": " + describe(e));
       return Status.ERROR;
     }
+  }
+
+  /** The exception's message and its causes', as the real binding's stack trace would show them. */
+  private static String describe(Throwable e) {
+    StringBuilder b = new StringBuilder(String.valueOf(e.getMessage()));
+    for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+      b.append("; caused by: ").append(c.getMessage());
+    }
+    return b.toString();
   }
 }
