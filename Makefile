@@ -20,16 +20,17 @@ generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
 	$(CONTROLLER_GEN) object paths="./api/..."
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the tools' CEL rules, CRDs and RBAC from the markers, and the chart's copies of them.
+manifests: $(CONTROLLER_GEN) ## Generate the tools' CEL rules, CRDs and RBAC from the markers, the chart's copies of them, docs/api.md and the samples' pool-label components.
 	go run ./hack/toolrules
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true rbac:roleName=dbperf-manager-role paths="./api/..." paths="./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	go run ./hack/chartgen
 	go run ./hack/apidocs
+	go run ./hack/poollabel
 
 .PHONY: verify
 verify: generate manifests ## Fail when generated files are not committed, or the chart and config/ drift.
-	@git diff --exit-code -- api config charts docs || { echo "generated files are stale: run 'make generate manifests docs' and commit"; exit 1; }
+	@git diff --exit-code -- api config charts docs || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- api config charts docs)" || { git status --porcelain -- api config charts docs; echo "untracked generated files: commit them"; exit 1; }
 	bash hack/verify-chart.sh
 
