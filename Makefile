@@ -85,7 +85,7 @@ scale: build ## The scale benchmark: 100, 300 and 1,000 runs at once on the simu
 	DBPERF_SCALE_RUNS=$${DBPERF_SCALE_RUNS:-100,300,1000} DBPERF_TEST_PKGS=./test/scale bash hack/test.sh -run '^TestScale$$' -v -timeout 90m
 
 .PHONY: samples
-samples: build ## Every sample of config/samples and config/samples/published in its smoke form on the embedded cluster, local servers playing the targets (~15 min; docs/local-cluster.md).
+samples: build ## Every sample of config/samples (with getting-started/) and config/samples/published in its smoke form on the embedded cluster, local servers playing the targets (~15 min; docs/local-cluster.md).
 	DBPERF_SAMPLES=1 DBPERF_TEST_PKGS=./test/e2e bash hack/test.sh -run '^TestEverySampleRunsInItsSmokeForm$$' -v -timeout 40m
 
 .PHONY: chaos
