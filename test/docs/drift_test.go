@@ -250,6 +250,52 @@ func TestEveryRelativeLinkResolves(t *testing.T) {
 	}
 }
 
+// notRepoPaths are words of the docs that look like paths of the repository
+// and are not: another project's files and a unit.
+var notRepoPaths = map[string]bool{
+	"config/generic.xml": true, // HammerDB's own configuration (docs/workloads/hammerdb.md)
+	"docs/s":             true, // documents per second
+}
+
+// Every path of the repository a doc names in its text — config/samples/…,
+// hack/….sh, test/… — exists, from the repository's root or the doc's
+// directory; a path with a placeholder (<run>, *, …) is a pattern.
+func TestEveryRepositoryPathNamedExists(t *testing.T) {
+	top := "api|charts|cmd|config|controllers|docs|hack|internal|test|workloads"
+	path := regexp.MustCompile(`(?:^|[\s(\[` + "`" + `'"])((?:` + top + `)/[A-Za-z0-9_./-]*[A-Za-z0-9_/-])`)
+	checked := 0
+	for _, f := range docFiles(t) {
+		prose, code := f.prose()
+		for _, l := range append(prose, code...) {
+			l = markdownLink.ReplaceAllString(l, "") // links: TestEveryRelativeLinkResolves
+			for _, m := range path.FindAllStringSubmatch(l, -1) {
+				p := strings.TrimSuffix(m[1], ".")
+				rest := l[strings.Index(l, m[1])+len(m[1]):]
+				if notRepoPaths[p] || regexp.MustCompile(`^[<*…{$]`).MatchString(rest) {
+					continue
+				}
+				// A Go identifier after a package's path: internal/version.Version.
+				if i := strings.LastIndex(p, "."); i > strings.LastIndex(p, "/") && regexp.MustCompile(`^\.[A-Z]`).MatchString(p[i:]) {
+					p = p[:i]
+				}
+				checked++
+				if exists(p) || exists(filepath.Join(filepath.Dir(f.path), p)) {
+					continue
+				}
+				t.Errorf("%s names %s, which the repository does not have", f.path, m[1])
+			}
+		}
+	}
+	if checked < 100 {
+		t.Errorf("checked only %d paths of the repository: is the test reading them?", checked)
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(filepath.Join(root, p))
+	return err == nil
+}
+
 // pageAnchors are the anchors GitHub gives a page: one per heading (its
 // text lowercased, punctuation dropped, spaces as hyphens, a repeated one
 // numbered) and every <a id="…"> or <a name="…">.

@@ -5,9 +5,9 @@
 // and conditions in docs/concepts.md is the API's, and the layout in
 // docs/development.md names every package (lifecycle_test.go); the defaults
 // the docs quote are the code's, every make target and kubectl dbperf
-// command they name exists, every relative link and anchor resolves, every
-// table and code block is whole, and no user doc names an issue or a
-// commit (drift_test.go).
+// command they name exists, every relative link and anchor resolves and
+// every repository path they name exists, every table and code block is
+// whole, and no user doc names an issue or a commit (drift_test.go).
 package docs
 
 import (
