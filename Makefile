@@ -20,16 +20,17 @@ generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
 	$(CONTROLLER_GEN) object paths="./api/..."
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the tools' CEL rules, CRDs and RBAC from the markers, and the chart's copies of them.
+manifests: $(CONTROLLER_GEN) ## Generate the tools' CEL rules, CRDs and RBAC from the markers, the chart's copies of them, docs/api.md and the samples' pool-label components.
 	go run ./hack/toolrules
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=true rbac:roleName=dbperf-manager-role paths="./api/..." paths="./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	go run ./hack/chartgen
 	go run ./hack/apidocs
+	go run ./hack/poollabel
 
 .PHONY: verify
 verify: generate manifests ## Fail when generated files are not committed, or the chart and config/ drift.
-	@git diff --exit-code -- api config charts docs || { echo "generated files are stale: run 'make generate manifests docs' and commit"; exit 1; }
+	@git diff --exit-code -- api config charts docs || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- api config charts docs)" || { git status --porcelain -- api config charts docs; echo "untracked generated files: commit them"; exit 1; }
 	bash hack/verify-chart.sh
 
@@ -84,7 +85,7 @@ scale: build ## The scale benchmark: 100, 300 and 1,000 runs at once on the simu
 	DBPERF_SCALE_RUNS=$${DBPERF_SCALE_RUNS:-100,300,1000} DBPERF_TEST_PKGS=./test/scale bash hack/test.sh -run '^TestScale$$' -v -timeout 90m
 
 .PHONY: samples
-samples: build ## Every sample of config/samples and config/samples/published in its smoke form on the embedded cluster, local servers playing the targets (~15 min; docs/local-cluster.md).
+samples: build ## Every sample of config/samples (with getting-started/) and config/samples/published in its smoke form on the embedded cluster, local servers playing the targets (~15 min; docs/local-cluster.md).
 	DBPERF_SAMPLES=1 DBPERF_TEST_PKGS=./test/e2e bash hack/test.sh -run '^TestEverySampleRunsInItsSmokeForm$$' -v -timeout 40m
 
 .PHONY: chaos

@@ -46,8 +46,10 @@ type BenchmarkRunSpec struct {
 	// +optional
 	Repetitions int32 `json:"repetitions,omitempty"`
 
-	// Timeout bounds the whole run, from the first reconcile to the last
-	// result. A run past it fails with reason Timeout and keeps what it measured.
+	// Timeout bounds the whole run, from its start (status.startTime: when it
+	// is admitted to its nodes; time spent Queued does not count) to the
+	// last result. A run past it fails with reason Timeout and keeps what it
+	// measured.
 	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be a positive duration such as 30m or 2h"
 	// +kubebuilder:default="2h"
 	// +optional

@@ -77,6 +77,8 @@ type BenchmarkRunStatus struct {
 	// +optional
 	Deadline *DeadlineStatus `json:"deadline,omitempty"`
 
+	// StartTime is when the run started: when it was admitted to its nodes
+	// (after any time Queued). spec.timeout counts from it.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// +optional
@@ -211,7 +213,8 @@ type RepetitionStatus struct {
 	// of what it may use.
 	// +optional
 	LoadGeneratorCPUPercent *float64 `json:"loadGeneratorCPUPercent,omitempty"`
-	// Metrics are the headline metrics; all metrics are in the ConfigMap.
+	// Metrics are the status metrics: a bounded set (the primary always,
+	// at most 16); every metric is in the results ConfigMap.
 	// +optional
 	Metrics []MetricValue `json:"metrics,omitempty"`
 }

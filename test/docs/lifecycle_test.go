@@ -13,40 +13,74 @@ import (
 	"testing"
 )
 
-// The README's phases and conditions are the API's: the phases from each
-// kind's Phase constants, in the order declared (the order of a life), and
-// the condition types from the Condition constants of api/v1alpha1. Its
-// layout names every directory of the repository, and every package
-// directory of cmd/, controllers/, internal/, hack/ and test/.
+// The table of phases and conditions in docs/concepts.md is the API's: the
+// phases of each kind from its Phase constants, in the order declared (the
+// order of a life); one row per Condition constant of api/v1alpha1, and
+// every Reason constant in some condition's row, none that is not one. The
+// README links to the table. The layout of docs/development.md names every
+// directory of the repository, and every package directory of cmd/,
+// controllers/, internal/, hack/ and test/.
 
-const apiDir = "../../api/v1alpha1"
+const (
+	apiDir       = "../../api/v1alpha1"
+	conceptsPath = "../../docs/concepts.md"
+	tableHeading = "## Phases and conditions"
+	layoutPath   = "../../docs/development.md"
+)
 
 // phaseKinds are the API's phase types and the kind each is the phase of.
-// A new phase type fails TestREADMEPhasesAreTheAPIs until it is added here
-// and to the README.
+// A new phase type fails TestThePhasesAreTheAPIs until it is added here
+// and to the table.
 var phaseKinds = map[string]string{"Phase": "BenchmarkRun", "ComparisonPhase": "BenchmarkComparison"}
 
-func TestREADMEPhasesAreTheAPIs(t *testing.T) {
-	lines := section(readLines(t), "### Phases and conditions")
-	phases := typedConstants(t)
+// lifecycleRow is a row of the table: kind, "phase" or a condition type in
+// backquotes, the values and reasons, the meaning.
+type lifecycleRow struct {
+	kind, what, values string
+}
+
+func lifecycleTable(t *testing.T) []lifecycleRow {
+	t.Helper()
+	table := firstTable(section(readFile(t, conceptsPath), tableHeading))
+	if len(table) < 3 {
+		t.Fatalf("docs/concepts.md has no table under %q", tableHeading)
+	}
+	var rows []lifecycleRow
+	for _, line := range table[2:] {
+		cells := splitRow(line)
+		if len(cells) < 3 {
+			t.Fatalf("docs/concepts.md: a row of the phases and conditions table has %d cells: %s", len(cells), line)
+		}
+		rows = append(rows, lifecycleRow{kind: cells[0], what: strings.Trim(cells[1], "`"), values: cells[2]})
+	}
+	return rows
+}
+
+func TestThePhasesAreTheAPIs(t *testing.T) {
+	rows := lifecycleTable(t)
 	found := 0
-	for typ, values := range phases {
+	for typ, values := range typedConstants(t) {
 		if !strings.HasSuffix(typ, "Phase") {
 			continue
 		}
 		found++
 		kind, ok := phaseKinds[typ]
 		if !ok {
-			t.Errorf("api/v1alpha1 declares the phase type %s (%v): say whose in phaseKinds and list its phases in the README", typ, values)
+			t.Errorf("api/v1alpha1 declares the phase type %s (%v): say whose in phaseKinds and list its phases in docs/concepts.md", typ, values)
 			continue
 		}
-		line := lineStarting(lines, "`"+kind+"` phases:")
+		var line string
+		for _, r := range rows {
+			if r.kind == kind && r.what == "phase" {
+				line = r.values
+			}
+		}
 		if line == "" {
-			t.Errorf("the README's \"### Phases and conditions\" has no line \"`%s` phases: ...\"", kind)
+			t.Errorf("docs/concepts.md's %q has no row \"| %s | phase | ...\"", tableHeading, kind)
 			continue
 		}
-		if got := wordsAmong(line, values); strings.Join(got, " ") != strings.Join(values, " ") {
-			t.Errorf("the README gives %s's phases as %v, the API (%s, in order) %v:\n%s", kind, got, typ, values, line)
+		if got := codeSpans(line); strings.Join(got, " ") != strings.Join(values, " ") {
+			t.Errorf("docs/concepts.md gives %s's phases as %v, the API (%s, in order) %v", kind, got, typ, values)
 		}
 	}
 	if found != len(phaseKinds) {
@@ -54,33 +88,66 @@ func TestREADMEPhasesAreTheAPIs(t *testing.T) {
 	}
 }
 
-func TestREADMEConditionsAreTheAPIs(t *testing.T) {
-	lines := section(readLines(t), "### Phases and conditions")
-	bullet := regexp.MustCompile("^- `([A-Za-z]+)`:")
-	inREADME := map[string]bool{}
-	for _, l := range lines {
-		if m := bullet.FindStringSubmatch(l); m != nil {
-			inREADME[m[1]] = true
+func TestTheConditionsAreTheAPIs(t *testing.T) {
+	inDoc := map[string]bool{}
+	for _, r := range lifecycleTable(t) {
+		if r.what != "phase" {
+			inDoc[r.what] = true
 		}
 	}
 	inAPI := map[string]bool{}
-	for _, c := range conditionTypes(t) {
+	for _, c := range constantsNamed(t, "Condition") {
 		inAPI[c] = true
-		if !inREADME[c] {
-			t.Errorf("the README's \"### Phases and conditions\" has no bullet \"- `%s`: ...\" (a condition type of api/v1alpha1)", c)
+		if !inDoc[c] {
+			t.Errorf("docs/concepts.md's phases and conditions table has no row for the condition %s (a Condition constant of api/v1alpha1)", c)
 		}
 	}
 	if len(inAPI) < 4 {
 		t.Fatalf("found only %v as condition types in api/v1alpha1: is the test reading the right constants?", sortedKeys(inAPI))
 	}
-	for c := range inREADME {
+	for c := range inDoc {
 		if !inAPI[c] {
-			t.Errorf("the README describes the condition %s, which api/v1alpha1 does not declare (Condition constants: %v)", c, sortedKeys(inAPI))
+			t.Errorf("docs/concepts.md describes the condition %s, which api/v1alpha1 does not declare (Condition constants: %v)", c, sortedKeys(inAPI))
 		}
 	}
 }
 
-func TestREADMELayoutNamesEveryDirectory(t *testing.T) {
+func TestTheReasonsAreTheAPIs(t *testing.T) {
+	inDoc := map[string]bool{}
+	for _, r := range lifecycleTable(t) {
+		if r.what == "phase" {
+			continue
+		}
+		for _, reason := range codeSpans(r.values) {
+			inDoc[reason] = true
+		}
+	}
+	inAPI := map[string]bool{}
+	for _, r := range constantsNamed(t, "Reason") {
+		inAPI[r] = true
+	}
+	if len(inAPI) < 20 {
+		t.Fatalf("found only %v as condition reasons in api/v1alpha1: is the test reading the right constants?", sortedKeys(inAPI))
+	}
+	for r := range inAPI {
+		if !inDoc[r] {
+			t.Errorf("no condition's row in docs/concepts.md's %q names the reason %s (a Reason constant of api/v1alpha1)", tableHeading, r)
+		}
+	}
+	for r := range inDoc {
+		if !inAPI[r] {
+			t.Errorf("docs/concepts.md gives %s as a condition's reason, which api/v1alpha1 does not declare", r)
+		}
+	}
+}
+
+func TestTheREADMELinksToTheTable(t *testing.T) {
+	if !strings.Contains(strings.Join(readLines(t), "\n"), "(docs/concepts.md#phases-and-conditions)") {
+		t.Error("the README does not link to docs/concepts.md#phases-and-conditions, the one table of phases and conditions")
+	}
+}
+
+func TestTheLayoutNamesEveryDirectory(t *testing.T) {
 	entries := layoutEntries(t)
 	top, err := os.ReadDir("../..")
 	if err != nil {
@@ -92,12 +159,12 @@ func TestREADMELayoutNamesEveryDirectory(t *testing.T) {
 		}
 		text, ok := entries[d.Name()]
 		if !ok {
-			t.Errorf("the README's layout has no entry %s/", d.Name())
+			t.Errorf("the layout of docs/development.md has no entry %s/", d.Name())
 			continue
 		}
 		for _, sub := range packageDirs(t, d.Name()) {
 			if !mentionsWord(text, sub) {
-				t.Errorf("the README's layout entry %s/ does not name %s (%s/%s)", d.Name(), sub, d.Name(), sub)
+				t.Errorf("the layout entry %s/ of docs/development.md does not name %s (%s/%s)", d.Name(), sub, d.Name(), sub)
 			}
 		}
 	}
@@ -118,14 +185,17 @@ func typedConstants(t *testing.T) map[string][]string {
 	return out
 }
 
-// conditionTypes are the values of the Condition constants of api/v1alpha1.
-func conditionTypes(t *testing.T) []string {
+// constantsNamed are the values of the string constants of api/v1alpha1
+// whose names start with prefix (Condition, Reason).
+func constantsNamed(t *testing.T, prefix string) []string {
 	t.Helper()
 	var out []string
 	for _, spec := range apiConstants(t) {
 		for i, name := range spec.Names {
-			if strings.HasPrefix(name.Name, "Condition") && i < len(spec.Values) {
-				out = append(out, stringValue(spec.Values[i]))
+			if strings.HasPrefix(name.Name, prefix) && i < len(spec.Values) {
+				if v := stringValue(spec.Values[i]); v != "" {
+					out = append(out, v)
+				}
 			}
 		}
 	}
@@ -171,42 +241,36 @@ func stringValue(e ast.Expr) string {
 	return ""
 }
 
-func lineStarting(lines []string, prefix string) string {
-	for i, l := range lines {
-		if strings.HasPrefix(l, prefix) {
-			// The sentence goes on until a blank line or a bullet.
-			for j := i + 1; j < len(lines) && strings.TrimSpace(lines[j]) != "" && !strings.HasPrefix(lines[j], "- "); j++ {
-				l += " " + lines[j]
-			}
-			return l
-		}
-	}
-	return ""
-}
-
-// wordsAmong are the words of text that are among values, in text's order,
-// each once.
-func wordsAmong(text string, values []string) []string {
-	known := map[string]bool{}
-	for _, v := range values {
-		known[v] = true
-	}
+// codeSpans are the `code spans` of text, in order, each once.
+func codeSpans(text string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, w := range regexp.MustCompile(`[A-Za-z]+`).FindAllString(text, -1) {
-		if known[w] && !seen[w] {
-			out = append(out, w)
-			seen[w] = true
+	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(text, -1) {
+		if !seen[m[1]] {
+			out = append(out, m[1])
+			seen[m[1]] = true
 		}
 	}
 	return out
 }
 
-// layoutEntries are the entries of the README's layout block by their
-// top directory: the entry's lines joined.
+// splitRow splits a table row into its cells, an escaped \| kept in its cell.
+func splitRow(row string) []string {
+	row = strings.TrimSpace(row)
+	row = strings.TrimSuffix(strings.TrimPrefix(row, "|"), "|")
+	row = strings.ReplaceAll(row, `\|`, "\x00")
+	var cells []string
+	for _, c := range strings.Split(row, "|") {
+		cells = append(cells, strings.TrimSpace(strings.ReplaceAll(c, "\x00", "|")))
+	}
+	return cells
+}
+
+// layoutEntries are the entries of docs/development.md's layout block by
+// their top directory: the entry's lines joined.
 func layoutEntries(t *testing.T) map[string]string {
 	t.Helper()
-	lines := section(readLines(t), "## Layout")
+	lines := section(readFile(t, layoutPath), "## Layout")
 	out := map[string]string{}
 	cur := ""
 	for _, l := range lines {
@@ -220,7 +284,7 @@ func layoutEntries(t *testing.T) map[string]string {
 		}
 	}
 	if len(out) < 5 {
-		t.Fatalf("the README's \"## Layout\" has %d entries: %v", len(out), out)
+		t.Fatalf("docs/development.md's \"## Layout\" has %d entries: %v", len(out), out)
 	}
 	return out
 }

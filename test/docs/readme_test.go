@@ -1,9 +1,13 @@
-// Package docs checks that the README, the project's front door, says what
-// the product does today: every registered load tool and every target kind
-// of the API is named where a newcomer looks first. The lists come from the
-// registry and the API type, so adding a tool or a target without telling
-// the README fails here; so does a phase, a condition type or a package
-// directory it does not name (lifecycle_test.go).
+// Package docs checks the documentation against the code, so that what can
+// drift is caught when it does. The README, the project's front door, names
+// every registered load tool with its default image and every target kind
+// of the API where a newcomer looks first (this file); the table of phases
+// and conditions in docs/concepts.md is the API's, and the layout in
+// docs/development.md names every package (lifecycle_test.go); the defaults
+// the docs quote are the code's, every make target and kubectl dbperf
+// command they name exists, every relative link and anchor resolves and
+// every repository path they name exists, every table and code block is
+// whole, and no user doc names an issue or a commit (drift_test.go).
 package docs
 
 import (
@@ -15,6 +19,7 @@ import (
 	"testing"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads/registry"
 )
@@ -25,6 +30,7 @@ const readmePath = "../../README.md"
 type tool struct {
 	name  string // registry name, as `dbperf-runner --workload` takes it
 	field string // JSON name under spec.workload
+	image string // its default image; empty for a tool that has none
 }
 
 func TestREADMEOpeningNamesEveryToolAndTarget(t *testing.T) {
@@ -45,18 +51,47 @@ func TestREADMEOpeningNamesEveryToolAndTarget(t *testing.T) {
 	}
 }
 
+// The README's workloads table has a row per tool, with the tool's default
+// image (the image its pods run unless workload.image says otherwise).
 func TestREADMEWorkloadsTableHasEveryTool(t *testing.T) {
 	table := firstTable(section(readLines(t), "### Workloads"))
 	if len(table) == 0 {
 		t.Fatal("the README has no table under \"### Workloads\"")
 	}
-	rows := map[string]bool{}
-	for _, name := range firstCells(table) {
-		rows[name] = true
+	rows := map[string]string{}
+	for _, row := range table[min(2, len(table)):] {
+		if cells := splitRow(row); len(cells) > 1 {
+			rows[cells[0]] = cells[1]
+		}
 	}
 	for _, tl := range registeredTools(t) {
-		if !rows["`"+tl.field+"`"] {
-			t.Errorf("the README's workloads table has no row `%s` (tool %s); rows: %v", tl.field, tl.name, sortedKeys(rows))
+		cell, ok := rows["`"+tl.field+"`"]
+		if !ok {
+			t.Errorf("the README's workloads table has no row `%s` (tool %s)", tl.field, tl.name)
+			continue
+		}
+		if img := tl.image; img != "" && !strings.Contains(cell, "`"+img+"`") {
+			t.Errorf("the README's workloads row `%s` does not give its default image `%s`: %s", tl.field, img, cell)
+		}
+	}
+}
+
+// The README's targets give the default image of each server the operator
+// runs, as the builders define it.
+func TestREADMETargetsGiveTheDefaultImages(t *testing.T) {
+	lines := section(readLines(t), "### Targets")
+	for kind, img := range map[string]string{
+		"valkey": specs.DefaultValkeyImage, "mysql": specs.DefaultMySQLImage, "mongodb": specs.DefaultMongoDBImage,
+		"opensearch": specs.DefaultOpenSearchImage, "clickhouse": specs.DefaultClickHouseImage,
+	} {
+		found := false
+		for _, l := range lines {
+			if strings.HasPrefix(l, "- `"+kind+"`") {
+				found = strings.Contains(l, "`"+img+"`")
+			}
+		}
+		if !found {
+			t.Errorf("the README's target bullet `%s` does not give its default image `%s`", kind, img)
 		}
 	}
 }
@@ -70,24 +105,16 @@ func TestREADMETargetsSectionHasEveryKind(t *testing.T) {
 	}
 }
 
-// A blank line inside a Markdown table ends it; the rows after it render as
-// a paragraph of pipes. So every table must start with a header and its
-// delimiter row.
-func TestREADMETablesAreWhole(t *testing.T) {
-	lines := readLines(t)
-	for i, block := range tableBlocks(lines) {
-		if len(block.lines) < 2 || !delimiterRow.MatchString(block.lines[1]) {
-			t.Errorf("README line %d: table %d has no header and delimiter row (a blank line splitting a table?): %q",
-				block.start+1, i+1, block.lines[0])
-		}
-	}
-}
-
 func readLines(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(readmePath)
+	return readFile(t, readmePath)
+}
+
+func readFile(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("while reading the README: %v", err)
+		t.Fatalf("while reading %s: %v", path, err)
 	}
 	return strings.Split(string(b), "\n")
 }
@@ -98,6 +125,7 @@ func readLines(t *testing.T) []string {
 func registeredTools(t *testing.T) []tool {
 	t.Helper()
 	byName := map[string]string{}
+	images := map[string]string{}
 	typ := reflect.TypeOf(benchv1.WorkloadSpec{})
 	for i := 0; i < typ.NumField(); i++ {
 		f := typ.Field(i)
@@ -108,6 +136,7 @@ func registeredTools(t *testing.T) []tool {
 		reflect.ValueOf(spec).Elem().Field(i).Set(reflect.New(f.Type.Elem()))
 		if w, err := registry.For(spec); err == nil {
 			byName[w.Name()] = jsonName(f)
+			images[w.Name()] = w.DefaultImage()
 		}
 	}
 	var tools []tool
@@ -116,7 +145,7 @@ func registeredTools(t *testing.T) []tool {
 		if !ok {
 			t.Fatalf("registered tool %q is selected by no field of spec.workload", name)
 		}
-		tools = append(tools, tool{name: name, field: field})
+		tools = append(tools, tool{name: name, field: field, image: images[name]})
 	}
 	if len(tools) == 0 {
 		t.Fatal("the registry lists no tools")
@@ -226,17 +255,6 @@ func firstTable(lines []string) []string {
 		return blocks[0].lines
 	}
 	return nil
-}
-
-// firstCells are the first cells of a table's body rows.
-func firstCells(table []string) []string {
-	var cells []string
-	for _, row := range table[min(2, len(table)):] {
-		if parts := strings.Split(row, "|"); len(parts) > 1 {
-			cells = append(cells, strings.TrimSpace(parts[1]))
-		}
-	}
-	return cells
 }
 
 func hasBullet(lines []string, prefix string) bool {

@@ -80,8 +80,8 @@ func readRepo(path string) string {
 // sampleFilesAtOnce bounds the sample files in flight.
 const sampleFilesAtOnce = 5
 
-// TestEverySampleRunsInItsSmokeForm applies every file of config/samples
-// and config/samples/published in its smoke form (kubectl dbperf try: the
+// TestEverySampleRunsInItsSmokeForm applies every file of config/samples,
+// config/samples/getting-started and config/samples/published in its smoke form (kubectl dbperf try: the
 // tools' workloads shortened, one repetition and one run per variant) to
 // the embedded cluster with local servers playing the targets the operator
 // provisions and the external endpoints (PostgreSQL, Redis, a MongoDB-wire
@@ -125,7 +125,7 @@ func TestEverySampleRunsInItsSmokeForm(t *testing.T) {
 		ssbURL: fmt.Sprintf("http://127.0.0.1:%d/lineorder_flat.csv.gz", serveSSBFlat(t))}
 
 	var files0 []string
-	for _, dir := range []string{"config/samples", "config/samples/published"} {
+	for _, dir := range []string{"config/samples", "config/samples/getting-started", "config/samples/published"} {
 		fs, _ := filepath.Glob(filepath.Join(testutil.RepoRoot(), dir, "*.yaml"))
 		for _, f := range fs {
 			if filepath.Base(f) != "kustomization.yaml" {
