@@ -33,7 +33,7 @@ func TestSmokeFormsOfEverySampleAreAdmitted(t *testing.T) {
 	}
 	ns := admissionNamespace(t, "smoke-")
 	var files []string
-	for _, dir := range []string{"config/samples", "config/samples/published"} {
+	for _, dir := range []string{"config/samples", "config/samples/getting-started", "config/samples/published"} {
 		fs, _ := filepath.Glob(filepath.Join(testutil.RepoRoot(), dir, "*.yaml"))
 		files = append(files, fs...)
 	}

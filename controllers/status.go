@@ -130,14 +130,15 @@ func patchStatusIfChanged(ctx context.Context, c client.Client, base, obj client
 const maxStatusMessageBytes = 512
 
 // statusMessage is status.message: the condition that keeps the run from
-// going on or says why it failed or is not valid, as "Reason: message";
-// empty while all goes well and on success. It depends on the conditions
+// going on (a pod that cannot start, the nodes another run holds) or says
+// why it failed or is not valid, as "Reason: message"; empty while all goes
+// well and on success. It depends on the conditions
 // alone, so a reconcile that changes nothing writes nothing.
 func statusMessage(run *benchv1.BenchmarkRun) string {
 	if run.Status.Phase == benchv1.PhaseSucceeded {
 		return ""
 	}
-	for _, t := range []string{benchv1.ConditionCompleted, benchv1.ConditionPrepared, benchv1.ConditionTargetReady, benchv1.ConditionValid} {
+	for _, t := range []string{benchv1.ConditionCompleted, benchv1.ConditionPrepared, benchv1.ConditionTargetReady, benchv1.ConditionValid, benchv1.ConditionAdmitted} {
 		c := findCondition(run, t)
 		if c == nil || c.Status != metav1.ConditionFalse {
 			continue

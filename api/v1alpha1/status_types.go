@@ -64,8 +64,9 @@ type BenchmarkRunStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// Message says in one line what the run waits for when something
-	// keeps it from going on (a pod that cannot start), or why it failed
-	// or is not valid: the condition that says so, its reason and message
+	// keeps it from going on (a pod that cannot start, the nodes another run
+	// holds: Queued), or why it failed or is not valid: the condition that says
+	// so, its reason and message
 	// (the tool's own error lines for a failed prepare step). Empty while
 	// all goes well and on success. A printer column.
 	// +optional
