@@ -107,16 +107,19 @@ import (
 GO
   (cd "$d" && GOFLAGS=-mod=mod go mod tidy -e >/dev/null 2>&1 || true)
   (cd "$d" && GOFLAGS=-mod=mod go get k8s.io/kubernetes@v"${K8S_VERSION}") || die "resolving k8s.io/kubernetes@v${K8S_VERSION} failed"
-  for b in "${missing[@]}"; do
-    log "go build k8s.io/kubernetes/cmd/${b}"
-    (cd "$d" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w \
-      -X k8s.io/component-base/version.gitVersion=v${K8S_VERSION} \
-      -X k8s.io/component-base/version.gitMajor=1 \
-      -X k8s.io/component-base/version.gitMinor=${K8S_VERSION#1.} \
-      -X k8s.io/client-go/pkg/version.gitVersion=v${K8S_VERSION}" \
-      -o "${BIN_DIR}/${b}.tmp" "k8s.io/kubernetes/cmd/${b}") || die "building ${b} failed"
-    mv "${BIN_DIR}/${b}.tmp" "${BIN_DIR}/${b}"
-  done
+  # One go build for all of them: their packages compile side by side and
+  # one binary links while the others still compile.
+  local pkgs=() out="${work}/k8s-bin"
+  for b in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/${b}"); done
+  mkdir -p "$out"
+  log "go build ${pkgs[*]}"
+  (cd "$d" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w \
+    -X k8s.io/component-base/version.gitVersion=v${K8S_VERSION} \
+    -X k8s.io/component-base/version.gitMajor=1 \
+    -X k8s.io/component-base/version.gitMinor=${K8S_VERSION#1.} \
+    -X k8s.io/client-go/pkg/version.gitVersion=v${K8S_VERSION}" \
+    -o "${out}/" "${pkgs[@]}") || die "building ${missing[*]} failed"
+  for b in "${missing[@]}"; do mv "${out}/${b}" "${BIN_DIR}/${b}"; done
 }
 
 build_etcd() {
@@ -158,10 +161,11 @@ import (
 )
 GO
   (cd "$d" && GOFLAGS=-mod=mod go mod tidy -e >/dev/null 2>&1 || true)
-  for b in kwok kwokctl; do
-    (cd "$d" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "${BIN_DIR}/${b}.tmp" "sigs.k8s.io/kwok/cmd/${b}") || die "building ${b} failed"
-    mv "${BIN_DIR}/${b}.tmp" "${BIN_DIR}/${b}"
-  done
+  local out="${work}/kwok-bin"
+  mkdir -p "$out"
+  (cd "$d" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "${out}/" sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl) ||
+    die "building kwok and kwokctl failed"
+  mv "${out}/kwok" "${out}/kwokctl" "${BIN_DIR}/"
 }
 
 start=$(date +%s)
