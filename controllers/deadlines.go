@@ -41,6 +41,17 @@ type podWatch struct {
 	// last of them was (first, for a target: see targetPods).
 	scheduled bool
 	clock     time.Time
+	// recheck is when to look again for pods not yet there (nothing
+	// brings a reconcile for a pod a controller could not create).
+	recheck time.Duration
+}
+
+// lookAgain is wait, or the watch's recheck when that comes first.
+func (w podWatch) lookAgain(wait time.Duration) time.Duration {
+	if w.recheck > 0 && (wait <= 0 || w.recheck < wait) {
+		return w.recheck
+	}
+	return wait
 }
 
 // jobPods watches a workload Job's pods: the newest pod of each completion
@@ -76,8 +87,12 @@ func (r *BenchmarkRunReconciler) jobPods(ctx context.Context, job *batchv1.Job) 
 	w.stuck = podstart.First(stuck)
 	want := int(ptrValue(job.Spec.Completions))
 	w.scheduled = scheduled >= want
-	if len(newest) < want && w.stuck == nil && r.Clock.Since(job.CreationTimestamp.Time) >= refusedAfter {
-		w.stuck = r.refused(ctx, job.Namespace, "Job", job.Name)
+	if len(newest) < want && w.stuck == nil {
+		if age := r.Clock.Since(job.CreationTimestamp.Time); age < refusedAfter {
+			w.recheck = refusedAfter - age + time.Second
+		} else if w.stuck = r.refused(ctx, job.Namespace, "Job", job.Name); w.stuck == nil {
+			w.recheck = pollInterval
+		}
 	}
 	return w, nil
 }

@@ -178,7 +178,7 @@ func (r *BenchmarkRunReconciler) measuring(ctx context.Context, st *runState, jo
 	limit := run.Spec.Deadlines.MeasureDeadline(longestMeasurement(run))
 	passed, wait := st.phaseDeadline("job "+job.Name, w.clock, limit)
 	if !w.scheduled || !passed {
-		return nil, false, ctrl.Result{RequeueAfter: wait}, nil
+		return nil, false, ctrl.Result{RequeueAfter: w.lookAgain(wait)}, nil
 	}
 	if err := r.expireJob(ctx, st, job); err != nil {
 		return nil, false, ctrl.Result{}, err

@@ -83,7 +83,7 @@ func (r *BenchmarkRunReconciler) preparing(ctx context.Context, st *runState, jo
 	limit := run.Spec.Deadlines.PrepareDeadline()
 	passed, wait := st.phaseDeadline("job "+job.Name, w.clock, limit)
 	if !w.scheduled || !passed {
-		return ctrl.Result{RequeueAfter: wait}, nil
+		return ctrl.Result{RequeueAfter: w.lookAgain(wait)}, nil
 	}
 	msg := fmt.Sprintf("the prepare step did not end within spec.deadlines.prepare (%s) of its pod's scheduling at %s; job %s was stopped",
 		limit, w.clock.UTC().Format(time.RFC3339), job.Name)

@@ -208,10 +208,13 @@ func eventTime(e *corev1.Event) time.Time {
 }
 
 // schedulerMessage keeps what the scheduler said of the nodes and drops
-// its note on preemption, which only repeats that nothing fits.
+// its notes on dynamic resource claims and preemption, which only repeat
+// that nothing fits.
 func schedulerMessage(m string) string {
-	if i := strings.Index(m, " preemption:"); i > 0 {
-		m = m[:i]
+	for _, tail := range []string{" no new claims to deallocate", " preemption:"} {
+		if i := strings.Index(m, tail); i > 0 {
+			m = m[:i]
+		}
 	}
 	return strings.TrimSpace(m)
 }

@@ -31,7 +31,7 @@ func TestUnschedulableSaysWhereAndWhatWasShort(t *testing.T) {
 	p := pod("lg-0")
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
 		LastTransitionTime: metav1.NewTime(t0.Add(2 * time.Second)),
-		Message: "0/9 nodes are available: 3 Insufficient cpu, 6 node(s) didn't match Pod's node affinity/selector. preemption: 0/9 nodes are available: " +
+		Message: "0/9 nodes are available: 3 Insufficient cpu, 6 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, preemption: 0/9 nodes are available: " +
 			"3 No preemption victims found for incoming pod, 6 Preemption is not helpful for scheduling."}}
 	s := Why(p)
 	if s == nil || s.Reason != "Unschedulable" || s.Final || !s.Since.Equal(t0.Add(2*time.Second)) {
