@@ -64,6 +64,10 @@ type Options struct {
 	// RunnerPath is the dbperf-runner binary that stands for the one the
 	// pod's init container installs.
 	RunnerPath string
+	// Runners maps a runner image (the init container's) to the binary that
+	// stands for it, for pods of another build than RunnerPath's (an upgrade
+	// test: the Jobs of the manager before it run the runner before it).
+	Runners map[string]string
 	// Images maps an image repository (tag and registry host dropped, e.g.
 	// "postgres", "redis", "redislabs/memtier_benchmark") to the local
 	// directories holding its tools. DefaultImages discovers them.

@@ -131,6 +131,7 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 	if err := os.MkdirAll(r.dir, 0o777); err != nil {
 		return nil, cleanup, err
 	}
+	runnerPath := e.runnerFor(pod)
 	argv := append(append([]string{}, c.Command...), c.Args...)
 	if len(argv) == 0 {
 		return nil, cleanup, &notRunnable{"ContainerCannotRun", "the container has no command: the executor runs dbperf-runner commands only"}
@@ -154,7 +155,7 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 	if filepath.Base(tool) == runnerName {
 		// A tool built into the runner (the query workload's client), in
 		// whatever image: the runner of this build stands for it.
-		toolPath = e.o.RunnerPath
+		toolPath = runnerPath
 	}
 	for _, d := range e.o.Images[repo] {
 		if p := filepath.Join(d, filepath.Base(tool)); isExecutable(p) {
@@ -179,7 +180,7 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 		mounts[m.MountPath] = host
 		if m.MountPath == runnerDir {
 			// What the init container installs there.
-			if err := installRunner(e.o.RunnerPath, host); err != nil {
+			if err := installRunner(runnerPath, host); err != nil {
 				return nil, cleanup, err
 			}
 		}
@@ -311,7 +312,7 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 	} else {
 		e.logf("pod %s/%s: no cgroup of its own (%v): the runner measures the whole machine", pod.Namespace, pod.Name, cgErr)
 	}
-	argv = append(append([]string{e.o.RunnerPath, contract.CommandExec}, contract.ExecCommand{Runner: host}.Flags()...), argv[2:]...)
+	argv = append(append([]string{runnerPath, contract.CommandExec}, contract.ExecCommand{Runner: host}.Flags()...), argv[2:]...)
 	// The tool is looked up on PATH, as in the image.
 	env = setEnv(env, "PATH", strings.Join(append(e.o.Images[repo], "/usr/local/bin", "/usr/bin", "/bin"), ":"))
 	if getEnv(env, "HOME") == "" {
@@ -365,6 +366,17 @@ const (
 // container would have installed it, for commands that name it there: a
 // hard link (the pod's user may not reach the runner's own directory),
 // else a copy.
+// runnerFor is the binary that stands for the pod's runner image (its init
+// containers'): Options.Runners' for that image, else RunnerPath.
+func (e *Executor) runnerFor(pod *corev1.Pod) string {
+	for _, c := range pod.Spec.InitContainers {
+		if p, ok := e.o.Runners[c.Image]; ok {
+			return p
+		}
+	}
+	return e.o.RunnerPath
+}
+
 func installRunner(runner, dir string) error {
 	bin := filepath.Join(dir, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {

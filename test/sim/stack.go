@@ -21,6 +21,8 @@ type StackOptions struct {
 	Chart      string // charts/dbperf-operator
 	Manager    string // manager binary
 	Runner     string // dbperf-runner binary
+	// Runners map runner images to other builds' binaries (executor.Options.Runners).
+	Runners map[string]string
 	CNPGCRDs   string // directory of CloudNativePG's CRDs to install; optional
 	Pools      []Pool // default DefaultPools()
 	Log        io.Writer
@@ -56,6 +58,19 @@ type Stack struct {
 func (s *Stack) RestartManager(ctx context.Context) error {
 	s.Manager.Kill()
 	m, err := s.StartManager(ctx, s.opts.Manager, s.Operator, s.opts.ManagerLog, s.opts.ManagerArgs...)
+	if err != nil {
+		return err
+	}
+	s.Manager = m
+	return nil
+}
+
+// ReplaceManager kills the manager (SIGKILL) and starts bin with args in
+// its place, as a Deployment's rollout to a new image would: an upgrade.
+func (s *Stack) ReplaceManager(ctx context.Context, bin string, args ...string) error {
+	s.Manager.Kill()
+	s.opts.Manager, s.opts.ManagerArgs = bin, args
+	m, err := s.StartManager(ctx, bin, s.Operator, s.opts.ManagerLog, args...)
 	if err != nil {
 		return err
 	}
@@ -120,7 +135,7 @@ func Up(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 			return nil, err
 		}
 	}
-	ex, err := executor.New(executor.Options{Client: c.Clientset, RunnerPath: o.Runner, WorkDir: podsDir,
+	ex, err := executor.New(executor.Options{Client: c.Clientset, RunnerPath: o.Runner, Runners: o.Runners, WorkDir: podsDir,
 		KubeletAddr: c.KubeletAddr(), Log: o.Log, Images: images, PlayServers: o.PlayServers, Dynamic: dyn})
 	if err != nil {
 		return nil, err
