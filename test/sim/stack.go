@@ -14,15 +14,15 @@ import (
 
 // StackOptions configure Up.
 type StackOptions struct {
-	Name       string
-	Dir        string // work directory; must be searchable by others (pods run as their runAsUser)
-	BinDir     string // control-plane binaries
-	Helm       string // helm binary
-	Chart      string // charts/dbperf-operator
-	Manager    string // manager binary
-	Runner     string // dbperf-runner binary
+	Name    string
+	Dir     string // work directory; must be searchable by others (pods run as their runAsUser)
+	BinDir  string // control-plane binaries
+	Helm    string // helm binary
+	Chart   string // charts/dbperf-operator
+	Manager string // manager binary
+	Runner  string // dbperf-runner binary
 	// Runners map runner images to other builds' binaries (executor.Options.Runners).
-	Runners map[string]string
+	Runners    map[string]string
 	CNPGCRDs   string // directory of CloudNativePG's CRDs to install; optional
 	Pools      []Pool // default DefaultPools()
 	Log        io.Writer
