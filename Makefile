@@ -7,8 +7,21 @@ CONTROLLER_GEN_VERSION ?= v0.19.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# VERSION (the file) is the release this tree builds: the images' tag, the
+# chart's appVersion, config/manager's pins (hack/versiongen keeps them equal).
+VERSION ?= $(shell cat VERSION)
 LDFLAGS := -s -w -X github.com/dbperf-io/dbperf-operator/internal/version.Version=$(VERSION)
+
+# The images the project builds (docs/release.md). YCSB publishes no image,
+# so the project builds one; its tag is YCSB's version, the one the ycsb
+# workload names as its default image.
+REGISTRY ?= ghcr.io/dbperf-io
+IMG ?= $(REGISTRY)/dbperf-operator:$(VERSION)
+RUNNER_IMG ?= $(REGISTRY)/dbperf-runner:$(VERSION)
+YCSB_VERSION ?= 0.17.0
+YCSB_IMG ?= $(REGISTRY)/ycsb:$(YCSB_VERSION)
+CONTAINER_TOOL ?= docker
+PLATFORMS ?= linux/amd64,linux/arm64
 
 .PHONY: all
 all: build
@@ -27,11 +40,17 @@ manifests: $(CONTROLLER_GEN) ## Generate the tools' CEL rules, CRDs and RBAC fro
 	go run ./hack/chartgen
 	go run ./hack/apidocs
 	go run ./hack/poollabel
+	go run ./hack/versiongen
+
+.PHONY: set-version
+set-version: ## Set the release version everywhere: make set-version NEW_VERSION=v0.2.0 (docs/release.md).
+	@test -n "$(NEW_VERSION)" || { echo "say which: make set-version NEW_VERSION=v0.2.0"; exit 1; }
+	go run ./hack/versiongen -set $(NEW_VERSION)
 
 .PHONY: verify
 verify: generate manifests ## Fail when generated files are not committed, or the chart and config/ drift.
-	@git diff --exit-code -- api config charts docs || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain -- api config charts docs)" || { git status --porcelain -- api config charts docs; echo "untracked generated files: commit them"; exit 1; }
+	@git diff --exit-code -- api config charts docs internal/version || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config charts docs internal/version)" || { git status --porcelain -- api config charts docs internal/version; echo "untracked generated files: commit them"; exit 1; }
 	bash hack/verify-chart.sh
 
 .PHONY: fmt
@@ -53,6 +72,35 @@ build: generate ## Build the manager and the static runner.
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(LOCALBIN)/manager ./cmd/manager
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(LOCALBIN)/dbperf-runner ./cmd/runner
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(LOCALBIN)/kubectl-dbperf ./cmd/kubectl-dbperf
+
+##@ Images and releases (docs/release.md; a Docker engine with buildx, which the development machines lack)
+
+.PHONY: images
+images: ## Print the images docker-build builds, one a line.
+	@printf '%s\n' $(IMG) $(RUNNER_IMG) $(YCSB_IMG)
+
+.PHONY: docker-build
+docker-build: ## Build the manager, runner and YCSB images for this machine's platform.
+	$(CONTAINER_TOOL) build --target manager --build-arg VERSION=$(VERSION) -t $(IMG) .
+	$(CONTAINER_TOOL) build --target runner --build-arg VERSION=$(VERSION) -t $(RUNNER_IMG) .
+	$(CONTAINER_TOOL) build --build-arg YCSB_VERSION=$(YCSB_VERSION) -t $(YCSB_IMG) workloads/ycsb/image
+
+.PHONY: docker-push
+docker-push: ## Push the images docker-build built.
+	$(CONTAINER_TOOL) push $(IMG)
+	$(CONTAINER_TOOL) push $(RUNNER_IMG)
+	$(CONTAINER_TOOL) push $(YCSB_IMG)
+
+.PHONY: docker-buildx
+docker-buildx: ## Build and push the images for every platform of PLATFORMS (linux/amd64,linux/arm64) with buildx.
+	$(CONTAINER_TOOL) buildx inspect dbperf-builder >/dev/null 2>&1 || $(CONTAINER_TOOL) buildx create --name dbperf-builder
+	$(CONTAINER_TOOL) buildx build --builder dbperf-builder --platform $(PLATFORMS) --target manager --build-arg VERSION=$(VERSION) -t $(IMG) --push .
+	$(CONTAINER_TOOL) buildx build --builder dbperf-builder --platform $(PLATFORMS) --target runner --build-arg VERSION=$(VERSION) -t $(RUNNER_IMG) --push .
+	$(CONTAINER_TOOL) buildx build --builder dbperf-builder --platform $(PLATFORMS) --build-arg YCSB_VERSION=$(YCSB_VERSION) -t $(YCSB_IMG) --push workloads/ycsb/image
+
+.PHONY: release
+release: ## The release's files in dist/: the packaged chart, kubectl-dbperf for linux and darwin on amd64 and arm64, the krew manifest, checksums.
+	bash hack/release.sh
 
 ##@ Test
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
+	"github.com/dbperf-io/dbperf-operator/internal/version"
 )
 
 // Every command's -h and --help print its usage and flags and succeed,
@@ -50,6 +51,20 @@ func TestUsageListsEveryCommandAndTheDefaults(t *testing.T) {
 		fmt.Sprintf("(default %q)", stats.DefaultCorrection), fmt.Sprintf("(default %q)", stats.DefaultOperationCorrection)} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("compare --help does not say %s:\n%s", want, stdout.String())
+		}
+	}
+}
+
+// `kubectl dbperf version` and --version print the build's version alone,
+// for scripts and for krew users comparing it with a release.
+func TestVersionPrintsTheBuildsVersion(t *testing.T) {
+	for _, arg := range []string{"version", "--version"} {
+		var stdout bytes.Buffer
+		if err := run(context.Background(), []string{arg}, &stdout, &stdout); err != nil {
+			t.Fatalf("%s: %v", arg, err)
+		}
+		if got := stdout.String(); got != version.Version+"\n" {
+			t.Errorf("%s printed %q, want %q", arg, got, version.Version+"\n")
 		}
 	}
 }

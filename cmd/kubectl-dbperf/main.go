@@ -11,6 +11,7 @@
 //	kubectl dbperf history SCHEDULE [-o table|markdown|json|html]          headline values, changes marked
 //	kubectl dbperf ack SCHEDULE [--run R] --reason "…" [--undo]             accept the new level of an open regression
 //	kubectl dbperf try FILE… [--apply]                                     a sample's smoke form, to try in a minute
+//	kubectl dbperf version                                                 the plugin's release
 package main
 
 import (
@@ -21,6 +22,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/dbperf-io/dbperf-operator/internal/version"
 )
 
 // command is one subcommand of the plugin.
@@ -54,7 +57,8 @@ func usage() string {
 		writeSynopsis(&b, c)
 	}
 	b.WriteString("\nCommon flags: -n/--namespace, --kubeconfig, --context.\n")
-	b.WriteString("kubectl dbperf COMMAND --help shows the command's flags and their defaults.")
+	b.WriteString("kubectl dbperf COMMAND --help shows the command's flags and their defaults.\n")
+	b.WriteString("kubectl dbperf version prints the plugin's release.")
 	return b.String()
 }
 
@@ -141,6 +145,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return run(ctx, []string{args[1], "--help"}, stdout, stderr)
 		}
 		fmt.Fprintln(stdout, usage())
+		return nil
+	case "version", "--version":
+		fmt.Fprintln(stdout, version.Version)
 		return nil
 	}
 	for _, c := range commands {

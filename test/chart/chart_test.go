@@ -28,6 +28,7 @@ import (
 	psapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
 
+	"github.com/dbperf-io/dbperf-operator/internal/version"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -150,7 +151,7 @@ func TestDefaultsRenderEverythingTheManagerNeeds(t *testing.T) {
 		}
 	}
 	args := dep.Spec.Template.Spec.Containers[0].Args
-	for _, want := range []string{"--leader-elect", "--runner-image=ghcr.io/dbperf-io/dbperf-runner:v0.1.0", "--metrics-bind-address=:8080",
+	for _, want := range []string{"--leader-elect", "--runner-image=ghcr.io/dbperf-io/dbperf-runner:" + version.Release, "--metrics-bind-address=:8080",
 		"--leader-election-lease-duration=15s", "--leader-election-renew-deadline=10s", "--leader-election-retry-period=2s", "--leader-election-release-on-cancel=true"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("manager args %v lack %s", args, want)

@@ -24,11 +24,6 @@ import (
 
 const root = "../.."
 
-// pendingFiles are linked from the docs and written on another branch (the
-// license and the release guide); a link to one of them is let through
-// while it does not exist here. Remove an entry once its file is in.
-var pendingFiles = map[string]bool{"LICENSE": true, "docs/release.md": true}
-
 // devDocs are the docs for people who change the project rather than use
 // it: they may name issues and commits.
 var devDocs = map[string]bool{"docs/development.md": true, "docs/release.md": true}
@@ -230,10 +225,6 @@ func TestEveryRelativeLinkResolves(t *testing.T) {
 				target = filepath.Clean(filepath.Join(filepath.Dir(f.path), path))
 			}
 			if _, err := os.Stat(filepath.Join(root, target)); err != nil {
-				if pendingFiles[target] {
-					t.Logf("%s links to %s, which another branch adds", f.path, target)
-					continue
-				}
 				t.Errorf("%s links to %s: %s does not exist", f.path, link, target)
 				continue
 			}
