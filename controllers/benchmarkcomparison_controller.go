@@ -332,10 +332,10 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 			}
 			cmp.Status.Results = append(cmp.Status.Results, benchv1.MetricComparison{
 				Candidate: rep.Candidate, Step: row.Step, CandidateStep: row.CandidateStep, Metric: row.Metric, Operation: row.Operation, Unit: row.Unit,
-				Direction: benchv1.Direction(row.Direction), BaselineMedian: row.Baseline.Median, CandidateMedian: row.Candidate.Median,
+				Direction: row.Direction, BaselineMedian: row.Baseline.Median, CandidateMedian: row.Candidate.Median,
 				BaselineN: int32(row.Baseline.N), CandidateN: int32(row.Candidate.N),
 				DeltaPercent: finite(float64(row.DeltaPercent)), CILowPercent: finite(float64(row.CILowPercent)), CIHighPercent: finite(float64(row.CIHighPercent)),
-				PValue: roundTo(float64(row.PAdjusted), 6), Verdict: benchv1.ComparisonVerdict(row.Verdict), Reason: truncate(row.Reason, 256),
+				PValue: roundTo(float64(row.PAdjusted), 6), Verdict: row.Verdict, Reason: truncate(row.Reason, 256),
 			})
 		}
 	}

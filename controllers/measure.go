@@ -269,7 +269,7 @@ func recordUnit(run *benchv1.BenchmarkRun, u unit, job string, out *outcome) {
 		res.Fail("the load generator reported the verdict %q, which is none of Succeeded, Failed and Invalid", res.Verdict)
 	}
 	rs := benchv1.RepetitionStatus{
-		Index: u.rep, Job: job, Verdict: benchv1.Verdict(res.Verdict), Reasons: statusReasons(res.Reasons), Node: out.node,
+		Index: u.rep, Job: job, Verdict: res.Verdict, Reasons: statusReasons(res.Reasons), Node: out.node,
 		StartTime: out.started, CompletionTime: out.finished,
 	}
 	if lg := res.LoadGenerator; lg != nil && lg.Source != "" {
@@ -307,9 +307,9 @@ func knownVerdict(v results.Verdict) bool {
 // statusDirection is a metric's direction as status may hold it: one the
 // API does not know is Neutral (never judged), as it is to a comparison.
 func statusDirection(d results.Direction) benchv1.Direction {
-	switch dir := benchv1.Direction(d); dir {
+	switch d {
 	case benchv1.HigherIsBetter, benchv1.LowerIsBetter:
-		return dir
+		return d
 	}
 	return benchv1.Neutral
 }

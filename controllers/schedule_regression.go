@@ -141,7 +141,7 @@ func boundHistory(s *benchv1.BenchmarkSchedule) int {
 func markHistory(s *benchv1.BenchmarkSchedule, j stats.RegressionJudgement, acks []benchv1.Acknowledgement) {
 	for i := range s.Status.History {
 		h, pt := &s.Status.History[i], j.Points[i]
-		h.Judgement = benchv1.HistoryJudgement(pt.Outcome)
+		h.Judgement = pt.Outcome
 		h.DeltaPercent = nil
 		if pt.DeltaPercent != nil {
 			h.DeltaPercent = finite(*pt.DeltaPercent)
@@ -229,7 +229,7 @@ func historyPoints(s *benchv1.BenchmarkSchedule, acks []benchv1.Acknowledgement)
 	out := make([]stats.HistoryPoint, len(s.Status.History))
 	for i, h := range s.Status.History {
 		out[i] = stats.HistoryPoint{Run: h.Run, Release: h.Release, Succeeded: h.Phase == benchv1.PhaseSucceeded,
-			Value: h.Value, Unit: h.Unit, Direction: stats.Direction(h.Direction), Verdict: stats.Verdict(h.Verdict),
+			Value: h.Value, Unit: h.Unit, Direction: h.Direction, Verdict: h.Verdict,
 			OutsideBaseline: !sel.Matches(labels.Set{benchv1.LabelRelease: h.Release})}
 		if a, ok := ackOf(acks, h.Run); ok {
 			out[i].Ack = &stats.Acknowledgement{From: a.From, By: a.By, Reason: a.Reason, At: a.At.Time}
@@ -321,7 +321,7 @@ func episodeToAPI(e *stats.Episode) *benchv1.RegressionEpisode {
 	if e == nil {
 		return nil
 	}
-	return &benchv1.RegressionEpisode{Kind: benchv1.ChangeKind(e.Kind), FirstRun: e.FirstRun, FirstRelease: e.FirstRelease,
+	return &benchv1.RegressionEpisode{Kind: e.Kind, FirstRun: e.FirstRun, FirstRelease: e.FirstRelease,
 		Reference: e.Reference, ReferenceRuns: int32(e.ReferenceRuns), DeltaPercent: finiteOrZero(e.DeltaPercent), Runs: int32(e.Runs),
 		LatestRun: e.LatestRun, Provisional: e.Provisional, Values: levelToAPI(e.Values)}
 }
@@ -330,7 +330,7 @@ func episodeFromAPI(e *benchv1.RegressionEpisode) *stats.Episode {
 	if e == nil {
 		return nil
 	}
-	return &stats.Episode{Kind: stats.ChangeKind(e.Kind), FirstRun: e.FirstRun, FirstRelease: e.FirstRelease,
+	return &stats.Episode{Kind: e.Kind, FirstRun: e.FirstRun, FirstRelease: e.FirstRelease,
 		Reference: e.Reference, ReferenceRuns: int(e.ReferenceRuns), DeltaPercent: e.DeltaPercent, Runs: int(e.Runs),
 		LatestRun: e.LatestRun, Provisional: e.Provisional, Values: levelFromAPI(e.Values)}
 }
