@@ -77,11 +77,7 @@ func (r *BenchmarkRunReconciler) jobPods(ctx context.Context, job *batchv1.Job) 
 	want := int(ptrValue(job.Spec.Completions))
 	w.scheduled = scheduled >= want
 	if len(newest) < want && w.stuck == nil && r.Clock.Since(job.CreationTimestamp.Time) >= refusedAfter {
-		s, err := r.refused(ctx, job.Namespace, "Job", job.Name)
-		if err != nil {
-			return w, err
-		}
-		w.stuck = s
+		w.stuck = r.refused(ctx, job.Namespace, "Job", job.Name)
 	}
 	return w, nil
 }
@@ -125,10 +121,9 @@ func (r *BenchmarkRunReconciler) targetPods(ctx context.Context, st *runState) (
 		}
 	}
 	for _, name := range sets {
-		s, err := r.refused(ctx, st.run.Namespace, "StatefulSet", name)
-		if err != nil || s != nil {
+		if s := r.refused(ctx, st.run.Namespace, "StatefulSet", name); s != nil {
 			w.stuck = s
-			return w, err
+			return w, nil
 		}
 	}
 	return w, nil
@@ -137,18 +132,18 @@ func (r *BenchmarkRunReconciler) targetPods(ctx context.Context, st *runState) (
 // refused reads a controller's FailedCreate events from the API server
 // (past the cache: the manager keeps no informer of events) and says the
 // newest as Stuck, or nil.
-func (r *BenchmarkRunReconciler) refused(ctx context.Context, namespace, kind, name string) (*podstart.Stuck, error) {
+func (r *BenchmarkRunReconciler) refused(ctx context.Context, namespace, kind, name string) *podstart.Stuck {
 	reader := r.APIReader
 	if reader == nil {
-		return nil, nil
+		return nil
 	}
 	var events corev1.EventList
 	sel := fields.SelectorFromSet(fields.Set{"involvedObject.kind": kind, "involvedObject.name": name, "reason": "FailedCreate"})
 	if err := reader.List(ctx, &events, client.InNamespace(namespace), client.MatchingFieldsSelector{Selector: sel}); err != nil {
 		log.FromContext(ctx).V(1).Info("Could not read the events of a controller without pods", "kind", kind, "name", name, "error", err.Error())
-		return nil, nil // the pod's absence is still said by the phase's own message
+		return nil // the pod's absence is still said by the phase's own message
 	}
-	return podstart.Refused(events.Items), nil
+	return podstart.Refused(events.Items)
 }
 
 // podNotStarted names a pod of the phase that cannot start on the phase's

@@ -68,9 +68,10 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endRe
 	// Past the timeout, or the collect deadline, a result that is gone for
 	// good is reported, not waited for; before, the next reconcile looks again.
 	loss := ""
-	if endReason == benchv1.ReasonTimeout {
+	switch endReason {
+	case benchv1.ReasonTimeout:
 		loss = "the run's timeout passed"
-	} else if endReason == "" {
+	case "":
 		limit := run.Spec.Deadlines.CollectDeadline()
 		if passed, _ := st.phaseDeadline(collectWhat, st.phaseClock(collectWhat), limit); passed {
 			loss = fmt.Sprintf("spec.deadlines.collect (%s) passed", limit)
@@ -172,7 +173,7 @@ func (r *BenchmarkRunReconciler) writeDocument(ctx context.Context, st *runState
 		// The measurements come from the version being replaced: one stored
 		// an instant ago cannot be missed by a stale read (the update would
 		// be refused).
-		stored, err := unpackUnits(cm)
+		stored, err := unpackMeasurements(cm)
 		if err != nil {
 			return err
 		}
@@ -240,7 +241,7 @@ func buildDocument(run *benchv1.BenchmarkRun, stored map[string]*results.Result,
 	for i, s := range run.Status.Steps {
 		ds := specs.DocumentStep{Name: s.Name, Parameters: s.Parameters, Summary: s.Summary, Unstable: s.Unstable}
 		for _, rep := range s.Repetitions {
-			res := stored[specs.UnitKey(i, rep.Index)]
+			res := stored[specs.MeasurementKey(i, rep.Index)]
 			if res == nil {
 				res = previous.Result(s.Name, rep.Index)
 			}

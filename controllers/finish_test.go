@@ -44,28 +44,28 @@ type interferer struct {
 	// Queued, and the first admitting it, meet a conflict too, so the
 	// admission phase runs twice each way.
 	refuseAdmission bool
-	// units keeps the first stored bytes of every measurement key;
+	// measurements keeps the first stored bytes of every measurement key;
 	// rewritten lists the keys a later write changed.
-	units     map[string][]byte
-	rewritten []string
+	measurements map[string][]byte
+	rewritten    []string
 }
 
 func newInterferer(c client.Client) *interferer {
 	return &interferer{Client: c, endRefused: map[string]bool{}, docs: map[string][]string{},
-		recordRefused: map[string]bool{}, units: map[string][]byte{}}
+		recordRefused: map[string]bool{}, measurements: map[string][]byte{}}
 }
 
-// keepUnits notes each measurement key's bytes, and any change of them.
-func (i *interferer) keepUnits(cm *corev1.ConfigMap) {
+// keepMeasurements notes each measurement key's bytes, and any change of them.
+func (i *interferer) keepMeasurements(cm *corev1.ConfigMap) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	for k, v := range cm.BinaryData {
-		if !specs.IsUnitKey(k) {
+		if !specs.IsMeasurementKey(k) {
 			continue
 		}
 		key := cm.Name + "/" + k
-		if first, ok := i.units[key]; !ok {
-			i.units[key] = v
+		if first, ok := i.measurements[key]; !ok {
+			i.measurements[key] = v
 		} else if !bytes.Equal(first, v) {
 			i.rewritten = append(i.rewritten, key)
 		}
@@ -105,7 +105,7 @@ func (i *interferer) Update(ctx context.Context, obj client.Object, opts ...clie
 	if err := i.Client.Update(ctx, obj, opts...); err != nil {
 		return err
 	}
-	i.keepUnits(cm)
+	i.keepMeasurements(cm)
 	if doc, err := specs.ReadDocument(cm); err == nil && doc != nil {
 		raw, _ := json.Marshal(doc)
 		i.mu.Lock()
@@ -156,7 +156,7 @@ func (i *interferer) Create(ctx context.Context, obj client.Object, opts ...clie
 		return err
 	}
 	if cm, ok := obj.(*corev1.ConfigMap); ok && cm.Labels[benchv1.LabelRole] == benchv1.RoleResults {
-		i.keepUnits(cm)
+		i.keepMeasurements(cm)
 	}
 	return nil
 }
@@ -266,7 +266,7 @@ func TestBuildDocument(t *testing.T) {
 		missing  []string
 	}{
 		"first finish": {
-			stored: map[string]*results.Result{specs.UnitKey(0, 1): fresh, specs.UnitKey(0, 2): fresh},
+			stored: map[string]*results.Result{specs.MeasurementKey(0, 1): fresh, specs.MeasurementKey(0, 2): fresh},
 			want:   [2]string{"fresh", "fresh"},
 		},
 		"finish again, keys already folded": {
@@ -274,11 +274,11 @@ func TestBuildDocument(t *testing.T) {
 			want: [2]string{"old", ""}, missing: []string{"clients=16 #2"},
 		},
 		"finish again after a measurement stored since": {
-			stored: map[string]*results.Result{specs.UnitKey(0, 2): fresh}, previous: previous,
+			stored: map[string]*results.Result{specs.MeasurementKey(0, 2): fresh}, previous: previous,
 			want: [2]string{"old", "fresh"},
 		},
 		"a stored measurement wins over the document's": {
-			stored: map[string]*results.Result{specs.UnitKey(0, 1): fresh, specs.UnitKey(0, 2): fresh}, previous: previous,
+			stored: map[string]*results.Result{specs.MeasurementKey(0, 1): fresh, specs.MeasurementKey(0, 2): fresh}, previous: previous,
 			want: [2]string{"fresh", "fresh"},
 		},
 		"nothing anywhere": {
@@ -333,7 +333,7 @@ func TestLostResultIsNamedNotHidden(t *testing.T) {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.ResultsConfigMapName(run)}, &cm); err != nil {
 			return err
 		}
-		delete(cm.BinaryData, specs.UnitKey(0, 1))
+		delete(cm.BinaryData, specs.MeasurementKey(0, 1))
 		return k8s.Update(ctx, &cm)
 	}); err != nil {
 		t.Fatal(err)

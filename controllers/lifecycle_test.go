@@ -170,7 +170,7 @@ func resultsDocument(t *testing.T, h *harness, run *benchv1.BenchmarkRun) specs.
 		t.Error("the results ConfigMap must be owned by its run")
 	}
 	for k := range cm.BinaryData {
-		if specs.IsUnitKey(k) {
+		if specs.IsMeasurementKey(k) {
 			t.Errorf("per-measurement key %s left behind", k)
 		}
 	}

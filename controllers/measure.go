@@ -48,19 +48,19 @@ func statusMetrics(res *results.Result) []results.Metric {
 	return append(out, telemetry.StatusFigures(res)...)
 }
 
-// unit is one measurement: a step and a repetition.
-type unit struct {
+// measurement is one measurement: a step and a repetition.
+type measurement struct {
 	step int
 	rep  int32
 }
 
-// units lists the measurements repetition-major: every step once, then every
+// measurements lists the measurements repetition-major: every step once, then every
 // step again, so that drift of the platform over time spreads over all steps.
-func units(steps, reps int) []unit {
-	out := make([]unit, 0, steps*reps)
+func measurements(steps, reps int) []measurement {
+	out := make([]measurement, 0, steps*reps)
 	for rep := 1; rep <= reps; rep++ {
 		for s := range steps {
-			out = append(out, unit{step: s, rep: int32(rep)})
+			out = append(out, measurement{step: s, rep: int32(rep)})
 		}
 	}
 	return out
@@ -81,11 +81,11 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 		return ctrl.Result{}, nil
 	}
 	initSteps(run, steps)
-	all := units(len(steps), repetitions(run))
+	all := measurements(len(steps), repetitions(run))
 	done := 0
 	for _, u := range all {
 		if recorded(run, u) {
-			r.forgetMeasurement(ctx, measurementKey(st, specs.MeasureJobName(run, u.step, u.rep)))
+			r.forgetMeasurement(ctx, windowKey(st, specs.MeasureJobName(run, u.step, u.rep)))
 			done++
 			continue
 		}
@@ -140,12 +140,12 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 		if err := r.judgeZones(ctx, st, job, out.result); err != nil {
 			return ctrl.Result{}, err
 		}
-		stored, err := r.storeUnit(ctx, st, u, out.result)
+		stored, err := r.storeMeasurement(ctx, st, u, out.result)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		out.result = stored
-		recordUnit(run, u, job.Name, out)
+		recordMeasurement(run, u, job.Name, out)
 		if _, reason, msg := verdict(run); reason == benchv1.ReasonSomeFailed || reason == benchv1.ReasonSomeInvalid {
 			setCondition(run, benchv1.ConditionValid, metav1.ConditionFalse, reason, msg)
 		}
@@ -252,7 +252,7 @@ func initSteps(run *benchv1.BenchmarkRun, steps []workloads.Step) {
 	}
 }
 
-func recorded(run *benchv1.BenchmarkRun, u unit) bool {
+func recorded(run *benchv1.BenchmarkRun, u measurement) bool {
 	for _, rep := range run.Status.Steps[u.step].Repetitions {
 		if rep.Index == u.rep {
 			return true
@@ -261,8 +261,8 @@ func recorded(run *benchv1.BenchmarkRun, u unit) bool {
 	return false
 }
 
-// recordUnit puts a measurement into status and refreshes its step's summary.
-func recordUnit(run *benchv1.BenchmarkRun, u unit, job string, out *outcome) {
+// recordMeasurement puts a measurement into status and refreshes its step's summary.
+func recordMeasurement(run *benchv1.BenchmarkRun, u measurement, job string, out *outcome) {
 	res := out.result
 	if !knownVerdict(res.Verdict) {
 		// A status with it would be refused, and the run stuck retrying.

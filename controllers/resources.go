@@ -64,7 +64,7 @@ func NewResources(k kubelet.Kubelets, interval time.Duration, prom func(string) 
 
 // measurementKey names one measurement's window: "namespace/run/job/"
 // (runKey is its prefix).
-func measurementKey(st *runState, job string) string {
+func windowKey(st *runState, job string) string {
 	return runKey(st.run.Namespace, st.run.Name) + job + "/"
 }
 
@@ -79,7 +79,7 @@ func (r *BenchmarkRunReconciler) resources(ctx context.Context, st *runState, jo
 	if rs == nil || (rs.Kubelets == nil && rs.Prometheus == nil) {
 		return 0, nil
 	}
-	key := measurementKey(st, job.Name)
+	key := windowKey(st, job.Name)
 	if out == nil {
 		return 0, r.startSampler(ctx, st, job, key)
 	}

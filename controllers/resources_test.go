@@ -277,7 +277,7 @@ func TestStoredResultStands(t *testing.T) {
 	rich := results.New("redis-benchmark")
 	rich.Add(results.Metric{Name: "opsPerSecond", Value: 1000, Unit: "ops/s", Direction: results.HigherIsBetter})
 	rich.Add(results.Metric{Name: "cpuCores", Operation: "target", Value: 0.5, Unit: "cores", Direction: results.Neutral, Source: "kubelet"})
-	got, err := r.storeUnit(ctx, st, unit{step: 0, rep: 1}, rich)
+	got, err := r.storeMeasurement(ctx, st, measurement{step: 0, rep: 1}, rich)
 	if err != nil || got != rich {
 		t.Fatalf("first store: %v, %p", err, got)
 	}
@@ -288,7 +288,7 @@ func TestStoredResultStands(t *testing.T) {
 	poor := results.New("redis-benchmark")
 	poor.Add(results.Metric{Name: "opsPerSecond", Value: 1000, Unit: "ops/s", Direction: results.HigherIsBetter})
 	poor.Warnings = []string{"kubelet statistics lost"}
-	got, err = r.storeUnit(ctx, st, unit{step: 0, rep: 1}, poor)
+	got, err = r.storeMeasurement(ctx, st, measurement{step: 0, rep: 1}, poor)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,12 +311,12 @@ func TestStoredResultStands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	delete(after.BinaryData, specs.UnitKey(0, 1))
+	delete(after.BinaryData, specs.MeasurementKey(0, 1))
 	after.Data = map[string]string{specs.ResultsKey: string(doc)}
 	if err := k8s.Update(ctx, &after); err != nil {
 		t.Fatal(err)
 	}
-	got, err = r.storeUnit(ctx, st, unit{step: 0, rep: 1}, poor)
+	got, err = r.storeMeasurement(ctx, st, measurement{step: 0, rep: 1}, poor)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestStoredResultStands(t *testing.T) {
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.ResultsConfigMapName(run)}, &last); err != nil {
 		t.Fatal(err)
 	}
-	if _, back := last.BinaryData[specs.UnitKey(0, 1)]; back || last.ResourceVersion != after.ResourceVersion {
+	if _, back := last.BinaryData[specs.MeasurementKey(0, 1)]; back || last.ResourceVersion != after.ResourceVersion {
 		t.Error("a store after the finish wrote the measurement's key again")
 	}
 }
