@@ -56,7 +56,7 @@ type BenchmarkRunReconciler struct {
 	// Resources measures the pods' and nodes' resources over each
 	// measurement; nil measures none (the database's own statistics, which
 	// the runner polls, still are).
-	Resources *Resources
+	Resources ResourceMeter
 	// Owned are the foreign kinds the targets own (targets.ForeignOwner)
 	// that were served at start-up: the controller watches them.
 	Owned []schema.GroupVersionKind

@@ -19,6 +19,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/internal/runner/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/resources"
 	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
@@ -61,7 +62,7 @@ func TestMeasurePhaseIsIdempotent(t *testing.T) {
 	ic := newInterferer()
 	ic.refuseRecords = true
 	h.wrap = ic.wrap
-	h.resources = NewResources(nodeKubelet{ns: h.NS}, 200*time.Millisecond, nil, 0)
+	h.resources = resources.NewMeter(nodeKubelet{ns: h.NS}, 200*time.Millisecond, nil, 0)
 	h.RestartManager(cfg)
 	for n := range runs {
 		h.Create(&benchv1.BenchmarkRun{
@@ -112,7 +113,7 @@ func TestMeasurePhaseIsIdempotent(t *testing.T) {
 		if !restarted && ended >= runs/3 {
 			restarted = true
 			h.StopManager()
-			h.resources = NewResources(nodeKubelet{ns: h.NS}, 200*time.Millisecond, nil, 0)
+			h.resources = resources.NewMeter(nodeKubelet{ns: h.NS}, 200*time.Millisecond, nil, 0)
 			h.StartManager(cfg)
 		}
 		return kit.AllEnded(ended, runs)

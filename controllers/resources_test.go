@@ -27,6 +27,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/resources"
 	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
@@ -128,7 +129,7 @@ func TestResourceSamplerOncePerMeasurement(t *testing.T) {
 	target := specs.ValkeyName(run) + "-0"
 	job := specs.MeasureJobName(run, 0, 1)
 	polls := &atomic.Int32{}
-	h.resources = NewResources(hostKubelet{polls: polls, pods: []stats.PodReference{
+	h.resources = resources.NewMeter(hostKubelet{polls: polls, pods: []stats.PodReference{
 		{Namespace: h.NS, Name: target, UID: "t"}, {Namespace: h.NS, Name: job + "-pod", UID: "l"}}}, 200*time.Millisecond, nil, 0)
 	h.RestartManager(cfg)
 	markServerReady(t, h, specs.ValkeyName(run))
@@ -145,8 +146,8 @@ func TestResourceSamplerOncePerMeasurement(t *testing.T) {
 	// reconcile the pod's and the run's changes bring.
 	lg := h.StartLoadgen(h.WaitJob(job), node)
 	testutil.Eventually(t, 10*time.Second, "the sampler started", func() error {
-		if n := h.resources.count(); n[0] != 1 {
-			return fmt.Errorf("%d samplers started", n[0])
+		if started, _ := h.resources.Counts(); started != 1 {
+			return fmt.Errorf("%d samplers started", started)
 		}
 		return nil
 	})
@@ -169,8 +170,8 @@ func TestResourceSamplerOncePerMeasurement(t *testing.T) {
 	h.End(lg, "redis-benchmark", runner.Options{Command: tool})
 
 	run = h.WaitPhase("sampled", 30*time.Second, benchv1.PhaseSucceeded)
-	if n := h.resources.count(); n != [2]int{1, 1} {
-		t.Errorf("samplers started %d, stopped %d: want once each", n[0], n[1])
+	if started, stopped := h.resources.Counts(); started != 1 || stopped != 1 {
+		t.Errorf("samplers started %d, stopped %d: want once each", started, stopped)
 	}
 	refuser.mu.Lock()
 	refused := refuser.refused
@@ -210,12 +211,6 @@ func TestResourceSamplerOncePerMeasurement(t *testing.T) {
 		t.Errorf("the stored result lacks the pods' CPU: %v", seen)
 	}
 	t.Logf("kubelet figures %v; cpuCores[target] %.3f, efficiency %.0f %s; warnings %q", seen, cpu.Value, eff.Value, eff.Unit, res.Warnings)
-}
-
-func (rs *Resources) count() [2]int {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	return [2]int{rs.started, rs.stopped}
 }
 
 // TestStoredResultStands: the first result stored for a measurement is the
@@ -287,38 +282,4 @@ func TestStoredResultStands(t *testing.T) {
 	if _, back := last.BinaryData[specs.MeasurementKey(0, 1)]; back || last.ResourceVersion != after.ResourceVersion {
 		t.Error("a store after the finish wrote the measurement's key again")
 	}
-}
-
-// BenchmarkForgetRecordedMeasurements: what a measure reconcile spends
-// dropping the kept reports of the measurements status records, with 400
-// measurements' reports kept (200 runs × 2): by exact key (forgetMeasurement)
-// and by prefix scan (forgetResources, as the measure phase did before).
-func BenchmarkForgetRecordedMeasurements(b *testing.B) {
-	fill := func() (*BenchmarkRunReconciler, []string) {
-		rs := NewResources(nil, 0, nil, 0)
-		var keys []string
-		for i := range 400 {
-			k := runKey("ns", fmt.Sprintf("run-%03d", i/2)) + fmt.Sprintf("job-%d/", i%2)
-			rs.keep(k, nil)
-			keys = append(keys, k)
-		}
-		return &BenchmarkRunReconciler{Resources: rs}, keys
-	}
-	ctx := context.Background()
-	b.Run("exact", func(b *testing.B) {
-		for b.Loop() {
-			r, keys := fill()
-			for _, k := range keys {
-				r.forgetMeasurement(ctx, k)
-			}
-		}
-	})
-	b.Run("prefix", func(b *testing.B) {
-		for b.Loop() {
-			r, keys := fill()
-			for _, k := range keys {
-				r.forgetResources(ctx, k)
-			}
-		}
-	})
 }

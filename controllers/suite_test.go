@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dbperf-io/dbperf-operator/controllers/targets"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/resources"
 	"github.com/dbperf-io/dbperf-operator/test/kit"
 )
 
@@ -35,7 +36,7 @@ type harness struct {
 	// noLogs leaves the run reconciler without a log reader.
 	noLogs bool
 	// resources, when set, is the reconciler's resource telemetry.
-	resources *Resources
+	resources *resources.Meter
 }
 
 func newHarness(t *testing.T) *harness {
@@ -66,7 +67,10 @@ func (h *harness) wire(mgr ctrl.Manager, k *kit.H) error {
 	r := &BenchmarkRunReconciler{
 		Client: rc, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{},
 		Logs: lr, RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:test", KubernetesVersion: "v1.34.3",
-		OperatorVersion: "test", Owned: owned, Resources: h.resources,
+		OperatorVersion: "test", Owned: owned,
+	}
+	if h.resources != nil {
+		r.Resources = h.resources
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
