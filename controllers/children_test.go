@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/kit"
 )
@@ -94,7 +95,7 @@ func TestComparisonRefusesAForeignRunOfItsName(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !errors.Is(err, errNameTaken) || !strings.Contains(err.Error(), first) {
+			if err == nil || !errors.Is(err, status.ErrNameTaken) || !strings.Contains(err.Error(), first) {
 				t.Errorf("reconcile: %v, want an error naming %s", err, first)
 			}
 			if len(events) != 1 || !strings.Contains(events[0], benchv1.ReasonNameConflict) || !strings.Contains(events[0], first) {
@@ -146,7 +147,7 @@ func TestScheduleTriggerRefusesAForeignRunOfItsName(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !errors.Is(err, errNameTaken) || !strings.Contains(err.Error(), runName) {
+			if err == nil || !errors.Is(err, status.ErrNameTaken) || !strings.Contains(err.Error(), runName) {
 				t.Errorf("reconcile: %v, want an error naming %s", err, runName)
 			}
 			if len(events) != 1 || !strings.Contains(events[0], benchv1.ReasonNameConflict) || !strings.Contains(events[0], runName) {

@@ -59,11 +59,11 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endRe
 	if validReason == benchv1.ReasonAwaitingResults && endReason != "" {
 		validReason, validMsg = endReason, "nothing was measured"
 	}
-	status := metav1.ConditionFalse
+	valid := metav1.ConditionFalse
 	if validReason == benchv1.ReasonAllValid {
-		status = metav1.ConditionTrue
+		valid = metav1.ConditionTrue
 	}
-	setCondition(run, benchv1.ConditionValid, status, validReason, validMsg)
+	setCondition(run, benchv1.ConditionValid, valid, validReason, validMsg)
 	run.Status.Phase = phase
 	// Past the timeout, or the collect deadline, a result that is gone for
 	// good is reported, not waited for; before, the next reconcile looks again.

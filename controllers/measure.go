@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
@@ -229,7 +230,7 @@ func expectedCompletion(run *benchv1.BenchmarkRun, left int, from time.Time) *me
 
 func headline(r *results.Result) string {
 	if len(r.Reasons) > 0 {
-		return " (" + truncate(strings.Join(r.Reasons, "; "), 300) + ")"
+		return " (" + status.Truncate(strings.Join(r.Reasons, "; "), 300) + ")"
 	}
 	if m, ok := r.Get(r.Primary); ok {
 		return fmt.Sprintf(", %s %s", formatValue(m.Value), m.Unit)
@@ -273,7 +274,7 @@ func recordMeasurement(run *benchv1.BenchmarkRun, u measurement, job string, out
 		StartTime: out.started, CompletionTime: out.finished,
 	}
 	if lg := res.LoadGenerator; lg != nil && lg.Source != "" {
-		pct := roundTo(lg.CPUPercent, 1)
+		pct := status.Round(lg.CPUPercent, 1)
 		rs.LoadGeneratorCPUPercent = &pct
 	}
 	kept := statusMetrics(res)
@@ -323,7 +324,7 @@ func statusReasons(reasons []string) []string {
 			out = append(out, fmt.Sprintf("(%d more reasons in the results ConfigMap)", len(reasons)-i))
 			break
 		}
-		out = append(out, truncate(r, maxStatusReasonBytes))
+		out = append(out, status.Truncate(r, maxStatusReasonBytes))
 	}
 	return out
 }

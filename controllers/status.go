@@ -1,18 +1,14 @@
 package controllers
 
 import (
-	"context"
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 )
 
@@ -57,15 +53,8 @@ func remainingSeconds(st *runState) *int64 {
 
 func setCondition(run *benchv1.BenchmarkRun, t string, s metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{
-		Type: t, Status: s, Reason: reason, Message: truncate(msg, 1024), ObservedGeneration: run.Generation,
+		Type: t, Status: s, Reason: reason, Message: status.Truncate(msg, 1024), ObservedGeneration: run.Generation,
 	})
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }
 
 // failInvalidSpec ends a run whose spec the schema let through but the
@@ -101,24 +90,6 @@ func findCondition(run *benchv1.BenchmarkRun, t string) *metav1.Condition {
 	return meta.FindStatusCondition(run.Status.Conditions, t)
 }
 
-// patchStatusIfChanged writes obj's status when it differs from base's, with
-// an optimistic lock. A conflict or a deleted object is not an error: the
-// next reconcile starts from what is stored. written says whether the
-// status was stored.
-func patchStatusIfChanged(ctx context.Context, c client.Client, base, obj client.Object, before, after any) (written bool, err error) {
-	if equality.Semantic.DeepEqual(before, after) {
-		return false, nil
-	}
-	if err := c.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			log.FromContext(ctx).V(1).Info("Status changed underneath, retrying", "error", err.Error())
-			return false, nil
-		}
-		return false, err
-	}
-	return true, nil
-}
-
 // maxStatusMessageBytes bounds status.message, a printer column.
 const maxStatusMessageBytes = 256
 
@@ -139,7 +110,7 @@ func statusMessage(run *benchv1.BenchmarkRun) string {
 		case benchv1.ReasonMeasuring, benchv1.ReasonPreparing, benchv1.ReasonProvisioning, benchv1.ReasonAwaitingResults:
 			continue // going on as it should
 		}
-		return truncate(c.Reason+": "+c.Message, maxStatusMessageBytes)
+		return status.Truncate(c.Reason+": "+c.Message, maxStatusMessageBytes)
 	}
 	return ""
 }
