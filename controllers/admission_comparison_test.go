@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,6 +14,7 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/compare"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 )
 
 // The comparison and schedule API as a user writes it (raw manifests, so
@@ -26,7 +26,7 @@ import (
 // merged over it.
 func comparisonManifest(t *testing.T, ns, name string, spec map[string]any) *unstructured.Unstructured {
 	t.Helper()
-	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&measureOnly("x", 4, 1).Spec)
+	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&kit.MeasureOnly("x", 4, 1).Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func comparisonManifest(t *testing.T, ns, name string, spec map[string]any) *uns
 // regression policy.
 func scheduleManifest(t *testing.T, ns, name string, regression map[string]any) *unstructured.Unstructured {
 	t.Helper()
-	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&measureOnly("x", 4, 1).Spec)
+	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&kit.MeasureOnly("x", 4, 1).Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,22 +74,8 @@ func writeStatus(ctx context.Context, obj *unstructured.Unstructured, status map
 	return k8s.Status().Update(ctx, cur)
 }
 
-func admissionNamespace(t *testing.T, prefix string) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		_ = k8s.DeleteAllOf(ctx, &benchv1.BenchmarkComparison{}, client.InNamespace(ns.Name))
-		_ = k8s.DeleteAllOf(ctx, &benchv1.BenchmarkSchedule{}, client.InNamespace(ns.Name))
-	})
-	return ns.Name
-}
-
 func TestComparisonAndScheduleAdmission(t *testing.T) {
-	ns := admissionNamespace(t, "cmpadm-")
+	ns := kit.Namespace(t, k8s, "cmpadm-")
 	ctx := context.Background()
 	refused := map[string]struct {
 		obj  *unstructured.Unstructured
@@ -226,7 +212,7 @@ func TestComparisonAndScheduleAdmission(t *testing.T) {
 // kubectl explain shows the conditions of comparisons and schedules with
 // their reasons, and the renamed runsPerVariant.
 func TestExplainComparisonAndSchedule(t *testing.T) {
-	user, err := testEnv.AddUser(envtest.User{Name: "explainer", Groups: []string{"system:masters"}}, nil)
+	user, err := env.AddUser(envtest.User{Name: "explainer", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +258,7 @@ func TestExplainComparisonAndSchedule(t *testing.T) {
 // judged as zero; left out, it is the default 1. It used to become 1 either
 // way.
 func TestAnExplicitZeroMinimumEffectIsZero(t *testing.T) {
-	ns := admissionNamespace(t, "mineffect-")
+	ns := kit.Namespace(t, k8s, "mineffect-")
 	ctx := context.Background()
 	cases := map[string]struct {
 		spec map[string]any

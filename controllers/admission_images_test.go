@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -46,7 +47,7 @@ func TestAdmissionImageAllowList(t *testing.T) {
 	}
 
 	run := func(image string) *benchv1.BenchmarkRun {
-		r := measureOnly("img", 4, 1)
+		r := kit.MeasureOnly("img", 4, 1)
 		r.Namespace = ns.Name
 		r.Spec.Workload.Image = image
 		return r
@@ -60,12 +61,12 @@ func TestAdmissionImageAllowList(t *testing.T) {
 	})
 
 	postgresImage := func(image string) benchv1.BenchmarkRunSpec {
-		s := measureOnly("x", 4, 1).Spec
+		s := kit.MeasureOnly("x", 4, 1).Spec
 		s.Target = benchv1.TargetSpec{Postgres: &benchv1.PostgresTarget{ImageName: image}}
 		return s
 	}
 	cmp := func(tmpl benchv1.BenchmarkRunSpec, patches ...string) *benchv1.BenchmarkComparison {
-		c := comparison("img", benchv1.OrderInterleaved, 1)
+		c := kit.Comparison("img", benchv1.OrderInterleaved, 1)
 		c.Namespace = ns.Name
 		c.Spec.Template = tmpl
 		for i, p := range patches {

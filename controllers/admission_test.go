@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads/registry"
 )
@@ -40,7 +41,7 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 		_ = k8s.DeleteAllOf(context.Background(), &benchv1.BenchmarkRun{}, client.InNamespace(ns.Name))
 	})
 	good := func() *benchv1.BenchmarkRun {
-		r := pgbenchRun("bad", externalDB(), []int32{8}, 1)
+		r := kit.PgbenchRun("bad", kit.ExternalDB(), []int32{8}, 1)
 		r.Namespace = ns.Name
 		return r
 	}
@@ -167,48 +168,48 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 		// The custom workload: placeholders name parameters, the image is
 		// required, the operator's variables are its own.
 		"custom: an unknown placeholder in args": {func(r *benchv1.BenchmarkRun) {
-			r.Spec.Workload = customWorkload()
+			r.Spec.Workload = kit.CustomWorkload()
 			r.Spec.Workload.Custom.Args = []string{"--threads={{thread}}"}
 		}, []string{"spec.workload.custom.args", "unknown placeholder"}},
 		"custom: a double brace that begins no placeholder": {func(r *benchv1.BenchmarkRun) {
-			r.Spec.Workload = customWorkload()
+			r.Spec.Workload = kit.CustomWorkload()
 			r.Spec.Workload.Custom.Args = []string{"--threads={{threads"}
 		}, []string{"spec.workload.custom.args", "unknown placeholder"}},
 		"custom: an unknown placeholder in the command": {func(r *benchv1.BenchmarkRun) {
-			r.Spec.Workload = customWorkload()
+			r.Spec.Workload = kit.CustomWorkload()
 			r.Spec.Workload.Custom.Command = []string{"bench-{{mode}}"}
 		}, []string{"spec.workload.custom.command", "unknown placeholder"}},
 		"custom: an unknown placeholder in env": {func(r *benchv1.BenchmarkRun) {
-			r.Spec.Workload = customWorkload()
+			r.Spec.Workload = kit.CustomWorkload()
 			r.Spec.Workload.Custom.Env = []benchv1.CustomEnvVar{{Name: "THREADS", Value: "{{clients}}"}}
 		}, []string{"spec.workload.custom.env", "unknown placeholder"}},
 		"custom: a placeholder in prepare": {func(r *benchv1.BenchmarkRun) {
-			r.Spec.Workload = customWorkload()
+			r.Spec.Workload = kit.CustomWorkload()
 			r.Spec.Workload.Custom.Prepare = &benchv1.CustomPrepare{Command: []string{"load", "--threads={{threads}}"}}
 		}, []string{"spec.workload.custom.prepare", "cannot hold the sweep's placeholders"}},
 		"custom: no image": {func(r *benchv1.BenchmarkRun) {
-			r.Spec.Workload = customWorkload()
+			r.Spec.Workload = kit.CustomWorkload()
 			r.Spec.Workload.Image = ""
 		}, []string{"spec.workload.image", "custom needs image"}},
 		"custom: an operator's variable": {func(r *benchv1.BenchmarkRun) {
-			r.Spec.Workload = customWorkload()
+			r.Spec.Workload = kit.CustomWorkload()
 			r.Spec.Workload.Custom.Env = []benchv1.CustomEnvVar{{Name: "DBPERF_TARGET_HOST", Value: "elsewhere"}}
 		}, []string{"spec.workload.custom.env[0].name", "DBPERF_ variables are set by the operator"}},
 		"custom: an unknown format": {func(r *benchv1.BenchmarkRun) {
-			r.Spec.Workload = customWorkload()
+			r.Spec.Workload = kit.CustomWorkload()
 			r.Spec.Workload.Custom.Format = "CSV"
 		}, []string{"spec.workload.custom.format", "ResultJSON"}},
 		"custom: a duration in fractions of a second": {func(r *benchv1.BenchmarkRun) {
-			r.Spec.Workload = customWorkload()
+			r.Spec.Workload = kit.CustomWorkload()
 			r.Spec.Workload.Custom.Duration = &metav1.Duration{Duration: 1500 * time.Millisecond}
 		}, []string{"spec.workload.custom.duration", "whole seconds"}},
 		"custom: a result file in another directory": {func(r *benchv1.BenchmarkRun) {
-			r.Spec.Workload = customWorkload()
+			r.Spec.Workload = kit.CustomWorkload()
 			r.Spec.Workload.Custom.ResultFile = "../results.txt"
 		}, []string{"spec.workload.custom.resultFile"}},
 		"custom: a database that is not the target's": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Target = benchv1.TargetSpec{Valkey: &benchv1.ValkeyTarget{}}
-			r.Spec.Workload = customWorkload()
+			r.Spec.Workload = kit.CustomWorkload()
 		}, []string{"workload.custom.database must be the target's kind"}},
 		"an external target's Secret without a name": {func(r *benchv1.BenchmarkRun) { r.Spec.Target.External.SecretRef = &corev1.LocalObjectReference{} },
 			[]string{"spec.target.external.secretRef", "must name the Secret"}},
@@ -227,12 +228,12 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 			r.Spec.Repetitions = 4
 		}, []string{"spec", "at most 1000 measurements"}},
 		"1024 measurements: a custom sweep of 256 steps, 4 repetitions": {func(r *benchv1.BenchmarkRun) {
-			r.Spec.Workload = customWorkload()
+			r.Spec.Workload = kit.CustomWorkload()
 			r.Spec.Workload.Custom.Parameters = []benchv1.CustomParameter{{Name: "threads", Values: seq(16)}, {Name: "conns", Values: seq(16)}}
 			r.Spec.Repetitions = 4
 		}, []string{"spec", "at most 1000 measurements"}},
 		"a custom sweep of 1296 steps": {func(r *benchv1.BenchmarkRun) {
-			r.Spec.Workload = customWorkload()
+			r.Spec.Workload = kit.CustomWorkload()
 			r.Spec.Workload.Custom.Parameters = []benchv1.CustomParameter{{Name: "threads", Values: seq(6)}, {Name: "a", Values: seq(6)},
 				{Name: "b", Values: seq(6)}, {Name: "c", Values: seq(6)}}
 		}, []string{"spec.workload.custom.parameters", "at most 256 steps"}},
@@ -240,7 +241,7 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 			r.Spec.Workload.Pgbench.Clients, r.Spec.Repetitions = seq(11), 100
 		}, []string{"spec", "at most 1000 measurements"}},
 		"custom: a declaration of nothing": {func(r *benchv1.BenchmarkRun) {
-			r.Spec.Workload = customWorkload()
+			r.Spec.Workload = kit.CustomWorkload()
 			r.Spec.Workload.Custom.Metrics = []benchv1.CustomMetric{{Name: "rows"}}
 		}, []string{"spec.workload.custom.metrics[0]", "a unit, a direction or both"}},
 	}
@@ -291,7 +292,7 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 	t.Run("custom, accepted", func(t *testing.T) {
 		r := good()
 		r.Name = "custom"
-		r.Spec.Workload = customWorkload()
+		r.Spec.Workload = kit.CustomWorkload()
 		r.Spec.Workload.Custom.Env = []benchv1.CustomEnvVar{{Name: "PGHOST", Value: "$(DBPERF_TARGET_HOST)"}, {Name: "THREADS", Value: "{{threads}}"}}
 		r.Spec.Workload.Custom.Args = []string{`--config={"pool":{"size":{{threads}}}}`, "{{threads}}x{{threads}}"}
 		r.Spec.Workload.Custom.Prepare = &benchv1.CustomPrepare{Command: []string{"bench", "init"}}
@@ -327,7 +328,7 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 		}
 	})
 	t.Run("a comparison whose template makes 1100 measurements", func(t *testing.T) {
-		cmp := comparison("too-many", benchv1.OrderInterleaved, 1)
+		cmp := kit.Comparison("too-many", benchv1.OrderInterleaved, 1)
 		cmp.Namespace = ns.Name
 		cmp.Spec.Template.Workload.Pgbench.Clients, cmp.Spec.Template.Repetitions = seq(11), 100
 		err := k8s.Create(context.Background(), cmp, client.DryRunAll)
@@ -360,25 +361,12 @@ func seq(n int) []int32 {
 	return out
 }
 
-// customWorkload is a valid custom workload: a sweep of threads, a
-// PostgreSQL client's results in the line format.
-func customWorkload() benchv1.WorkloadSpec {
-	return benchv1.WorkloadSpec{Image: "registry.example/bench:1", Custom: &benchv1.CustomWorkload{
-		Command:       []string{"bench"},
-		Args:          []string{"--threads={{threads}}"},
-		Parameters:    []benchv1.CustomParameter{{Name: "threads", Values: []int32{8, 16}}},
-		Format:        benchv1.CustomLines,
-		PrimaryMetric: benchv1.CustomMetricKey{Name: "opsPerSecond"},
-		Database:      benchv1.CustomPostgres,
-	}}
-}
-
 // kubectl, against the same control plane: explain shows the documented
 // fields, a bad manifest is refused with its field path, and `get` prints
 // the phase and the primary metric.
 func TestKubectl(t *testing.T) {
 	h := newHarness(t)
-	admin, err := testEnv.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +409,7 @@ func TestKubectl(t *testing.T) {
 kind: BenchmarkRun
 metadata:
   name: bad
-  namespace: ` + h.ns + `
+  namespace: ` + h.NS + `
 spec:
   target:
     external: {host: db, port: 5432}
@@ -436,12 +424,12 @@ spec:
 		t.Fatalf("kubectl apply of a bad spec: err %v, stderr %s", err, stderr)
 	}
 
-	node := loadgenNode(h)
-	run := measureOnly("shown", 105, 1)
-	h.create(run)
-	h.kubelet(h.waitJob(run.Name+"-s0-r1"), node, "pgbench", fixture(t, "pgbench", "pg14plus-tpcb-scale50-haproxy.txt"))
-	h.waitPhase("shown", 20*time.Second, benchv1.PhaseSucceeded)
-	out, _, err = runK("get", "benchruns", "-n", h.ns)
+	node := h.LoadgenNode()
+	run := kit.MeasureOnly("shown", 105, 1)
+	h.Create(run)
+	h.Replay(h.WaitJob(run.Name+"-s0-r1"), node, "pgbench", kit.Fixture(t, "pgbench", "pg14plus-tpcb-scale50-haproxy.txt"))
+	h.WaitPhase("shown", 20*time.Second, benchv1.PhaseSucceeded)
+	out, _, err = runK("get", "benchruns", "-n", h.NS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,23 +443,17 @@ spec:
 // Without the CloudNativePG CRD a postgres run is refused with a condition
 // and an event, and the operator keeps running.
 func TestPostgresWithoutCNPGCRD(t *testing.T) {
-	bare := &envtest.Environment{
-		BinaryAssetsDirectory: testEnv.BinaryAssetsDirectory,
-		CRDDirectoryPaths:     []string{filepath.Join(testutil.RepoRoot(), "config", "crd", "bases")},
-	}
-	bareCfg, err := bare.Start()
+	bare, err := kit.Start(false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = bare.Stop() }()
-	bareClient, err := client.New(bareCfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, logs: &logs{}, ns: "default"}
-	h.startManager(bareCfg)
-	defer h.stopManager()
-	run := pgbenchRun("nocnpg", benchv1.TargetSpec{Postgres: &benchv1.PostgresTarget{}}, []int32{4}, 1)
+	bareClient := bare.Client
+	h := &harness{}
+	h.H = kit.Detached(t, bareClient, "default", managerOptions, h.wire)
+	h.StartManager(bare.Config)
+	defer h.StopManager()
+	run := kit.PgbenchRun("nocnpg", benchv1.TargetSpec{Postgres: &benchv1.PostgresTarget{}}, []int32{4}, 1)
 	run.Namespace = "default"
 	if err := bareClient.Create(context.Background(), run); err != nil {
 		t.Fatal(err)

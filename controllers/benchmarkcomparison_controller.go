@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/internal/compare"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 )
@@ -115,7 +115,7 @@ func variantSpec(cmp *benchv1.BenchmarkComparison, v benchv1.Variant) (benchv1.B
 // setCompared sets the comparison's one condition, Compared.
 func setCompared(cmp *benchv1.BenchmarkComparison, s metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&cmp.Status.Conditions, metav1.Condition{
-		Type: benchv1.ConditionCompared, Status: s, Reason: reason, Message: truncate(msg, 1024), ObservedGeneration: cmp.Generation,
+		Type: benchv1.ConditionCompared, Status: s, Reason: reason, Message: status.Truncate(msg, 1024), ObservedGeneration: cmp.Generation,
 	})
 }
 
@@ -128,14 +128,14 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkComparison", klog.KObj(cmp)))
 	base := cmp.DeepCopy()
 	defer func() {
-		written, perr := patchStatusIfChanged(ctx, r.Client, base, cmp, base.Status, cmp.Status)
+		written, perr := status.Patch(ctx, r.Client, base, cmp, base.Status, cmp.Status)
 		if perr != nil && err == nil {
 			err = perr
 		}
 		// The ending's event once the status that records it is stored: a
 		// refused write is judged again from what is stored, never said twice.
 		if e, ok := endingEvent(cmp, &base.Status, &cmp.Status); ok && written {
-			r.Recorder.Event(cmp, e.eventType, e.reason, truncate(e.message, 1024))
+			e.Emit(r.Recorder, cmp)
 		}
 	}()
 	if cmp.Status.Phase.Terminal() {
@@ -229,20 +229,20 @@ func (r *BenchmarkComparisonReconciler) fail(cmp *benchv1.BenchmarkComparison, r
 // endingEvent is the event of a comparison that has just ended (or ended
 // again differently, compared anew after a rejection): Compared with the
 // verdicts, or the reason it failed.
-func endingEvent(cmp *benchv1.BenchmarkComparison, before, after *benchv1.BenchmarkComparisonStatus) (pendingEvent, bool) {
+func endingEvent(cmp *benchv1.BenchmarkComparison, before, after *benchv1.BenchmarkComparisonStatus) (status.Event, bool) {
 	if !after.Phase.Terminal() {
-		return pendingEvent{}, false
+		return status.Event{}, false
 	}
 	was := meta.FindStatusCondition(before.Conditions, benchv1.ConditionCompared)
 	now := meta.FindStatusCondition(after.Conditions, benchv1.ConditionCompared)
 	if now == nil || was != nil && before.Phase == after.Phase && was.Reason == now.Reason && was.Message == now.Message {
-		return pendingEvent{}, false
+		return status.Event{}, false
 	}
 	if after.Phase == benchv1.ComparisonSucceeded {
-		return pendingEvent{corev1.EventTypeNormal, benchv1.ReasonCompared,
-			fmt.Sprintf("%s against %s: %s", strings.Join(candidates(cmp), ", "), cmp.Spec.Baseline, after.Summary)}, true
+		return status.Event{Type: corev1.EventTypeNormal, Reason: benchv1.ReasonCompared,
+			Message: fmt.Sprintf("%s against %s: %s", strings.Join(candidates(cmp), ", "), cmp.Spec.Baseline, after.Summary)}, true
 	}
-	return pendingEvent{corev1.EventTypeWarning, now.Reason, now.Message}, true
+	return status.Event{Type: corev1.EventTypeWarning, Reason: now.Reason, Message: now.Message}, true
 }
 
 func (r *BenchmarkComparisonReconciler) createRun(ctx context.Context, cmp *benchv1.BenchmarkComparison, p plannedRun, spec benchv1.BenchmarkRunSpec) error {
@@ -260,12 +260,12 @@ func (r *BenchmarkComparisonReconciler) createRun(ctx context.Context, cmp *benc
 	case apierrors.IsAlreadyExists(err):
 		// Ours (the cache had not seen it yet) is fine; anyone else's must
 		// not count as this comparison's run.
-		if err := ensureControlledBy(ctx, r.Client, cmp, run); err != nil {
-			if !errors.Is(err, errNameTaken) {
+		if err := status.EnsureControlledBy(ctx, r.Client, cmp, run); err != nil {
+			if !errors.Is(err, status.ErrNameTaken) {
 				return err
 			}
 			setCompared(cmp, metav1.ConditionFalse, benchv1.ReasonNameConflict, err.Error())
-			r.Recorder.Event(cmp, corev1.EventTypeWarning, benchv1.ReasonNameConflict, truncate(err.Error(), 1024))
+			r.Recorder.Event(cmp, corev1.EventTypeWarning, benchv1.ReasonNameConflict, status.Truncate(err.Error(), 1024))
 			return err
 		}
 		return nil
@@ -332,10 +332,10 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 			}
 			cmp.Status.Results = append(cmp.Status.Results, benchv1.MetricComparison{
 				Candidate: rep.Candidate, Step: row.Step, CandidateStep: row.CandidateStep, Metric: row.Metric, Operation: row.Operation, Unit: row.Unit,
-				Direction: benchv1.Direction(row.Direction), BaselineMedian: row.Baseline.Median, CandidateMedian: row.Candidate.Median,
+				Direction: row.Direction, BaselineMedian: row.Baseline.Median, CandidateMedian: row.Candidate.Median,
 				BaselineN: int32(row.Baseline.N), CandidateN: int32(row.Candidate.N),
-				DeltaPercent: finite(float64(row.DeltaPercent)), CILowPercent: finite(float64(row.CILowPercent)), CIHighPercent: finite(float64(row.CIHighPercent)),
-				PValue: roundTo(float64(row.PAdjusted), 6), Verdict: benchv1.ComparisonVerdict(row.Verdict), Reason: truncate(row.Reason, 256),
+				DeltaPercent: status.Finite(float64(row.DeltaPercent)), CILowPercent: status.Finite(float64(row.CILowPercent)), CIHighPercent: status.Finite(float64(row.CIHighPercent)),
+				PValue: status.Round(float64(row.PAdjusted), 6), Verdict: row.Verdict, Reason: status.Truncate(row.Reason, 256),
 			})
 		}
 	}
@@ -353,7 +353,7 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 		// Every run ended and the report keeps what they measured, but a
 		// candidate was not compared: never Compared, never Succeeded.
 		why := strings.Join(nothing, "; ")
-		cmp.Status.Summary = truncate("nothing compared: "+why, 256)
+		cmp.Status.Summary = status.Truncate("nothing compared: "+why, 256)
 		r.fail(cmp, benchv1.ReasonNothingCompared, fmt.Sprintf("every run finished, but nothing was compared: %s; %d measurements excluded; report in ConfigMap %s",
 			why, excluded, cmp.Status.ReportConfigMap))
 		return nil
@@ -382,14 +382,6 @@ func candidates(cmp *benchv1.BenchmarkComparison) []string {
 		}
 	}
 	return out
-}
-
-func finite(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	x := roundTo(v, 4)
-	return &x
 }
 
 // writeReport applies the report ConfigMap (server-side apply: no read of

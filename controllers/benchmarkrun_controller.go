@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/controllers/targets"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/registry"
@@ -56,7 +57,7 @@ type BenchmarkRunReconciler struct {
 	// Resources measures the pods' and nodes' resources over each
 	// measurement; nil measures none (the database's own statistics, which
 	// the runner polls, still are).
-	Resources *Resources
+	Resources ResourceMeter
 	// Owned are the foreign kinds the targets own (targets.ForeignOwner)
 	// that were served at start-up: the controller watches them.
 	Owned []schema.GroupVersionKind
@@ -241,7 +242,7 @@ func (r *BenchmarkRunReconciler) load(ctx context.Context, run *benchv1.Benchmar
 // its end's event says what the cleanup did.
 func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, base, run *benchv1.BenchmarkRun, clean bool, events *eventNotes) (refused bool, err error) {
 	changed := !equality.Semantic.DeepEqual(base.Status, run.Status)
-	written, err := patchStatusIfChanged(ctx, r.Client, base, run, base.Status, run.Status)
+	written, err := status.Patch(ctx, r.Client, base, run, base.Status, run.Status)
 	if err != nil || (changed && !written) {
 		return err == nil, err // refused: the next reconcile does it again, and says it then
 	}
@@ -256,7 +257,7 @@ func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, base, run *ben
 			stored := run.DeepCopy()
 			var cw bool
 			if cleaned, err = r.cleanup(ctx, run); err == nil {
-				cw, err = patchStatusIfChanged(ctx, r.Client, stored, run, stored.Status, run.Status)
+				cw, err = status.Patch(ctx, r.Client, stored, run, stored.Status, run.Status)
 				refused = err == nil && !cw
 				if cw {
 					r.written.Store(runKey(run.Namespace, run.Name), run.ResourceVersion)
@@ -270,7 +271,7 @@ func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, base, run *ben
 	}
 	if base.Status.Phase == run.Status.Phase {
 		for _, n := range events.notes {
-			r.Recorder.Event(run, eventType(n.warning), n.reason, truncate(n.detail, 1024))
+			r.Recorder.Event(run, eventType(n.warning), n.reason, status.Truncate(n.detail, 1024))
 		}
 		return refused, err
 	}
@@ -284,7 +285,7 @@ func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, base, run *ben
 	if cleaned != "" {
 		b.WriteString("; " + cleaned)
 	}
-	r.Recorder.Event(run, eventType(warning), "Phase"+string(run.Status.Phase), truncate(b.String(), 1024))
+	r.Recorder.Event(run, eventType(warning), "Phase"+string(run.Status.Phase), status.Truncate(b.String(), 1024))
 	return refused, err
 }
 

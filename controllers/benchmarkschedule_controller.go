@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
 )
@@ -83,7 +84,7 @@ func (r *BenchmarkScheduleReconciler) owned(ctx context.Context, s *benchv1.Benc
 		// A comparison's phases are a subset of a run's: one history.
 		out = append(out, scheduled{obj: x, phase: benchv1.Phase(x.Status.Phase), fromComp: x})
 	}
-	sort.Slice(out, func(i, j int) bool { return before(out[i].obj, out[j].obj) })
+	sort.Slice(out, func(i, j int) bool { return status.CreatedBefore(out[i].obj, out[j].obj) })
 	return out, nil
 }
 
@@ -98,9 +99,9 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkSchedule", klog.KObj(s)))
 	base := s.DeepCopy()
-	var events []pendingEvent
+	var events []status.Event
 	defer func() {
-		written, perr := patchStatusIfChanged(ctx, r.Client, base, s, base.Status, s.Status)
+		written, perr := status.Patch(ctx, r.Client, base, s, base.Status, s.Status)
 		if perr != nil && err == nil {
 			err = perr
 		}
@@ -108,7 +109,7 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		// stored: a refused write is judged again from what is stored.
 		if written {
 			for _, e := range events {
-				r.Recorder.Event(s, e.eventType, e.reason, truncate(e.message, 1024))
+				e.Emit(r.Recorder, s)
 			}
 		}
 	}()
@@ -227,9 +228,9 @@ func (r *BenchmarkScheduleReconciler) trigger(ctx context.Context, s *benchv1.Be
 		}
 		// The trigger's own run (a retried reconcile) is done; anyone
 		// else's object of that name must not count as this trigger's run.
-		if err := ensureControlledBy(ctx, r.Client, s, obj); err != nil {
-			if errors.Is(err, errNameTaken) {
-				r.Recorder.Event(s, corev1.EventTypeWarning, benchv1.ReasonNameConflict, truncate(err.Error(), 1024))
+		if err := status.EnsureControlledBy(ctx, r.Client, s, obj); err != nil {
+			if errors.Is(err, status.ErrNameTaken) {
+				r.Recorder.Event(s, corev1.EventTypeWarning, benchv1.ReasonNameConflict, status.Truncate(err.Error(), 1024))
 			}
 			return err
 		}
@@ -316,7 +317,7 @@ func rejectedNote(run *benchv1.BenchmarkRun) string {
 	for i, r := range rs {
 		parts[i] = r.String()
 	}
-	return truncate(strings.Join(parts, "; "), 1024)
+	return status.Truncate(strings.Join(parts, "; "), 1024)
 }
 
 func (r *BenchmarkScheduleReconciler) updateHistory(s *benchv1.BenchmarkSchedule, owned []scheduled) {

@@ -16,7 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 )
 
 // A child's name taken by an object its owner does not control must not
@@ -25,26 +27,10 @@ import (
 // not seen yet) is fine. The reconcilers are called directly, with no
 // manager, so that nothing else creates or reconciles the objects.
 
-// childNamespace is a namespace of its own, emptied at the end.
-func childNamespace(t *testing.T) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "child-"}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		_ = k8s.DeleteAllOf(ctx, &benchv1.BenchmarkComparison{}, client.InNamespace(ns.Name))
-		_ = k8s.DeleteAllOf(ctx, &benchv1.BenchmarkSchedule{}, client.InNamespace(ns.Name))
-		_ = k8s.DeleteAllOf(ctx, &benchv1.BenchmarkRun{}, client.InNamespace(ns.Name))
-	})
-	return ns.Name
-}
-
 // squatter creates a run named name; owner, when given, controls it.
 func squatter(t *testing.T, ns, name string, owner client.Object) *benchv1.BenchmarkRun {
 	t.Helper()
-	run := measureOnly(name, 4, 1)
+	run := kit.MeasureOnly(name, 4, 1)
 	run.Namespace = ns
 	if owner != nil {
 		if err := controllerutil.SetControllerReference(owner, run, scheme); err != nil {
@@ -83,8 +69,8 @@ func TestComparisonRefusesAForeignRunOfItsName(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			ns := childNamespace(t)
-			c := comparison("cmp", benchv1.OrderInterleaved, 2)
+			ns := kit.Namespace(t, k8s, "child-")
+			c := kit.Comparison("cmp", benchv1.OrderInterleaved, 2)
 			c.Namespace = ns
 			if err := k8s.Create(ctx, c); err != nil {
 				t.Fatal(err)
@@ -109,7 +95,7 @@ func TestComparisonRefusesAForeignRunOfItsName(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !errors.Is(err, errNameTaken) || !strings.Contains(err.Error(), first) {
+			if err == nil || !errors.Is(err, status.ErrNameTaken) || !strings.Contains(err.Error(), first) {
 				t.Errorf("reconcile: %v, want an error naming %s", err, first)
 			}
 			if len(events) != 1 || !strings.Contains(events[0], benchv1.ReasonNameConflict) || !strings.Contains(events[0], first) {
@@ -133,10 +119,10 @@ func TestScheduleTriggerRefusesAForeignRunOfItsName(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			ns := childNamespace(t)
+			ns := kit.Namespace(t, k8s, "child-")
 			s := &benchv1.BenchmarkSchedule{
 				ObjectMeta: metav1.ObjectMeta{Name: "sched", Namespace: ns},
-				Spec:       benchv1.BenchmarkScheduleSpec{RunOnCreate: true, RunTemplate: &benchv1.RunTemplate{Spec: measureOnly("x", 4, 1).Spec}},
+				Spec:       benchv1.BenchmarkScheduleSpec{RunOnCreate: true, RunTemplate: &benchv1.RunTemplate{Spec: kit.MeasureOnly("x", 4, 1).Spec}},
 			}
 			if err := k8s.Create(ctx, s); err != nil {
 				t.Fatal(err)
@@ -161,7 +147,7 @@ func TestScheduleTriggerRefusesAForeignRunOfItsName(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !errors.Is(err, errNameTaken) || !strings.Contains(err.Error(), runName) {
+			if err == nil || !errors.Is(err, status.ErrNameTaken) || !strings.Contains(err.Error(), runName) {
 				t.Errorf("reconcile: %v, want an error naming %s", err, runName)
 			}
 			if len(events) != 1 || !strings.Contains(events[0], benchv1.ReasonNameConflict) || !strings.Contains(events[0], runName) {

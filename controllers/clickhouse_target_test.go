@@ -16,6 +16,7 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/controllers/targets"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -31,8 +32,8 @@ func TestClickHouseTargetChildren(t *testing.T) {
 		Placement:        benchv1.Placement{NodeSelector: map[string]string{"pool": "db"}},
 		ReplicaPlacement: &benchv1.Placement{NodeSelector: map[string]string{"pool": "db"}, Zone: "zone-b"}}
 
-	bad := pgbenchRun("ch-no-keeper", target, []int32{2}, 1)
-	bad.Namespace = h.ns
+	bad := kit.PgbenchRun("ch-no-keeper", target, []int32{2}, 1)
+	bad.Namespace = h.NS
 	err := k8s.Create(ctx, bad)
 	if err == nil || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.target.clickhouse.keeper") ||
 		!strings.Contains(err.Error(), "keeper is required with replicas above 1") {
@@ -40,13 +41,13 @@ func TestClickHouseTargetChildren(t *testing.T) {
 	}
 
 	target.ClickHouse.Keeper = &benchv1.ClickHouseKeeper{Replicas: 3}
-	h.create(pgbenchRun("ch", target, []int32{2}, 1))
-	run := h.run("ch")
+	h.Create(kit.PgbenchRun("ch", target, []int32{2}, 1))
+	run := h.Run("ch")
 	ch := specs.ClickHouseTargetFor(run)
 	names := []string{"ch-clickhouse", "ch-clickhouse-replicas", "ch-clickhouse-keeper"}
 	testutil.Eventually(t, 20*time.Second, "the ClickHouse children", func() error {
 		for _, n := range names {
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: n}, &appsv1.StatefulSet{}); err != nil {
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: n}, &appsv1.StatefulSet{}); err != nil {
 				return err
 			}
 		}
@@ -56,21 +57,21 @@ func TestClickHouseTargetChildren(t *testing.T) {
 			}
 		}
 		for _, n := range []string{ch.ConfigMapName()} {
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: n}, &corev1.ConfigMap{}); err != nil {
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: n}, &corev1.ConfigMap{}); err != nil {
 				return err
 			}
 		}
-		return k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.CredentialsSecretName(run, specs.ClickHouseKind)}, &corev1.Secret{})
+		return k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: specs.CredentialsSecretName(run, specs.ClickHouseKind)}, &corev1.Secret{})
 	})
 	// No StatefulSet controller here: the test reports the pods ready, set
 	// by set, and the run waits for the last.
 	for i, n := range names {
-		cond := meta.FindStatusCondition(h.run("ch").Status.Conditions, benchv1.ConditionTargetReady)
+		cond := meta.FindStatusCondition(h.Run("ch").Status.Conditions, benchv1.ConditionTargetReady)
 		if cond == nil || cond.Status != "False" || !strings.Contains(cond.Message, n) {
 			t.Errorf("before %s is ready: TargetReady %+v, want False waiting for %s", n, cond, n)
 		}
 		var sts appsv1.StatefulSet
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: n}, &sts); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: n}, &sts); err != nil {
 			t.Fatal(err)
 		}
 		sts.Status.Replicas, sts.Status.ReadyReplicas, sts.Status.ObservedGeneration = *sts.Spec.Replicas, *sts.Spec.Replicas, sts.Generation
@@ -79,7 +80,7 @@ func TestClickHouseTargetChildren(t *testing.T) {
 		}
 		if i < len(names)-1 {
 			testutil.Eventually(t, 20*time.Second, "the run waiting for "+names[i+1], func() error {
-				cond := meta.FindStatusCondition(h.run("ch").Status.Conditions, benchv1.ConditionTargetReady)
+				cond := meta.FindStatusCondition(h.Run("ch").Status.Conditions, benchv1.ConditionTargetReady)
 				if cond == nil || !strings.Contains(cond.Message, names[i+1]) || strings.Contains(cond.Message, n+" ") {
 					return fmt.Errorf("TargetReady %+v", cond)
 				}
@@ -88,13 +89,13 @@ func TestClickHouseTargetChildren(t *testing.T) {
 		}
 	}
 	testutil.Eventually(t, 20*time.Second, "TargetReady", func() error {
-		if cond := meta.FindStatusCondition(h.run("ch").Status.Conditions, benchv1.ConditionTargetReady); cond == nil || cond.Status != "True" {
+		if cond := meta.FindStatusCondition(h.Run("ch").Status.Conditions, benchv1.ConditionTargetReady); cond == nil || cond.Status != "True" {
 			return fmt.Errorf("TargetReady %+v", cond)
 		}
 		return nil
 	})
-	run = h.run("ch")
-	if st := run.Status.Target; st == nil || st.Host != "ch-clickhouse."+h.ns+".svc" || st.Port != specs.ClickHousePort {
+	run = h.Run("ch")
+	if st := run.Status.Target; st == nil || st.Host != "ch-clickhouse."+h.NS+".svc" || st.Port != specs.ClickHousePort {
 		t.Errorf("status.target %+v, want the lead's Service on %d", st, specs.ClickHousePort)
 	}
 
@@ -106,7 +107,7 @@ func TestClickHouseTargetChildren(t *testing.T) {
 	if err != nil || !o.Ready || o.Endpoint.Database != "bench" || o.Endpoint.Password == nil || o.Endpoint.Password.Name != "ch-clickhouse-credentials" {
 		t.Errorf("Ensure again: %+v, %v", o, err)
 	}
-	h.stopManager() // from here on, nothing recreates what Cleanup deletes
+	h.StopManager() // from here on, nothing recreates what Cleanup deletes
 	if err := p.Cleanup(ctx, k8s, run); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestClickHouseTargetChildren(t *testing.T) {
 	}
 	var left []string
 	for _, obj := range []client.ObjectList{&appsv1.StatefulSetList{}, &corev1.ServiceList{}, &corev1.ConfigMapList{}} {
-		if err := k8s.List(ctx, obj, client.InNamespace(h.ns), client.MatchingLabels{benchv1.LabelRunUID: string(run.UID), benchv1.LabelRole: benchv1.RoleTarget}); err != nil {
+		if err := k8s.List(ctx, obj, client.InNamespace(h.NS), client.MatchingLabels{benchv1.LabelRunUID: string(run.UID), benchv1.LabelRole: benchv1.RoleTarget}); err != nil {
 			t.Fatal(err)
 		}
 		items, _ := meta.ExtractList(obj)

@@ -2,47 +2,21 @@ package controllers
 
 import (
 	"context"
-	"fmt"
+	"sync/atomic"
+
 	"strings"
-	"sync"
 	"testing"
-	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 )
-
-// conflictOnce refuses the first status patch of a comparison with a
-// conflict, as another writer's update would.
-type conflictOnce struct {
-	client.Client
-	mu      sync.Mutex
-	refused bool
-}
-
-func (c *conflictOnce) Status() client.SubResourceWriter { return conflictStatus{c.Client.Status(), c} }
-
-type conflictStatus struct {
-	client.SubResourceWriter
-	c *conflictOnce
-}
-
-func (s conflictStatus) Patch(ctx context.Context, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
-	s.c.mu.Lock()
-	refuse := !s.c.refused
-	s.c.refused = true
-	s.c.mu.Unlock()
-	if _, ok := obj.(*benchv1.BenchmarkComparison); ok && refuse {
-		return apierrors.NewConflict(schema.GroupResource{Group: benchv1.GroupVersion.Group, Resource: "benchmarkcomparisons"}, obj.GetName(), fmt.Errorf("changed meanwhile"))
-	}
-	return s.SubResourceWriter.Patch(ctx, obj, p, o...)
-}
 
 // The compare phase, as this change made it (every measurement's full
 // results read from the runs' documents, rejections left out, a finished
@@ -56,16 +30,16 @@ func (s conflictStatus) Patch(ctx context.Context, obj client.Object, p client.P
 func TestComparePhaseIsIdempotent(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	h.create(comparison("idem", benchv1.OrderInterleaved, 3))
-	playRuns(h, "idem", 6, 1)
-	cmp := waitComparison(h, "idem", benchv1.ComparisonSucceeded)
+	h.Create(kit.Comparison("idem", benchv1.OrderInterleaved, 3))
+	h.PlayRuns("idem", 6, 1, kit.Measured)
+	cmp := h.WaitComparison("idem", benchv1.ComparisonSucceeded)
 	if cmp.Status.Results[0].BaselineN != 3 {
 		t.Fatalf("results %+v", cmp.Status.Results)
 	}
-	h.stopManager()
+	h.StopManager()
 
 	var victim benchv1.BenchmarkRun
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: cmp.Status.Runs[0].Name}, &victim); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: cmp.Status.Runs[0].Name}, &victim); err != nil {
 		t.Fatal(err)
 	}
 	victim.Annotations = map[string]string{benchv1.AnnotationRejections: `[{"reason":"noisy neighbour","by":"carol","at":"2026-11-25T13:00:00Z"}]`}
@@ -73,13 +47,23 @@ func TestComparePhaseIsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cmp)}
-	conflicted := &conflictOnce{Client: k8s}
+	// The first status patch of the comparison meets a conflict, as
+	// another writer's update would make it.
+	var refused atomic.Bool
+	conflicted := kit.Intercept(k8s, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
+			if _, ok := obj.(*benchv1.BenchmarkComparison); ok && refused.CompareAndSwap(false, true) {
+				return kit.Conflict("benchmarkcomparisons", obj.GetName())
+			}
+			return c.SubResource(sub).Patch(ctx, obj, p, o...)
+		},
+	})
 	rec := record.NewFakeRecorder(100)
 	r := &BenchmarkComparisonReconciler{Client: conflicted, Recorder: rec}
 	// A conflict is not an error (patchStatusIfChanged): the write that
 	// caused it brings the next reconcile, which starts from what is stored.
-	if _, err := r.Reconcile(ctx, req); err != nil || !conflicted.refused {
-		t.Fatalf("first reconcile: %v (conflict met: %v)", err, conflicted.refused)
+	if _, err := r.Reconcile(ctx, req); err != nil || !refused.Load() {
+		t.Fatalf("first reconcile: %v (conflict met: %v)", err, refused.Load())
 	}
 	if n := len(rec.Events); n != 0 {
 		t.Errorf("a refused write said %d events: %s", n, <-rec.Events)
@@ -113,7 +97,7 @@ func TestComparePhaseIsIdempotent(t *testing.T) {
 	report := func() *corev1.ConfigMap {
 		t.Helper()
 		cm := &corev1.ConfigMap{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: after.Status.ReportConfigMap}, cm); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: after.Status.ReportConfigMap}, cm); err != nil {
 			t.Fatal(err)
 		}
 		return cm
@@ -130,14 +114,15 @@ func TestComparePhaseIsIdempotent(t *testing.T) {
 	if n := len(rec.Events); n != 0 {
 		t.Errorf("reconciled again, %d more events", n)
 	}
-	h.startManager(cfg)
-	time.Sleep(3 * time.Second) // the new manager's first reconciles
+	since := kit.ReconcileCount(t, "benchmarkcomparison")
+	h.StartManager(cfg)
+	kit.WaitReconciled(t, "benchmarkcomparison", since) // the new manager's first look at it
 	if c := get(); c.ResourceVersion != rv || report().ResourceVersion != reportRV {
 		t.Errorf("the restarted manager wrote again: comparison %s→%s, report %s→%s", rv, c.ResourceVersion, reportRV, report().ResourceVersion)
 	}
 	for _, cr := range after.Status.Runs {
-		run := h.run(cr.Name)
-		doc := resultsDocument(t, h, run)
+		run := h.Run(cr.Name)
+		doc := h.ResultsDocument(t, run)
 		for _, st := range run.Status.Steps {
 			for _, rep := range st.Repetitions {
 				if doc.Result(st.Name, rep.Index) == nil {

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -18,13 +19,13 @@ import (
 // starts, and the comparison ends saying what it could compare.
 func TestComparisonGoesOnPastAFailedRun(t *testing.T) {
 	h := newHarness(t)
-	cmp := comparison("past-failed", benchv1.OrderInterleaved, 1)
+	cmp := kit.Comparison("past-failed", benchv1.OrderInterleaved, 1)
 	cmp.Spec.Template.Timeout = &metav1.Duration{Duration: 3 * time.Second}
-	cmp.Spec.Variants = append(cmp.Spec.Variants, benchv1.Variant{Name: "v4b", Patch: poolPatch("standard-v4a")})
-	h.create(cmp)
+	cmp.Spec.Variants = append(cmp.Spec.Variants, benchv1.Variant{Name: "v4b", Patch: kit.PoolPatch("standard-v4a")})
+	h.Create(cmp)
 	testutil.Eventually(t, 30*time.Second, "every run of the comparison created and ended", func() error {
 		var runs benchv1.BenchmarkRunList
-		if err := k8s.List(context.Background(), &runs, client.InNamespace(h.ns)); err != nil {
+		if err := k8s.List(context.Background(), &runs, client.InNamespace(h.NS)); err != nil {
 			return err
 		}
 		ended := 0
@@ -38,5 +39,5 @@ func TestComparisonGoesOnPastAFailedRun(t *testing.T) {
 		}
 		return nil
 	})
-	waitComparison(h, "past-failed", benchv1.ComparisonFailed)
+	h.WaitComparison("past-failed", benchv1.ComparisonFailed)
 }

@@ -14,13 +14,14 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // sweepComparison is the issue's comparison: pgbench, each variant on its
 // pool with its own clients list patched over the template's.
 func sweepComparison(name string, v3Clients, v4aClients string, pairing benchv1.StepPairing) *benchv1.BenchmarkComparison {
-	cmp := comparison(name, benchv1.OrderInterleaved, 4)
+	cmp := kit.Comparison(name, benchv1.OrderInterleaved, 4)
 	patch := func(pool, clients string) *apiextensionsv1.JSON {
 		return &apiextensionsv1.JSON{Raw: []byte(`{"workload":{"placement":{"nodeSelector":{"pool":"` + pool + `"}},"pgbench":{"clients":` + clients + `}}}`)}
 	}
@@ -54,7 +55,7 @@ func comparisonEvents(t *testing.T, ns, name string) []string {
 // with the step — 1 client is Worse in throughput, not "0 compared".
 func TestComparisonOfTheSweptParameter(t *testing.T) {
 	h := newHarness(t)
-	measuredFn = func(variant string, i int) string {
+	answer := func(variant string, i int) string {
 		tps := 2000.0 + float64(i%3)
 		if variant == "v4a" {
 			tps = 600 + float64(i%3) // one client
@@ -68,10 +69,9 @@ func TestComparisonOfTheSweptParameter(t *testing.T) {
 		}
 		return string(msg)
 	}
-	t.Cleanup(func() { measuredFn = measured })
-	h.create(sweepComparison("clients", "[4]", "[1]", ""))
-	playRuns(h, "clients", 8, 1)
-	cmp := waitComparison(h, "clients", benchv1.ComparisonSucceeded)
+	h.Create(sweepComparison("clients", "[4]", "[1]", ""))
+	h.PlayRuns("clients", 8, 1, answer)
+	cmp := h.WaitComparison("clients", benchv1.ComparisonSucceeded)
 	if len(cmp.Status.Results) != 1 {
 		t.Fatalf("results %+v", cmp.Status.Results)
 	}
@@ -91,22 +91,22 @@ func TestComparisonOfTheSweptParameter(t *testing.T) {
 func TestComparisonRefusesStepsThatCannotMeet(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	h.create(sweepComparison("apart", "[1, 2]", "[4, 8]", ""))
-	cmp := waitComparison(h, "apart", benchv1.ComparisonFailed)
+	h.Create(sweepComparison("apart", "[1, 2]", "[4, 8]", ""))
+	cmp := h.WaitComparison("apart", benchv1.ComparisonFailed)
 	c := meta.FindStatusCondition(cmp.Status.Conditions, benchv1.ConditionCompared)
 	if c.Reason != benchv1.ReasonNotComparable || !strings.Contains(c.Message, "no step in common") ||
 		!strings.Contains(c.Message, "spec.variants[1].patch.workload.pgbench.clients") || !strings.Contains(c.Message, "ByPosition") {
 		t.Errorf("Compared %+v", c)
 	}
 	var runs benchv1.BenchmarkRunList
-	if err := k8s.List(ctx, &runs, client.InNamespace(h.ns)); err != nil || len(runs.Items) != 0 {
+	if err := k8s.List(ctx, &runs, client.InNamespace(h.NS)); err != nil || len(runs.Items) != 0 {
 		t.Errorf("%d runs made (err %v) for a comparison refused up front", len(runs.Items), err)
 	}
 
-	h.create(sweepComparison("positions", "[1, 2]", "[4, 8]", benchv1.StepPairingByPosition))
+	h.Create(sweepComparison("positions", "[1, 2]", "[4, 8]", benchv1.StepPairingByPosition))
 	testutil.Eventually(t, 20*time.Second, "ByPosition starts its runs", func() error {
 		cur := &benchv1.BenchmarkComparison{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: "positions"}, cur); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: "positions"}, cur); err != nil {
 			return err
 		}
 		if cur.Status.Phase != benchv1.ComparisonRunning {
@@ -115,10 +115,10 @@ func TestComparisonRefusesStepsThatCannotMeet(t *testing.T) {
 		return nil
 	})
 
-	other := comparison("tool", benchv1.OrderInterleaved, 2)
+	other := kit.Comparison("tool", benchv1.OrderInterleaved, 2)
 	other.Spec.Variants[1].Patch = &apiextensionsv1.JSON{Raw: []byte(`{"workload":{"pgbench":null,"redisBenchmark":{"tests":["SET"],"requests":1000}}}`)}
-	h.create(other)
-	cmp = waitComparison(h, "tool", benchv1.ComparisonFailed)
+	h.Create(other)
+	cmp = h.WaitComparison("tool", benchv1.ComparisonFailed)
 	if c := meta.FindStatusCondition(cmp.Status.Conditions, benchv1.ConditionCompared); c.Reason != benchv1.ReasonNotComparable ||
 		!strings.Contains(c.Message, "runs redis-benchmark") || !strings.Contains(c.Message, "spec.variants[1].patch.workload.redisBenchmark") {
 		t.Errorf("another tool: %+v", c)
@@ -130,9 +130,9 @@ func TestComparisonRefusesStepsThatCannotMeet(t *testing.T) {
 // summary (kubectl get's column); the report keeps the exclusions.
 func TestComparisonOfNothingSaysSo(t *testing.T) {
 	h := newHarness(t)
-	measuredFn = func(variant string, i int) string {
+	answer := func(variant string, i int) string {
 		if variant != "v3" {
-			return measured(variant, i)
+			return kit.Measured(variant, i)
 		}
 		res := results.New("pgbench")
 		res.Fail("pgbench: connection to server failed: FATAL: password authentication failed for user \"bench\"")
@@ -142,10 +142,9 @@ func TestComparisonOfNothingSaysSo(t *testing.T) {
 		}
 		return string(msg)
 	}
-	t.Cleanup(func() { measuredFn = measured })
-	h.create(comparison("failing", benchv1.OrderInterleaved, 2))
-	playRuns(h, "failing", 4, 1)
-	cmp := waitComparison(h, "failing", benchv1.ComparisonFailed)
+	h.Create(kit.Comparison("failing", benchv1.OrderInterleaved, 2))
+	h.PlayRuns("failing", 4, 1, answer)
+	cmp := h.WaitComparison("failing", benchv1.ComparisonFailed)
 	c := meta.FindStatusCondition(cmp.Status.Conditions, benchv1.ConditionCompared)
 	if c.Status != "False" || c.Reason != benchv1.ReasonNothingCompared || !strings.Contains(c.Message, "every measurement of variant v3 was excluded (2 Failed)") {
 		t.Errorf("Compared %+v", c)
@@ -154,17 +153,17 @@ func TestComparisonOfNothingSaysSo(t *testing.T) {
 		t.Errorf("summary %q, report %q", cmp.Status.Summary, cmp.Status.ReportConfigMap)
 	}
 	testutil.Eventually(t, 10*time.Second, "NothingCompared event", func() error {
-		for _, e := range comparisonEvents(t, h.ns, "failing") {
+		for _, e := range comparisonEvents(t, h.NS, "failing") {
 			if strings.HasPrefix(e, benchv1.ReasonNothingCompared+": ") {
 				return nil
 			}
 		}
-		return fmt.Errorf("events %v", comparisonEvents(t, h.ns, "failing"))
+		return fmt.Errorf("events %v", comparisonEvents(t, h.NS, "failing"))
 	})
-	h.restartManager(cfg)
-	waitComparison(h, "failing", benchv1.ComparisonFailed)
+	h.RestartManager(cfg)
+	h.WaitComparison("failing", benchv1.ComparisonFailed)
 	said := 0
-	for _, e := range comparisonEvents(t, h.ns, "failing") {
+	for _, e := range comparisonEvents(t, h.NS, "failing") {
 		if strings.HasPrefix(e, benchv1.ReasonCompared+":") {
 			t.Errorf("a Compared event for a comparison of nothing: %s", e)
 		}

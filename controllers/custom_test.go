@@ -3,8 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +17,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -57,9 +56,9 @@ func spread(from, n, step int64) []int64 {
 // histograms.
 func TestCustomWorkloadSweepsAndMergesParallelGenerators(t *testing.T) {
 	h := newHarness(t)
-	node := loadgenNode(h)
+	node := h.LoadgenNode()
 	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "custom-2gen"}, Spec: benchv1.BenchmarkRunSpec{
-		Target: externalDB(),
+		Target: kit.ExternalDB(),
 		Workload: benchv1.WorkloadSpec{Parallelism: 2, Image: "registry.example/bench:1",
 			Placement: benchv1.Placement{NodeSelector: map[string]string{"pool": "loadgen"}},
 			Custom: &benchv1.CustomWorkload{
@@ -69,14 +68,14 @@ func TestCustomWorkloadSweepsAndMergesParallelGenerators(t *testing.T) {
 				Database: benchv1.CustomPostgres,
 			}},
 	}}
-	h.create(run)
+	h.Create(run)
 	type generator struct {
 		ops  float64
 		from int64 // latencies from this many µs, 1000 of them 1 µs apart
 	}
 	generators := []generator{{1000, 100}, {2000, 5000}}
 	for step, clients := range []string{"4", "8"} {
-		job := h.waitJob(specs.MeasureJobName(h.run(run.Name), step, 1))
+		job := h.WaitJob(specs.MeasureJobName(h.Run(run.Name), step, 1))
 		c := job.Spec.Template.Spec.Containers[0]
 		args := strings.Join(c.Args, " ")
 		if c.Image != "registry.example/bench:1" || !strings.HasSuffix(args, " -- bench --clients "+clients) ||
@@ -87,11 +86,11 @@ func TestCustomWorkloadSweepsAndMergesParallelGenerators(t *testing.T) {
 			t.Errorf("step %d: env %+v", step, c.Env)
 		}
 		var files corev1.ConfigMap
-		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: specs.FilesConfigMapName(h.run(run.Name))}, &files); err != nil {
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.NS, Name: specs.FilesConfigMapName(h.Run(run.Name))}, &files); err != nil {
 			t.Fatal(err)
 		}
 		config := []byte(files.Data["custom-parser.json"])
-		pods := []*corev1.Pod{startIndexedPod(t, h, job, node, 0), startIndexedPod(t, h, job, node, 1)}
+		pods := []*corev1.Pod{h.Pod(job, 0, node, kit.Running()), h.Pod(job, 1, node, kit.Running())}
 		testutil.Eventually(t, 10*time.Second, "start instant on both pods", func() error {
 			if a, b := podAnnotation(t, h, pods[0].Name), podAnnotation(t, h, pods[1].Name); a == "" || a != b {
 				return fmt.Errorf("annotations %q %q", a, b)
@@ -103,7 +102,7 @@ func TestCustomWorkloadSweepsAndMergesParallelGenerators(t *testing.T) {
 			endCustomPod(t, h, pod, out, config)
 		}
 	}
-	done := h.waitPhase(run.Name, 30*time.Second, benchv1.PhaseSucceeded)
+	done := h.WaitPhase(run.Name, 30*time.Second, benchv1.PhaseSucceeded)
 	_, a := linesOutput(t, 0, spread(generators[0].from, 1000, 1)...)
 	_, b := linesOutput(t, 0, spread(generators[1].from, 1000, 1)...)
 	merged := results.NewHistogram()
@@ -133,23 +132,8 @@ func TestCustomWorkloadSweepsAndMergesParallelGenerators(t *testing.T) {
 // a custom tool's output and reports the pod's load generator ended.
 func endCustomPod(t *testing.T, h *harness, pod *corev1.Pod, output string, config []byte) {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), "output.txt")
-	if err := os.WriteFile(file, []byte(output), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, msg := h.runTool(pod.Name, "custom", runner.Options{Command: []string{"cat", file}, ParserConfig: config})
+	res := h.End(pod, "custom", runner.Options{Command: []string{"cat", kit.WriteTemp(t, output)}, ParserConfig: config})
 	if res.Verdict != results.Succeeded {
 		t.Fatalf("%s: %s %v", pod.Name, res.Verdict, res.Reasons)
-	}
-	var cur corev1.Pod
-	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pod), &cur); err != nil {
-		t.Fatal(err)
-	}
-	now := metav1.Now()
-	cur.Status.Phase = corev1.PodSucceeded
-	cur.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: specs.LoadgenName, Image: cur.Spec.Containers[0].Image,
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Message: msg, StartedAt: now, FinishedAt: now, Reason: "Completed"}}}}
-	if err := k8s.Status().Update(context.Background(), &cur); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -21,25 +21,6 @@ import (
 // words they use (kube-scheduler and kubelet 1.34); test/e2e's
 // TestPodsThatCannotStartAreNamed has the real scheduler, Job and
 // StatefulSet controllers and quota admission say them.
-
-// pendingPod creates a Job's pod as the Job controller would, and gives it
-// the status the scheduler or the kubelet would.
-func (h *harness) pendingPod(job *batchv1.Job, node string, status corev1.PodStatus) *corev1.Pod {
-	h.t.Helper()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-pod", Namespace: h.ns, Labels: job.Spec.Template.Labels, Annotations: job.Spec.Template.Annotations},
-		Spec:       *job.Spec.Template.Spec.DeepCopy(),
-	}
-	pod.Spec.NodeName = node
-	if err := k8s.Create(context.Background(), pod); err != nil {
-		h.t.Fatal(err)
-	}
-	pod.Status = status
-	if err := k8s.Status().Update(context.Background(), pod); err != nil {
-		h.t.Fatal(err)
-	}
-	return pod
-}
 
 const schedulerSaid = "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't match Pod's node affinity/selector. " +
 	"preemption: 0/4 nodes are available: 1 No preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling."
@@ -49,39 +30,21 @@ func unschedulable() corev1.PodStatus {
 		Reason: corev1.PodReasonUnschedulable, Message: schedulerSaid, LastTransitionTime: metav1.Now()}}}
 }
 
-func (h *harness) condition(name, t string) *metav1.Condition {
-	return findCondition(h.run(name), t)
-}
-
-func (h *harness) eventsOf(name string) []corev1.Event {
-	var evs corev1.EventList
-	if err := k8s.List(context.Background(), &evs, client.InNamespace(h.ns)); err != nil {
-		h.t.Fatal(err)
-	}
-	var out []corev1.Event
-	for _, e := range evs.Items {
-		if e.InvolvedObject.Kind == "BenchmarkRun" && e.InvolvedObject.Name == name {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 // A load generator that cannot be scheduled is named on Completed, in
 // status.message and in an event at once, with the scheduler's words and
 // where the pod may go; past spec.deadlines.podStart the run fails with
 // it, long before its timeout.
 func TestUnschedulableLoadGeneratorIsNamedThenEndsTheRun(t *testing.T) {
 	h := newHarness(t)
-	run := measureOnly("unsched", 4, 2)
+	run := kit.MeasureOnly("unsched", 4, 2)
 	run.Spec.Deadlines.PodStart = &metav1.Duration{Duration: 5 * time.Second}
 	run.Spec.Cleanup = benchv1.CleanupNever
-	h.create(run)
-	job := h.waitJob(specs.MeasureJobName(run, 0, 1))
-	h.pendingPod(job, "", unschedulable())
+	h.Create(run)
+	job := h.WaitJob(specs.MeasureJobName(run, 0, 1))
+	h.Pod(job, kit.OnlyPod, "", unschedulable())
 	pod := job.Name + "-pod"
 	testutil.Eventually(t, 4*time.Second, "the pod named on Completed", func() error {
-		r := h.run("unsched")
+		r := h.Run("unsched")
 		c := findCondition(r, benchv1.ConditionCompleted)
 		want := "pod " + pod + " cannot start: Unschedulable: 0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't match Pod's node affinity/selector. (nodeSelector pool=loadgen"
 		if c == nil || c.Reason != benchv1.ReasonPodNotStarted || !strings.Contains(c.Message, want) || strings.Contains(c.Message, "preemption") {
@@ -98,7 +61,7 @@ func TestUnschedulableLoadGeneratorIsNamedThenEndsTheRun(t *testing.T) {
 		}
 		return nil
 	})
-	r := h.waitPhase("unsched", 15*time.Second, benchv1.PhaseFailed)
+	r := h.WaitPhase("unsched", 15*time.Second, benchv1.PhaseFailed)
 	c := findCondition(r, benchv1.ConditionCompleted)
 	if c.Reason != benchv1.ReasonPodNotStarted || !strings.Contains(c.Message, "(spec.deadlines.podStart is 5s)") || !strings.Contains(c.Message, "Insufficient cpu") {
 		t.Fatalf("completed %+v", c)
@@ -106,11 +69,11 @@ func TestUnschedulableLoadGeneratorIsNamedThenEndsTheRun(t *testing.T) {
 	if !strings.HasPrefix(r.Status.Message, "PodNotStarted: pod "+pod+" cannot start: Unschedulable") || r.Status.Deadline != nil {
 		t.Fatalf("status.message %q, deadline %+v", r.Status.Message, r.Status.Deadline)
 	}
-	if n := len(h.jobs()); n != 1 {
+	if n := len(h.Jobs()); n != 1 {
 		t.Fatalf("%d jobs: nothing may start after the run ended", n)
 	}
 	named := 0
-	for _, e := range h.eventsOf("unsched") {
+	for _, e := range h.EventsOf("unsched") {
 		if e.Type == corev1.EventTypeWarning && e.Reason == benchv1.ReasonPodNotStarted && strings.Contains(e.Message, "Insufficient cpu") {
 			named += int(max(e.Count, 1))
 		}
@@ -124,18 +87,18 @@ func TestUnschedulableLoadGeneratorIsNamedThenEndsTheRun(t *testing.T) {
 // when the pull succeeds the step goes on as before.
 func TestImagePullBackOffIsNamedAndClears(t *testing.T) {
 	h := newHarness(t)
-	node := loadgenNode(h)
-	run := pgbenchRun("pull", externalDB(), []int32{4}, 1)
-	h.create(run)
-	job := h.waitJob(specs.PrepareJobName(run))
+	node := h.LoadgenNode()
+	run := kit.PgbenchRun("pull", kit.ExternalDB(), []int32{4}, 1)
+	h.Create(run)
+	job := h.WaitJob(specs.PrepareJobName(run))
 	img := job.Spec.Template.Spec.Containers[0].Image
 	status := corev1.PodStatus{Phase: corev1.PodPending,
 		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: specs.LoadgenName, Image: img, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
 			Reason: "ImagePullBackOff", Message: fmt.Sprintf("Back-off pulling image %q: ErrImagePull: failed to pull and unpack image: not found", img)}}}}}
-	pod := h.pendingPod(job, node, status)
+	pod := h.Pod(job, kit.OnlyPod, node, status)
 	testutil.Eventually(t, 4*time.Second, "the image named on Prepared", func() error {
-		c := h.condition("pull", benchv1.ConditionPrepared)
+		c := h.Condition("pull", benchv1.ConditionPrepared)
 		if c == nil || c.Reason != benchv1.ReasonPodNotStarted || !strings.Contains(c.Message, "ImagePullBackOff: container loadgen: Back-off pulling image \""+img+"\"") {
 			return fmt.Errorf("prepared %+v", c)
 		}
@@ -147,7 +110,7 @@ func TestImagePullBackOffIsNamedAndClears(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, 4*time.Second, "Preparing again", func() error {
-		r := h.run("pull")
+		r := h.Run("pull")
 		c := findCondition(r, benchv1.ConditionPrepared)
 		if c == nil || c.Reason != benchv1.ReasonPreparing || r.Status.Message != "" || r.Status.Deadline != nil {
 			return fmt.Errorf("prepared %+v, message %q, deadline %+v", c, r.Status.Message, r.Status.Deadline)
@@ -159,15 +122,15 @@ func TestImagePullBackOffIsNamedAndClears(t *testing.T) {
 // An image name that is not one ends the run at once: waiting cannot help.
 func TestInvalidImageNameEndsTheRunAtOnce(t *testing.T) {
 	h := newHarness(t)
-	node := loadgenNode(h)
-	run := measureOnly("badimage", 4, 1)
+	node := h.LoadgenNode()
+	run := kit.MeasureOnly("badimage", 4, 1)
 	run.Spec.Workload.Image = "registry.example/pgbench::17"
-	h.create(run)
-	job := h.waitJob(specs.MeasureJobName(run, 0, 1))
-	h.pendingPod(job, node, corev1.PodStatus{Phase: corev1.PodPending,
+	h.Create(run)
+	job := h.WaitJob(specs.MeasureJobName(run, 0, 1))
+	h.Pod(job, kit.OnlyPod, node, corev1.PodStatus{Phase: corev1.PodPending,
 		ContainerStatuses: []corev1.ContainerStatus{{Name: specs.LoadgenName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
 			Reason: "InvalidImageName", Message: `Failed to apply default image tag "registry.example/pgbench::17": couldn't parse image name`}}}}})
-	r := h.waitPhase("badimage", 10*time.Second, benchv1.PhaseFailed)
+	r := h.WaitPhase("badimage", 10*time.Second, benchv1.PhaseFailed)
 	c := findCondition(r, benchv1.ConditionCompleted)
 	if c.Reason != benchv1.ReasonPodNotStarted || !strings.Contains(c.Message, "InvalidImageName") || !strings.Contains(c.Message, "(waiting cannot help)") {
 		t.Fatalf("completed %+v", c)
@@ -179,27 +142,27 @@ func TestInvalidImageNameEndsTheRunAtOnce(t *testing.T) {
 // stopped (its active deadline set to now), and the run goes on to the next.
 func TestMeasureDeadlineFailsTheMeasurementAndGoesOn(t *testing.T) {
 	h := newHarness(t)
-	node := loadgenNode(h)
-	run := measureOnly("hung", 4, 2)
+	node := h.LoadgenNode()
+	run := kit.MeasureOnly("hung", 4, 2)
 	run.Spec.Deadlines.Measure = &metav1.Duration{Duration: 3 * time.Second}
-	h.create(run)
-	first := h.waitJob(specs.MeasureJobName(run, 0, 1))
-	h.runningLoadgen(first, node) // and never ends
+	h.Create(run)
+	first := h.WaitJob(specs.MeasureJobName(run, 0, 1))
+	h.StartLoadgen(first, node) // and never ends
 	testutil.Eventually(t, 6*time.Second, "status.deadline of the running measurement", func() error {
-		if d := h.run("hung").Status.Deadline; d == nil || d.Phase != benchv1.PhaseRunning || d.Of != "job "+first.Name {
+		if d := h.Run("hung").Status.Deadline; d == nil || d.Phase != benchv1.PhaseRunning || d.Of != "job "+first.Name {
 			return fmt.Errorf("deadline %+v", d)
 		}
 		return nil
 	})
-	second := h.waitJob(specs.MeasureJobName(run, 0, 2))
+	second := h.WaitJob(specs.MeasureJobName(run, 0, 2))
 	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(first), first); err != nil {
 		t.Fatal(err)
 	}
 	if d := first.Spec.ActiveDeadlineSeconds; d == nil || *d > 10 {
 		t.Fatalf("the hung job must be stopped: activeDeadlineSeconds %v", d)
 	}
-	h.kubelet(second, node, "pgbench", fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt"))
-	r := h.waitPhase("hung", 15*time.Second, benchv1.PhaseFailed)
+	h.Replay(second, node, "pgbench", kit.Fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt"))
+	r := h.WaitPhase("hung", 15*time.Second, benchv1.PhaseFailed)
 	reps := r.Status.Steps[0].Repetitions
 	if len(reps) != 2 || reps[0].Verdict != benchv1.VerdictFailed || !strings.Contains(strings.Join(reps[0].Reasons, ";"), "DeadlineExceeded: the measurement did not end within 3s (spec.deadlines.measure)") ||
 		reps[1].Verdict != benchv1.VerdictSucceeded {
@@ -218,12 +181,12 @@ func TestMeasureDeadlineFailsTheMeasurementAndGoesOn(t *testing.T) {
 // what it waited for.
 func TestProvisionDeadlineSaysWhatTheTargetWaitedFor(t *testing.T) {
 	h := newHarness(t)
-	run := pgbenchRun("nosecret", benchv1.TargetSpec{External: &benchv1.ExternalTarget{
+	run := kit.PgbenchRun("nosecret", benchv1.TargetSpec{External: &benchv1.ExternalTarget{
 		Host: "db", Port: 5432, SecretRef: &corev1.LocalObjectReference{Name: "db-creds"}}}, []int32{4}, 1)
 	run.Spec.Deadlines.Provision = &metav1.Duration{Duration: 3 * time.Second}
-	h.create(run)
+	h.Create(run)
 	testutil.Eventually(t, 4*time.Second, "the provision deadline in status", func() error {
-		r := h.run("nosecret")
+		r := h.Run("nosecret")
 		if d := r.Status.Deadline; d == nil || d.Phase != benchv1.PhaseProvisioning || d.At.Sub(d.ClockStart.Time) != 3*time.Second {
 			return fmt.Errorf("deadline %+v", d)
 		}
@@ -232,7 +195,7 @@ func TestProvisionDeadlineSaysWhatTheTargetWaitedFor(t *testing.T) {
 		}
 		return nil
 	})
-	r := h.waitPhase("nosecret", 10*time.Second, benchv1.PhaseFailed)
+	r := h.WaitPhase("nosecret", 10*time.Second, benchv1.PhaseFailed)
 	c := findCondition(r, benchv1.ConditionCompleted)
 	if c.Reason != benchv1.ReasonDeadlineExceeded || !strings.Contains(c.Message, "spec.deadlines.provision (3s) of the phase's start") || !strings.Contains(c.Message, "db-creds") {
 		t.Fatalf("completed %+v", c)
@@ -245,8 +208,8 @@ func TestProvisionDeadlineSaysWhatTheTargetWaitedFor(t *testing.T) {
 // Bad deadlines are refused at admission, naming the field.
 func TestDeadlinesAreCheckedAtAdmission(t *testing.T) {
 	h := newHarness(t)
-	run := measureOnly("baddeadline", 4, 1)
-	run.Namespace = h.ns
+	run := kit.MeasureOnly("baddeadline", 4, 1)
+	run.Namespace = h.NS
 	run.Spec.Deadlines.Measure = &metav1.Duration{Duration: -time.Second}
 	err := k8s.Create(context.Background(), run)
 	if err == nil || !strings.Contains(err.Error(), "spec.deadlines.measure") || !strings.Contains(err.Error(), "must be a positive duration") {

@@ -12,19 +12,20 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // A run past its timeout fails with reason Timeout and keeps what it measured.
 func TestTimeoutKeepsMeasurements(t *testing.T) {
 	h := newHarness(t)
-	node := loadgenNode(h)
-	run := measureOnly("slow", 16, 2)
+	node := h.LoadgenNode()
+	run := kit.MeasureOnly("slow", 16, 2)
 	run.Spec.Timeout = &metav1.Duration{Duration: 6 * time.Second}
-	h.create(run)
-	h.kubelet(h.waitJob(specs.MeasureJobName(run, 0, 1)), node, "pgbench", fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt"))
-	h.waitJob(specs.MeasureJobName(run, 0, 2)) // never finishes
-	run = h.waitPhase("slow", 20*time.Second, benchv1.PhaseFailed)
+	h.Create(run)
+	h.Replay(h.WaitJob(specs.MeasureJobName(run, 0, 1)), node, "pgbench", kit.Fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt"))
+	h.WaitJob(specs.MeasureJobName(run, 0, 2)) // never finishes
+	run = h.WaitPhase("slow", 20*time.Second, benchv1.PhaseFailed)
 	c := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionCompleted)
 	if c == nil || c.Reason != benchv1.ReasonTimeout {
 		t.Fatalf("completed condition %+v", c)
@@ -32,7 +33,7 @@ func TestTimeoutKeepsMeasurements(t *testing.T) {
 	if reps := run.Status.Steps[0].Repetitions; len(reps) != 1 || reps[0].Verdict != benchv1.VerdictSucceeded {
 		t.Fatalf("the finished measurement must be kept: %+v", reps)
 	}
-	if doc := resultsDocument(t, h, run); len(doc.Steps[0].Repetitions) != 1 || doc.Steps[0].Repetitions[0].Result == nil {
+	if doc := h.ResultsDocument(t, run); len(doc.Steps[0].Repetitions) != 1 || doc.Steps[0].Repetitions[0].Result == nil {
 		t.Fatalf("results document %+v", doc.Steps)
 	}
 }
@@ -42,22 +43,22 @@ func TestTimeoutKeepsMeasurements(t *testing.T) {
 // the measurement it collects comes from the termination message alone.
 func TestManagerRestartMidRun(t *testing.T) {
 	h := newHarness(t)
-	node := loadgenNode(h)
-	run := measureOnly("restart", 105, 3)
+	node := h.LoadgenNode()
+	run := kit.MeasureOnly("restart", 105, 3)
 	run.Spec.Cleanup = benchv1.CleanupNever
-	h.create(run)
-	f := fixture(t, "pgbench", "pg14plus-tpcb-scale50-haproxy.txt")
-	h.kubelet(h.waitJob(specs.MeasureJobName(run, 0, 1)), node, "pgbench", f)
-	second := h.waitJob(specs.MeasureJobName(run, 0, 2))
+	h.Create(run)
+	f := kit.Fixture(t, "pgbench", "pg14plus-tpcb-scale50-haproxy.txt")
+	h.Replay(h.WaitJob(specs.MeasureJobName(run, 0, 1)), node, "pgbench", f)
+	second := h.WaitJob(specs.MeasureJobName(run, 0, 2))
 
-	h.stopManager()
-	h.kubelet(second, node, "pgbench", f) // finishes while no manager runs
+	h.StopManager()
+	h.Replay(second, node, "pgbench", f) // finishes while no manager runs
 	h.noLogs = true
-	h.startManager(cfg)
+	h.StartManager(cfg)
 
-	h.kubelet(h.waitJob(specs.MeasureJobName(run, 0, 3)), node, "pgbench", f)
-	run = h.waitPhase("restart", 20*time.Second, benchv1.PhaseSucceeded)
-	if n := len(h.jobs()); n != 3 {
+	h.Replay(h.WaitJob(specs.MeasureJobName(run, 0, 3)), node, "pgbench", f)
+	run = h.WaitPhase("restart", 20*time.Second, benchv1.PhaseSucceeded)
+	if n := len(h.Jobs()); n != 3 {
 		t.Fatalf("%d jobs, want 3", n)
 	}
 	reps := run.Status.Steps[0].Repetitions
@@ -71,7 +72,7 @@ func TestManagerRestartMidRun(t *testing.T) {
 		}
 		seen[r.Index] = true
 	}
-	doc := resultsDocument(t, h, run)
+	doc := h.ResultsDocument(t, run)
 	if got := len(doc.Steps[0].Repetitions); got != 3 {
 		t.Fatalf("%d repetitions in the results document", got)
 	}
@@ -84,10 +85,10 @@ func TestManagerRestartMidRun(t *testing.T) {
 // result kept in the results document.
 func TestPrepareFailureEndsTheRun(t *testing.T) {
 	h := newHarness(t)
-	node := loadgenNode(h)
-	run := pgbenchRun("badinit", externalDB(), []int32{4}, 1)
-	h.create(run)
-	prep := h.waitJob(specs.PrepareJobName(run))
+	node := h.LoadgenNode()
+	run := kit.PgbenchRun("badinit", kit.ExternalDB(), []int32{4}, 1)
+	h.Create(run)
+	prep := h.WaitJob(specs.PrepareJobName(run))
 	// What `dbperf-runner exec --prepare` leaves when pgbench -i exits 1.
 	res := results.New("prepare")
 	res.Primary = results.Key{Name: "prepareSeconds"}
@@ -97,17 +98,17 @@ func TestPrepareFailureEndsTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.terminate(prep, node, 3, string(msg))
-	run = h.waitPhase("badinit", 20*time.Second, benchv1.PhaseFailed)
+	h.Terminate(prep, node, 3, string(msg))
+	run = h.WaitPhase("badinit", 20*time.Second, benchv1.PhaseFailed)
 	for _, c := range []string{benchv1.ConditionPrepared, benchv1.ConditionCompleted} {
 		if got := meta.FindStatusCondition(run.Status.Conditions, c); got == nil || got.Reason != benchv1.ReasonPrepareFailed {
 			t.Errorf("%s: %+v", c, got)
 		}
 	}
-	if doc := resultsDocument(t, h, run); doc.Prepare == nil || doc.Prepare.Verdict != results.Failed {
+	if doc := h.ResultsDocument(t, run); doc.Prepare == nil || doc.Prepare.Verdict != results.Failed {
 		t.Fatalf("prepare result %+v", doc.Prepare)
 	}
-	for _, j := range h.jobs() {
+	for _, j := range h.Jobs() {
 		if j.Name != specs.PrepareJobName(run) {
 			t.Fatalf("no measurement may start after a failed prepare step: %s", j.Name)
 		}
@@ -119,14 +120,14 @@ func TestPrepareFailureEndsTheRun(t *testing.T) {
 // soon as it is recorded, before the run ends.
 func TestLoadGeneratorKilledWithoutSummary(t *testing.T) {
 	h := newHarness(t)
-	node := loadgenNode(h)
-	run := measureOnly("oom", 4, 2)
-	h.create(run)
+	node := h.LoadgenNode()
+	run := kit.MeasureOnly("oom", 4, 2)
+	h.Create(run)
 	h.noLogs = true
-	h.terminate(h.waitJob(specs.MeasureJobName(run, 0, 1)), node, 137, "")
-	h.waitJob(specs.MeasureJobName(run, 0, 2))
+	h.Terminate(h.WaitJob(specs.MeasureJobName(run, 0, 1)), node, 137, "")
+	h.WaitJob(specs.MeasureJobName(run, 0, 2))
 	testutil.Eventually(t, 10*time.Second, "Valid=False before the run ends", func() error {
-		run = h.run("oom")
+		run = h.Run("oom")
 		c := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionValid)
 		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "without a dbperf summary") {
 			return fmt.Errorf("valid %+v", c)

@@ -59,11 +59,11 @@ func (r *BenchmarkRunReconciler) finish(ctx context.Context, st *runState, endRe
 	if validReason == benchv1.ReasonAwaitingResults && endReason != "" {
 		validReason, validMsg = endReason, "nothing was measured"
 	}
-	status := metav1.ConditionFalse
+	valid := metav1.ConditionFalse
 	if validReason == benchv1.ReasonAllValid {
-		status = metav1.ConditionTrue
+		valid = metav1.ConditionTrue
 	}
-	setCondition(run, benchv1.ConditionValid, status, validReason, validMsg)
+	setCondition(run, benchv1.ConditionValid, valid, validReason, validMsg)
 	run.Status.Phase = phase
 	// Past the timeout, or the collect deadline, a result that is gone for
 	// good is reported, not waited for; before, the next reconcile looks again.
@@ -173,7 +173,7 @@ func (r *BenchmarkRunReconciler) writeDocument(ctx context.Context, st *runState
 		// The measurements come from the version being replaced: one stored
 		// an instant ago cannot be missed by a stale read (the update would
 		// be refused).
-		stored, err := unpackUnits(cm)
+		stored, err := unpackMeasurements(cm)
 		if err != nil {
 			return err
 		}
@@ -241,7 +241,7 @@ func buildDocument(run *benchv1.BenchmarkRun, stored map[string]*results.Result,
 	for i, s := range run.Status.Steps {
 		ds := specs.DocumentStep{Name: s.Name, Parameters: s.Parameters, Summary: s.Summary, Unstable: s.Unstable}
 		for _, rep := range s.Repetitions {
-			res := stored[specs.UnitKey(i, rep.Index)]
+			res := stored[specs.MeasurementKey(i, rep.Index)]
 			if res == nil {
 				res = previous.Result(s.Name, rep.Index)
 			}

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"bytes"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
@@ -22,6 +25,7 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -31,7 +35,6 @@ import (
 // end each run (then finish runs again), and every third update of a results
 // ConfigMap. It keeps every results document the reconciler wrote.
 type interferer struct {
-	client.Client
 	mu         sync.Mutex
 	endRefused map[string]bool
 	cmUpdates  int
@@ -44,28 +47,33 @@ type interferer struct {
 	// Queued, and the first admitting it, meet a conflict too, so the
 	// admission phase runs twice each way.
 	refuseAdmission bool
-	// units keeps the first stored bytes of every measurement key;
+	// measurements keeps the first stored bytes of every measurement key;
 	// rewritten lists the keys a later write changed.
-	units     map[string][]byte
-	rewritten []string
+	measurements map[string][]byte
+	rewritten    []string
 }
 
-func newInterferer(c client.Client) *interferer {
-	return &interferer{Client: c, endRefused: map[string]bool{}, docs: map[string][]string{},
-		recordRefused: map[string]bool{}, units: map[string][]byte{}}
+func newInterferer() *interferer {
+	return &interferer{endRefused: map[string]bool{}, docs: map[string][]string{},
+		recordRefused: map[string]bool{}, measurements: map[string][]byte{}}
 }
 
-// keepUnits notes each measurement key's bytes, and any change of them.
-func (i *interferer) keepUnits(cm *corev1.ConfigMap) {
+// wrap stands the interferer in front of the reconciler's client.
+func (i *interferer) wrap(c client.Client) client.Client {
+	return kit.Intercept(c, interceptor.Funcs{Create: i.create, Update: i.update, SubResourcePatch: i.statusPatch})
+}
+
+// keepMeasurements notes each measurement key's bytes, and any change of them.
+func (i *interferer) keepMeasurements(cm *corev1.ConfigMap) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	for k, v := range cm.BinaryData {
-		if !specs.IsUnitKey(k) {
+		if !specs.IsMeasurementKey(k) {
 			continue
 		}
 		key := cm.Name + "/" + k
-		if first, ok := i.units[key]; !ok {
-			i.units[key] = v
+		if first, ok := i.measurements[key]; !ok {
+			i.measurements[key] = v
 		} else if !bytes.Equal(first, v) {
 			i.rewritten = append(i.rewritten, key)
 		}
@@ -83,29 +91,29 @@ func recordedCount(run *benchv1.BenchmarkRun) int {
 
 // touch changes an annotation of obj's stored version, so that a write based
 // on the version the reconciler read is refused by the optimistic lock.
-func (i *interferer) touch(ctx context.Context, obj client.Object) error {
+func touch(ctx context.Context, c client.Client, obj client.Object) error {
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{"test.dbperf.io/touched":%q}}}`, time.Now().Format(time.RFC3339Nano))
-	return i.Patch(ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, []byte(patch)))
+	return c.Patch(ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, []byte(patch)))
 }
 
-func (i *interferer) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+func (i *interferer) update(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
 	cm, ok := obj.(*corev1.ConfigMap)
 	if !ok || cm.Labels[benchv1.LabelRole] != benchv1.RoleResults {
-		return i.Client.Update(ctx, obj, opts...)
+		return c.Update(ctx, obj, opts...)
 	}
 	i.mu.Lock()
 	i.cmUpdates++
 	interfere := i.cmUpdates%3 == 0
 	i.mu.Unlock()
 	if interfere {
-		if err := i.touch(ctx, cm); err != nil {
+		if err := touch(ctx, c, cm); err != nil {
 			return err
 		}
 	}
-	if err := i.Client.Update(ctx, obj, opts...); err != nil {
+	if err := c.Update(ctx, obj, opts...); err != nil {
 		return err
 	}
-	i.keepUnits(cm)
+	i.keepMeasurements(cm)
 	if doc, err := specs.ReadDocument(cm); err == nil && doc != nil {
 		raw, _ := json.Marshal(doc)
 		i.mu.Lock()
@@ -115,48 +123,39 @@ func (i *interferer) Update(ctx context.Context, obj client.Object, opts ...clie
 	return nil
 }
 
-func (i *interferer) Status() client.SubResourceWriter {
-	return interferingStatus{SubResourceWriter: i.Client.Status(), i: i}
-}
-
-type interferingStatus struct {
-	client.SubResourceWriter
-	i *interferer
-}
-
-func (s interferingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+func (i *interferer) statusPatch(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 	if run, ok := obj.(*benchv1.BenchmarkRun); ok {
-		s.i.mu.Lock()
+		i.mu.Lock()
 		first := false
 		if run.Status.Phase.Terminal() {
-			first = !s.i.endRefused[run.Name]
-			s.i.endRefused[run.Name] = true
-		} else if a := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionAdmitted); s.i.refuseAdmission && a != nil && a.Status != metav1.ConditionUnknown {
+			first = !i.endRefused[run.Name]
+			i.endRefused[run.Name] = true
+		} else if a := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionAdmitted); i.refuseAdmission && a != nil && a.Status != metav1.ConditionUnknown {
 			key := run.Name + "/" + string(a.Status) // False: queued, True: admitted
-			first = !s.i.recordRefused[key]
-			s.i.recordRefused[key] = true
-		} else if n := recordedCount(run); s.i.refuseRecords && n > 0 {
+			first = !i.recordRefused[key]
+			i.recordRefused[key] = true
+		} else if n := recordedCount(run); i.refuseRecords && n > 0 {
 			key := fmt.Sprintf("%s/%d", run.Name, n)
-			first = !s.i.recordRefused[key]
-			s.i.recordRefused[key] = true
+			first = !i.recordRefused[key]
+			i.recordRefused[key] = true
 		}
-		s.i.mu.Unlock()
+		i.mu.Unlock()
 		if first {
-			if err := s.i.touch(ctx, run); err != nil {
+			if err := touch(ctx, c, run); err != nil {
 				return err
 			}
 		}
 	}
-	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+	return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 }
 
-// Create keeps the measurement keys of a results ConfigMap created with one.
-func (i *interferer) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	if err := i.Client.Create(ctx, obj, opts...); err != nil {
+// create keeps the measurement keys of a results ConfigMap created with one.
+func (i *interferer) create(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+	if err := c.Create(ctx, obj, opts...); err != nil {
 		return err
 	}
 	if cm, ok := obj.(*corev1.ConfigMap); ok && cm.Labels[benchv1.LabelRole] == benchv1.RoleResults {
-		i.keepUnits(cm)
+		i.keepMeasurements(cm)
 	}
 	return nil
 }
@@ -169,31 +168,31 @@ func (i *interferer) Create(ctx context.Context, obj client.Object, opts ...clie
 func TestFinishTwiceUnderConflictsKeepsEveryResult(t *testing.T) {
 	const runs, reps = 24, 2
 	h := newHarness(t)
-	ic := newInterferer(nil)
-	h.wrap = func(c client.Client) client.Client { ic.Client = c; return ic }
-	h.restartManager(cfg)
-	node := loadgenNode(h)
-	f := fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt")
+	ic := newInterferer()
+	h.wrap = ic.wrap
+	h.RestartManager(cfg)
+	node := h.LoadgenNode()
+	f := kit.Fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt")
 	for n := range runs {
-		run := measureOnly(fmt.Sprintf("many-%02d", n), 16, reps)
+		run := kit.MeasureOnly(fmt.Sprintf("many-%02d", n), 16, reps)
 		run.Spec.Cleanup = benchv1.CleanupNever
-		h.create(run)
+		h.Create(run)
 	}
 
 	played, restarted := map[string]bool{}, false
 	testutil.Eventually(t, 3*time.Minute, "every run ending", func() error {
 		var jobs batchv1.JobList
-		if err := k8s.List(context.Background(), &jobs, client.InNamespace(h.ns)); err != nil {
+		if err := k8s.List(context.Background(), &jobs, client.InNamespace(h.NS)); err != nil {
 			return err
 		}
 		for i := range jobs.Items {
 			if j := &jobs.Items[i]; !played[j.Name] {
 				played[j.Name] = true
-				h.kubelet(j, node, "pgbench", f)
+				h.Replay(j, node, "pgbench", f)
 			}
 		}
 		var list benchv1.BenchmarkRunList
-		if err := k8s.List(context.Background(), &list, client.InNamespace(h.ns)); err != nil {
+		if err := k8s.List(context.Background(), &list, client.InNamespace(h.NS)); err != nil {
 			return err
 		}
 		ended := 0
@@ -202,20 +201,20 @@ func TestFinishTwiceUnderConflictsKeepsEveryResult(t *testing.T) {
 				ended++
 			}
 		}
-		h.restartOnce(&restarted, ended >= runs/2, cfg)
-		return allEnded(ended, runs)
+		h.RestartOnce(&restarted, ended >= runs/2, cfg)
+		return kit.AllEnded(ended, runs)
 	})
 
 	ic.mu.Lock()
 	defer ic.mu.Unlock()
 	for n := range runs {
 		name := fmt.Sprintf("many-%02d", n)
-		run := h.run(name)
+		run := h.Run(name)
 		if run.Status.Phase != benchv1.PhaseSucceeded {
 			t.Errorf("%s: phase %s, conditions %+v", name, run.Status.Phase, run.Status.Conditions)
 			continue
 		}
-		doc := resultsDocument(t, h, run)
+		doc := h.ResultsDocument(t, run)
 		for _, r := range doc.Steps[0].Repetitions {
 			if r.Result == nil {
 				t.Errorf("%s: repetition %d has no result in the document", name, r.Index)
@@ -235,7 +234,7 @@ func TestFinishTwiceUnderConflictsKeepsEveryResult(t *testing.T) {
 		}
 	}
 	var events corev1.EventList
-	if err := k8s.List(context.Background(), &events, client.InNamespace(h.ns)); err != nil {
+	if err := k8s.List(context.Background(), &events, client.InNamespace(h.NS)); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range events.Items {
@@ -251,7 +250,7 @@ func TestFinishTwiceUnderConflictsKeepsEveryResult(t *testing.T) {
 // buildDocument takes each result from the stored measurements first, then
 // from the document a previous finish wrote, and names what neither has.
 func TestBuildDocument(t *testing.T) {
-	run := measureOnly("doc", 16, 2)
+	run := kit.MeasureOnly("doc", 16, 2)
 	run.Status.Steps = []benchv1.StepStatus{{Name: "clients=16", Repetitions: []benchv1.RepetitionStatus{{Index: 1}, {Index: 2}}}}
 	fresh, old := results.New("pgbench"), results.New("pgbench")
 	fresh.Tool, old.Tool = "fresh", "old"
@@ -266,7 +265,7 @@ func TestBuildDocument(t *testing.T) {
 		missing  []string
 	}{
 		"first finish": {
-			stored: map[string]*results.Result{specs.UnitKey(0, 1): fresh, specs.UnitKey(0, 2): fresh},
+			stored: map[string]*results.Result{specs.MeasurementKey(0, 1): fresh, specs.MeasurementKey(0, 2): fresh},
 			want:   [2]string{"fresh", "fresh"},
 		},
 		"finish again, keys already folded": {
@@ -274,11 +273,11 @@ func TestBuildDocument(t *testing.T) {
 			want: [2]string{"old", ""}, missing: []string{"clients=16 #2"},
 		},
 		"finish again after a measurement stored since": {
-			stored: map[string]*results.Result{specs.UnitKey(0, 2): fresh}, previous: previous,
+			stored: map[string]*results.Result{specs.MeasurementKey(0, 2): fresh}, previous: previous,
 			want: [2]string{"old", "fresh"},
 		},
 		"a stored measurement wins over the document's": {
-			stored: map[string]*results.Result{specs.UnitKey(0, 1): fresh, specs.UnitKey(0, 2): fresh}, previous: previous,
+			stored: map[string]*results.Result{specs.MeasurementKey(0, 1): fresh, specs.MeasurementKey(0, 2): fresh}, previous: previous,
 			want: [2]string{"fresh", "fresh"},
 		},
 		"nothing anywhere": {
@@ -315,41 +314,41 @@ func TestBuildDocument(t *testing.T) {
 // the manager is restarted while the run waits; the loss is said once.
 func TestLostResultIsNamedNotHidden(t *testing.T) {
 	h := newHarness(t)
-	ic := newInterferer(nil)
-	h.wrap = func(c client.Client) client.Client { ic.Client = c; return ic }
-	h.restartManager(cfg)
-	node := loadgenNode(h)
-	run := measureOnly("lost", 16, 2)
+	ic := newInterferer()
+	h.wrap = ic.wrap
+	h.RestartManager(cfg)
+	node := h.LoadgenNode()
+	run := kit.MeasureOnly("lost", 16, 2)
 	// Long enough for both measurements and the event on a loaded machine
 	// (CI runs packages side by side): past it, the loss is accepted.
 	run.Spec.Timeout = &metav1.Duration{Duration: 60 * time.Second}
-	h.create(run)
-	f := fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt")
-	h.kubelet(h.waitJob(specs.MeasureJobName(run, 0, 1)), node, "pgbench", f)
-	second := h.waitJob(specs.MeasureJobName(run, 0, 2)) // the first is recorded and stored
+	h.Create(run)
+	f := kit.Fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt")
+	h.Replay(h.WaitJob(specs.MeasureJobName(run, 0, 1)), node, "pgbench", f)
+	second := h.WaitJob(specs.MeasureJobName(run, 0, 2)) // the first is recorded and stored
 	ctx := context.Background()
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var cm corev1.ConfigMap
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.ResultsConfigMapName(run)}, &cm); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: specs.ResultsConfigMapName(run)}, &cm); err != nil {
 			return err
 		}
-		delete(cm.BinaryData, specs.UnitKey(0, 1))
+		delete(cm.BinaryData, specs.MeasurementKey(0, 1))
 		return k8s.Update(ctx, &cm)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	h.kubelet(second, node, "pgbench", f)
+	h.Replay(second, node, "pgbench", f)
 	// Within the run's timeout, whatever CI runs beside it (10 s was once
 	// too short with the e2e packages running alongside, and 25 s once
 	// with the chaos test and the fuzz test beside it).
 	testutil.Eventually(t, 45*time.Second, "a ResultsMissing event", func() error {
 		var events corev1.EventList
-		if err := k8s.List(ctx, &events, client.InNamespace(h.ns)); err != nil {
+		if err := k8s.List(ctx, &events, client.InNamespace(h.NS)); err != nil {
 			return err
 		}
 		for _, e := range events.Items {
 			if e.Reason == "ResultsMissing" && strings.Contains(e.Message, "clients=16 #1") {
-				if p := h.run("lost").Status.Phase; p.Terminal() {
+				if p := h.Run("lost").Status.Phase; p.Terminal() {
 					return fmt.Errorf("the run ended (%s) while its document lacks a result", p)
 				}
 				return nil
@@ -358,18 +357,18 @@ func TestLostResultIsNamedNotHidden(t *testing.T) {
 		return fmt.Errorf("no ResultsMissing event yet")
 	})
 	// Status says what the run waits for, and a new manager finds it said.
-	if c := findCondition(h.run("lost"), benchv1.ConditionValid); c == nil || c.Reason != benchv1.ReasonAwaitingResults || !strings.Contains(c.Message, "clients=16 #1") {
+	if c := findCondition(h.Run("lost"), benchv1.ConditionValid); c == nil || c.Reason != benchv1.ReasonAwaitingResults || !strings.Contains(c.Message, "clients=16 #1") {
 		t.Errorf("while it waits, Valid condition %+v: want AwaitingResults naming clients=16 #1", c)
 	}
-	h.restartManager(cfg)
-	done := h.waitPhase("lost", 80*time.Second, benchv1.PhaseFailed)
+	h.RestartManager(cfg)
+	done := h.WaitPhase("lost", 80*time.Second, benchv1.PhaseFailed)
 	if c := findCondition(done, benchv1.ConditionValid); c == nil || c.Reason != benchv1.ReasonResultsLost || !strings.Contains(c.Message, "clients=16 #1") {
 		t.Fatalf("Valid condition %+v", c)
 	}
 	// Said once for the loss, not at every look until the timeout (the
 	// recorder's spam filter would then drop the run's final event).
 	var events corev1.EventList
-	if err := k8s.List(ctx, &events, client.InNamespace(h.ns)); err != nil {
+	if err := k8s.List(ctx, &events, client.InNamespace(h.NS)); err != nil {
 		t.Fatal(err)
 	}
 	said := 0
@@ -387,7 +386,7 @@ func TestLostResultIsNamedNotHidden(t *testing.T) {
 	if !refused {
 		t.Error("the ending status patch met no conflict: the test did not test it")
 	}
-	doc := resultsDocument(t, h, done)
+	doc := h.ResultsDocument(t, done)
 	if diff := cmp.Diff([]string{"clients=16 #1"}, doc.Lost); diff != "" {
 		t.Errorf("document's lost list (-want +got):\n%s", diff)
 	}

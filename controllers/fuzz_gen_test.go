@@ -16,6 +16,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -57,10 +58,10 @@ func newSpecFuzzer(t *testing.T, seed int64) *specFuzzer {
 			}
 		}
 	}
-	for _, s := range []benchv1.BenchmarkRunSpec{measureOnly("x", 8, 2).Spec, customRunSpec(), queryRunSpec()} {
+	for _, s := range []benchv1.BenchmarkRunSpec{kit.MeasureOnly("x", 8, 2).Spec, customRunSpec(), queryRunSpec()} {
 		f.runSeeds = append(f.runSeeds, toMap(t, s))
 	}
-	f.cmpSeeds = append(f.cmpSeeds, toMap(t, comparison("x", benchv1.OrderConcurrent, 2).Spec))
+	f.cmpSeeds = append(f.cmpSeeds, toMap(t, kit.Comparison("x", benchv1.OrderConcurrent, 2).Spec))
 	if len(f.runSeeds) < 5 || len(f.cmpSeeds) < 2 {
 		t.Fatalf("only %d run and %d comparison seeds", len(f.runSeeds), len(f.cmpSeeds))
 	}
@@ -68,13 +69,13 @@ func newSpecFuzzer(t *testing.T, seed int64) *specFuzzer {
 }
 
 func customRunSpec() benchv1.BenchmarkRunSpec {
-	s := measureOnly("x", 8, 1).Spec
-	s.Workload = customWorkload()
+	s := kit.MeasureOnly("x", 8, 1).Spec
+	s.Workload = kit.CustomWorkload()
 	return s
 }
 
 func queryRunSpec() benchv1.BenchmarkRunSpec {
-	s := measureOnly("x", 8, 1).Spec
+	s := kit.MeasureOnly("x", 8, 1).Spec
 	s.Workload = benchv1.WorkloadSpec{QueryBench: &benchv1.QueryWorkload{Driver: benchv1.QueryDriverPostgres,
 		Queries: []benchv1.NamedQuery{{Name: "Q1", SQL: "SELECT 1"}, {Name: "Q2", SQL: "SELECT 2"}}}}
 	return s

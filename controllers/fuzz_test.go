@@ -22,11 +22,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
-	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -71,11 +70,11 @@ func TestFuzzSpecsAgainstTheAPIServer(t *testing.T) {
 	t.Logf("seed %d (replay with DBPERF_FUZZ_SEED=%d)", seed, seed)
 	f := newSpecFuzzer(t, seed)
 	h := newHarness(t)
-	node := loadgenNode(h)
+	node := h.LoadgenNode()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	writes := watchWrites(t, ctx, h.ns)
-	panicsBefore := reconcileCounter(t, "controller_runtime_reconcile_panics_total")
+	writes := watchWrites(t, ctx, h.NS)
+	panicsBefore := kit.Counter(t, "controller_runtime_reconcile_panics_total")
 
 	start := time.Now()
 	var refused, admitted, runs, comparisons int
@@ -91,7 +90,7 @@ func TestFuzzSpecsAgainstTheAPIServer(t *testing.T) {
 		}
 		obj, err := jsonObject(map[string]any{
 			"apiVersion": benchv1.GroupVersion.String(), "kind": kind,
-			"metadata": map[string]any{"name": f.name(i), "namespace": h.ns}, "spec": spec,
+			"metadata": map[string]any{"name": f.name(i), "namespace": h.NS}, "spec": spec,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -120,9 +119,9 @@ func TestFuzzSpecsAgainstTheAPIServer(t *testing.T) {
 
 	settled := waitSettled(t, h)
 	windowStart := time.Now()
-	errorsBefore := reconcileCounter(t, "controller_runtime_reconcile_errors_total")
+	errorsBefore := kit.Counter(t, "controller_runtime_reconcile_errors_total")
 	time.Sleep(fuzzQuietWindow) // a window of observation, not a wait for an event
-	errorsAfter := reconcileCounter(t, "controller_runtime_reconcile_errors_total")
+	errorsAfter := kit.Counter(t, "controller_runtime_reconcile_errors_total")
 	for ctrl, n := range errorsAfter {
 		if d := n - errorsBefore[ctrl]; d > 0 {
 			t.Errorf("%s: %.0f reconcile errors in %s after every object settled", ctrl, d, fuzzQuietWindow)
@@ -133,7 +132,7 @@ func TestFuzzSpecsAgainstTheAPIServer(t *testing.T) {
 			t.Errorf("%s written %d times in %s after it settled: a hot loop", key, n, fuzzQuietWindow)
 		}
 	}
-	for ctrl, n := range reconcileCounter(t, "controller_runtime_reconcile_panics_total") {
+	for ctrl, n := range kit.Counter(t, "controller_runtime_reconcile_panics_total") {
 		if d := n - panicsBefore[ctrl]; d > 0 {
 			t.Errorf("%s: %.0f reconcile panics (recovered by controller-runtime; the manager's log has the stack)", ctrl, d)
 		}
@@ -190,7 +189,7 @@ func waitSettled(t *testing.T, h *harness) map[string]string {
 	testutil.Eventually(t, 30*time.Second, "every admitted object settled", func() error {
 		clear(phases)
 		var runs benchv1.BenchmarkRunList
-		if err := k8s.List(context.Background(), &runs, client.InNamespace(h.ns)); err != nil {
+		if err := k8s.List(context.Background(), &runs, client.InNamespace(h.NS)); err != nil {
 			return err
 		}
 		var notYet []string
@@ -202,7 +201,7 @@ func waitSettled(t *testing.T, h *harness) map[string]string {
 			phases["run/"+r.Name] = string(r.Status.Phase)
 		}
 		var cmps benchv1.BenchmarkComparisonList
-		if err := k8s.List(context.Background(), &cmps, client.InNamespace(h.ns)); err != nil {
+		if err := k8s.List(context.Background(), &cmps, client.InNamespace(h.NS)); err != nil {
 			return err
 		}
 		for i := range cmps.Items {
@@ -262,29 +261,6 @@ func phaseCounts(phases map[string]string) map[string]int {
 	out := map[string]int{}
 	for k, p := range phases {
 		out[strings.SplitN(k, "/", 2)[0]+":"+p]++
-	}
-	return out
-}
-
-// reconcileCounter sums a controller-runtime counter by controller.
-func reconcileCounter(t *testing.T, name string) map[string]float64 {
-	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, fam := range families {
-		if fam.GetName() != name {
-			continue
-		}
-		for _, m := range fam.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" {
-					out[l.GetValue()] += m.GetCounter().GetValue()
-				}
-			}
-		}
 	}
 	return out
 }
@@ -353,8 +329,8 @@ func (k *fuzzKubelet) play(ctx context.Context, d time.Duration) {
 	k.outcomes = map[string]int{}
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
 		var jobs batchv1.JobList
-		if err := k8s.List(ctx, &jobs, client.InNamespace(k.h.ns)); err != nil {
-			k.h.t.Fatal(err)
+		if err := k8s.List(ctx, &jobs, client.InNamespace(k.h.NS)); err != nil {
+			k.h.T.Fatal(err)
 		}
 		fresh := 0
 		for i := range jobs.Items {
@@ -378,7 +354,7 @@ func (k *fuzzKubelet) play(ctx context.Context, d time.Duration) {
 // answer ends a Job's load generator in one of several ways, or leaves it
 // running.
 func (k *fuzzKubelet) answer(ctx context.Context, job *batchv1.Job) string {
-	t := k.h.t
+	t := k.h.T
 	name := fnv.New64a()
 	_, _ = name.Write([]byte(job.Name))
 	f := *k.f // the schemas and samples shared, a source of its own
@@ -399,7 +375,7 @@ func (k *fuzzKubelet) answer(ctx context.Context, job *batchv1.Job) string {
 		}
 		return "job failed"
 	case 1:
-		k.terminate(ctx, job, int32(f.rnd.Intn(256)), f.str(f.rnd.Intn(4000)))
+		k.h.Terminate(job, k.node, int32(f.rnd.Intn(256)), f.str(f.rnd.Intn(4000)))
 		return "garbage message"
 	case 2:
 		res := f.result(job.Labels[benchv1.LabelRole], 8, 3)
@@ -407,7 +383,7 @@ func (k *fuzzKubelet) answer(ctx context.Context, job *batchv1.Job) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k.terminate(ctx, job, 0, string(msg))
+		k.h.Terminate(job, k.node, 0, string(msg))
 		return "summary"
 	case 3, 4:
 		res := f.result(job.Labels[benchv1.LabelRole], 300, 1000)
@@ -415,36 +391,9 @@ func (k *fuzzKubelet) answer(ctx context.Context, job *batchv1.Job) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k.h.logs.put(k.h.ns, job.Name+"-pod", append([]byte("tool output\n"), block...))
-		k.terminate(ctx, job, 0, `{"v":1,"tool":"x","verdict":"Succeeded"}`)
+		k.h.Logs.Put(k.h.NS, job.Name+"-pod", append([]byte("tool output\n"), block...))
+		k.h.Terminate(job, k.node, 0, `{"v":1,"tool":"x","verdict":"Succeeded"}`)
 		return "result block"
 	}
 	return "left running"
-}
-
-func (k *fuzzKubelet) terminate(ctx context.Context, job *batchv1.Job, exit int32, message string) {
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-pod", Namespace: k.h.ns, Labels: job.Spec.Template.Labels,
-			Annotations: job.Spec.Template.Annotations},
-		Spec: *job.Spec.Template.Spec.DeepCopy(),
-	}
-	pod.Spec.NodeName = k.node
-	if err := k8s.Create(ctx, pod); err != nil {
-		k.h.t.Errorf("pod of %s: %v", job.Name, err)
-		return
-	}
-	now := metav1.Now()
-	pod.Status.Phase = corev1.PodSucceeded
-	if exit != 0 {
-		pod.Status.Phase = corev1.PodFailed
-	}
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
-		Name: specs.LoadgenName, Image: pod.Spec.Containers[0].Image,
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: exit, Message: message, StartedAt: now, FinishedAt: now, Reason: "Completed",
-		}},
-	}}
-	if err := k8s.Status().Update(ctx, pod); err != nil {
-		k.h.t.Errorf("status of the pod of %s: %v", job.Name, err)
-	}
 }

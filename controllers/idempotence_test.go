@@ -19,6 +19,8 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/internal/runner/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/resources"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -55,15 +57,15 @@ func TestMeasurePhaseIsIdempotent(t *testing.T) {
 	const runs, reps = 12, 2
 	h := newHarness(t)
 	ctx := context.Background()
-	node := loadgenNode(h)
+	node := h.LoadgenNode()
 	rd := testutil.StartRedis(t)
-	ic := newInterferer(nil)
+	ic := newInterferer()
 	ic.refuseRecords = true
-	h.wrap = func(c client.Client) client.Client { ic.Client = c; return ic }
-	h.resources = NewResources(nodeKubelet{ns: h.ns}, 200*time.Millisecond, nil, 0)
-	h.restartManager(cfg)
+	h.wrap = ic.wrap
+	h.resources = resources.NewMeter(nodeKubelet{ns: h.NS}, 200*time.Millisecond, nil, 0)
+	h.RestartManager(cfg)
 	for n := range runs {
-		h.create(&benchv1.BenchmarkRun{
+		h.Create(&benchv1.BenchmarkRun{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("idem-%02d", n)},
 			Spec: benchv1.BenchmarkRunSpec{
 				Repetitions:      reps,
@@ -82,7 +84,7 @@ func TestMeasurePhaseIsIdempotent(t *testing.T) {
 	restarted := false
 	testutil.Eventually(t, 4*time.Minute, "every run ending", func() error {
 		var jobs batchv1.JobList
-		if err := k8s.List(ctx, &jobs, client.InNamespace(h.ns)); err != nil {
+		if err := k8s.List(ctx, &jobs, client.InNamespace(h.NS)); err != nil {
 			return err
 		}
 		for i := range jobs.Items {
@@ -90,16 +92,16 @@ func TestMeasurePhaseIsIdempotent(t *testing.T) {
 			switch lg := running[j.Name]; {
 			case lg == nil:
 				// The load generator starts; the sampler starts with it.
-				running[j.Name] = h.runningLoadgen(j, node)
+				running[j.Name] = h.StartLoadgen(j, node)
 			case !finished[j.Name]:
 				finished[j.Name] = true
-				h.finishLoadgenWith(lg, "redis-benchmark", runner.Options{Command: tool,
+				h.End(lg, "redis-benchmark", runner.Options{Command: tool,
 					ServerStatistics: &runner.ServerStatistics{Protocol: pod.ProtocolRedis,
 						Config: dbstats.Config{Host: "127.0.0.1", Port: rd.Port}, Interval: 200 * time.Millisecond}})
 			}
 		}
 		var list benchv1.BenchmarkRunList
-		if err := k8s.List(ctx, &list, client.InNamespace(h.ns)); err != nil {
+		if err := k8s.List(ctx, &list, client.InNamespace(h.NS)); err != nil {
 			return err
 		}
 		ended := 0
@@ -110,11 +112,11 @@ func TestMeasurePhaseIsIdempotent(t *testing.T) {
 		}
 		if !restarted && ended >= runs/3 {
 			restarted = true
-			h.stopManager()
-			h.resources = NewResources(nodeKubelet{ns: h.ns}, 200*time.Millisecond, nil, 0)
-			h.startManager(cfg)
+			h.StopManager()
+			h.resources = resources.NewMeter(nodeKubelet{ns: h.NS}, 200*time.Millisecond, nil, 0)
+			h.StartManager(cfg)
 		}
-		return allEnded(ended, runs)
+		return kit.AllEnded(ended, runs)
 	})
 
 	ic.mu.Lock()
@@ -125,12 +127,12 @@ func TestMeasurePhaseIsIdempotent(t *testing.T) {
 	refused, sampled, lost := len(ic.recordRefused), 0, 0
 	for n := range runs {
 		name := fmt.Sprintf("idem-%02d", n)
-		run := h.run(name)
+		run := h.Run(name)
 		if !run.Status.Phase.Terminal() || run.Status.Phase == benchv1.PhaseFailed {
 			t.Errorf("%s: phase %s, conditions %+v", name, run.Status.Phase, run.Status.Conditions)
 			continue
 		}
-		doc := resultsDocument(t, h, run)
+		doc := h.ResultsDocument(t, run)
 		status := run.Status.Steps[0].Repetitions
 		if len(status) != reps || len(doc.Steps[0].Repetitions) != reps {
 			t.Errorf("%s: %d repetitions in status, %d in the document, want %d", name, len(status), len(doc.Steps[0].Repetitions), reps)

@@ -17,74 +17,39 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 const secretValue = "T0P-SECRET-never-recorded"
-
-func pgbenchRun(name string, target benchv1.TargetSpec, clients []int32, reps int32) *benchv1.BenchmarkRun {
-	return &benchv1.BenchmarkRun{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: benchv1.BenchmarkRunSpec{
-			Target:      target,
-			Repetitions: reps,
-			Workload: benchv1.WorkloadSpec{
-				Pgbench:   &benchv1.PgbenchWorkload{Scale: 1, Clients: clients, Duration: metav1.Duration{Duration: 60 * time.Second}},
-				Placement: benchv1.Placement{NodeSelector: map[string]string{"pool": "loadgen"}},
-			},
-		},
-	}
-}
-
-// externalDB is an endpoint the tests never connect to: their kubelet replays
-// recorded tool outputs.
-func externalDB() benchv1.TargetSpec {
-	return benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "db", Port: 5432}}
-}
-
-// measureOnly is a pgbench run against externalDB with no prepare step, so
-// its first Job is a measurement.
-func measureOnly(name string, clients int32, reps int32) *benchv1.BenchmarkRun {
-	run := pgbenchRun(name, externalDB(), []int32{clients}, reps)
-	run.Spec.Workload.SkipPrepare = true
-	return run
-}
-
-func loadgenNode(h *harness) string {
-	h.node("loadgen-1", map[string]string{
-		"pool": "loadgen", corev1.LabelInstanceTypeStable: "n4-standard-8", corev1.LabelTopologyZone: "zone-a",
-		corev1.LabelArchStable: "amd64", "dbperf.io/cpu-model": "Intel_Xeon_Emerald_Rapids",
-	})
-	return "loadgen-1"
-}
 
 // The whole life of a run against an external PostgreSQL: prepare, a sweep
 // of two client counts times two repetitions, results, cleanup.
 func TestExternalPostgresLifecycle(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	node := loadgenNode(h)
-	h.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pg-creds"}, StringData: map[string]string{"username": "bench", "password": secretValue}})
-	run := pgbenchRun("ext-pg", benchv1.TargetSpec{External: &benchv1.ExternalTarget{
+	node := h.LoadgenNode()
+	h.Create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pg-creds"}, StringData: map[string]string{"username": "bench", "password": secretValue}})
+	run := kit.PgbenchRun("ext-pg", benchv1.TargetSpec{External: &benchv1.ExternalTarget{
 		Host: "db.example.internal", Port: 5432, Database: "bench", SecretRef: &corev1.LocalObjectReference{Name: "pg-creds"},
 	}}, []int32{16, 105}, 2)
-	h.create(run)
+	h.Create(run)
 
-	prep := h.waitJob(specs.PrepareJobName(run))
+	prep := h.WaitJob(specs.PrepareJobName(run))
 	checkWorkloadPod(t, prep.Spec.Template.Spec, "pg-creds")
-	h.kubelet(prep, node, "pgbench", "/dev/null")
+	h.Replay(prep, node, "pgbench", "/dev/null")
 
 	fixtures := []string{"pkb-tpcb-16c-5s-r-stdout.txt", "pg14plus-tpcb-scale50-haproxy.txt"}
 	for rep := int32(1); rep <= 2; rep++ {
 		for step := range 2 {
-			job := h.waitJob(specs.MeasureJobName(run, step, rep))
+			job := h.WaitJob(specs.MeasureJobName(run, step, rep))
 			if got := job.Spec.Template.Spec.Containers[0].Args; !strings.Contains(strings.Join(got, " "), "--client "+[]string{"16", "105"}[step]) {
 				t.Fatalf("step %d runs %v", step, got)
 			}
-			h.kubelet(job, node, "pgbench", fixture(t, "pgbench", fixtures[step]))
+			h.Replay(job, node, "pgbench", kit.Fixture(t, "pgbench", fixtures[step]))
 		}
 	}
-	run = h.waitPhase("ext-pg", 30*time.Second, benchv1.PhaseSucceeded)
+	run = h.WaitPhase("ext-pg", 30*time.Second, benchv1.PhaseSucceeded)
 
 	for _, c := range []string{benchv1.ConditionTargetReady, benchv1.ConditionPrepared, benchv1.ConditionCompleted, benchv1.ConditionValid} {
 		if !meta.IsStatusConditionTrue(run.Status.Conditions, c) {
@@ -110,7 +75,7 @@ func TestExternalPostgresLifecycle(t *testing.T) {
 		t.Errorf("observedGeneration %d/%d progress %q", run.Status.ObservedGeneration, run.Generation, run.Status.Progress)
 	}
 
-	doc := resultsDocument(t, h, run)
+	doc := h.ResultsDocument(t, run)
 	reps := doc.Steps[0].Repetitions
 	if len(reps) != 2 || reps[0].Result == nil || len(reps[0].Result.Metrics) < 14 {
 		t.Fatalf("the results ConfigMap must hold the full results, with per-statement latencies: %+v", reps)
@@ -119,12 +84,12 @@ func TestExternalPostgresLifecycle(t *testing.T) {
 
 	// Cleanup policy Always: the Jobs go, the results stay.
 	testutil.Eventually(t, 10*time.Second, "jobs deleted", func() error {
-		if n := len(h.jobs()); n != 0 {
+		if n := len(h.Jobs()); n != 0 {
 			return fmt.Errorf("%d jobs left", n)
 		}
 		return nil
 	})
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: run.Status.ResultsConfigMap}, &corev1.ConfigMap{}); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: run.Status.ResultsConfigMap}, &corev1.ConfigMap{}); err != nil {
 		t.Fatalf("results configmap: %v", err)
 	}
 }
@@ -160,35 +125,6 @@ func findSummary(s []benchv1.MetricSummary, name string) *benchv1.MetricSummary 
 	return nil
 }
 
-func resultsDocument(t *testing.T, h *harness, run *benchv1.BenchmarkRun) specs.Document {
-	t.Helper()
-	var cm corev1.ConfigMap
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: run.Status.ResultsConfigMap}, &cm); err != nil {
-		t.Fatal(err)
-	}
-	if !metav1.IsControlledBy(&cm, run) {
-		t.Error("the results ConfigMap must be owned by its run")
-	}
-	for k := range cm.BinaryData {
-		if specs.IsUnitKey(k) {
-			t.Errorf("per-measurement key %s left behind", k)
-		}
-	}
-	doc, err := specs.ReadDocument(&cm)
-	if err != nil || doc == nil {
-		t.Fatalf("results document: %v (keys %v)", err, keys(cm.Data))
-	}
-	return *doc
-}
-
-func keys(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -204,14 +140,14 @@ func noSecretAnywhere(t *testing.T, h *harness, run *benchv1.BenchmarkRun) {
 	status := mustJSON(t, run.Status)
 	// A List that fails must fail the check: an empty list proves nothing.
 	var cms corev1.ConfigMapList
-	if err := k8s.List(ctx, &cms, client.InNamespace(h.ns)); err != nil {
+	if err := k8s.List(ctx, &cms, client.InNamespace(h.NS)); err != nil {
 		t.Fatalf("listing configmaps: %v", err)
 	}
 	var events corev1.EventList
-	if err := k8s.List(ctx, &events, client.InNamespace(h.ns)); err != nil {
+	if err := k8s.List(ctx, &events, client.InNamespace(h.NS)); err != nil {
 		t.Fatalf("listing events: %v", err)
 	}
-	all, ev, jobs := mustJSON(t, cms.Items), mustJSON(t, events.Items), mustJSON(t, h.jobs())
+	all, ev, jobs := mustJSON(t, cms.Items), mustJSON(t, events.Items), mustJSON(t, h.Jobs())
 	if len(cms.Items) == 0 {
 		t.Error("no configmaps were found: the run's results ConfigMap at least must be there")
 	}
@@ -230,7 +166,7 @@ func noSecretAnywhere(t *testing.T, h *harness, run *benchv1.BenchmarkRun) {
 func TestValkeyTargetWithRedisBenchmark(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	node := loadgenNode(h)
+	node := h.LoadgenNode()
 	run := &benchv1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{Name: "vk"},
 		Spec: benchv1.BenchmarkRunSpec{
@@ -239,34 +175,34 @@ func TestValkeyTargetWithRedisBenchmark(t *testing.T) {
 			Workload: benchv1.WorkloadSpec{RedisBenchmark: &benchv1.RedisBenchmarkWorkload{Tests: []string{"set", "get"}, Clients: []int32{10}, Pipeline: []int32{1, 16}}},
 		},
 	}
-	h.create(run)
+	h.Create(run)
 	sts := &appsv1.StatefulSet{}
 	testutil.Eventually(t, 10*time.Second, "valkey statefulset", func() error {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.ValkeyName(run)}, sts)
+		return k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: specs.ValkeyName(run)}, sts)
 	})
-	if sts.Spec.Template.Spec.NodeSelector["pool"] != "standard-v4a" || !metav1.IsControlledBy(sts, h.run("vk")) {
+	if sts.Spec.Template.Spec.NodeSelector["pool"] != "standard-v4a" || !metav1.IsControlledBy(sts, h.Run("vk")) {
 		t.Fatalf("statefulset placement/owner wrong: %+v", sts.Spec.Template.Spec.NodeSelector)
 	}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.ValkeyName(run)}, &corev1.Service{}); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: specs.ValkeyName(run)}, &corev1.Service{}); err != nil {
 		t.Fatal(err)
 	}
-	if h.waitPhase("vk", 5*time.Second, benchv1.PhaseProvisioning).Status.Phase != benchv1.PhaseProvisioning {
+	if h.WaitPhase("vk", 5*time.Second, benchv1.PhaseProvisioning).Status.Phase != benchv1.PhaseProvisioning {
 		t.Fatal("must wait for the target")
 	}
 	sts.Status.Replicas, sts.Status.ReadyReplicas, sts.Status.AvailableReplicas = 1, 1, 1
 	if err := k8s.Status().Update(ctx, sts); err != nil {
 		t.Fatal(err)
 	}
-	run = h.run("vk")
+	run = h.Run("vk")
 	for step := range 2 {
-		job := h.waitJob(specs.MeasureJobName(run, step, 1))
+		job := h.WaitJob(specs.MeasureJobName(run, step, 1))
 		aff := job.Spec.Template.Spec.Affinity
 		if aff == nil || aff.PodAntiAffinity == nil || aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].LabelSelector.MatchLabels[benchv1.LabelRole] != benchv1.RoleTarget {
 			t.Fatalf("the load generator must avoid the target's node: %+v", aff)
 		}
-		h.kubelet(job, node, "redis-benchmark", writeTemp(t, redisCSV))
+		h.Replay(job, node, "redis-benchmark", kit.WriteTemp(t, redisCSV))
 	}
-	run = h.waitPhase("vk", 20*time.Second, benchv1.PhaseSucceeded)
+	run = h.WaitPhase("vk", 20*time.Second, benchv1.PhaseSucceeded)
 	if p := run.Status.Primary; p == nil || !strings.HasPrefix(p.Display, "37037 ops/s SET") {
 		t.Fatalf("primary %+v", p)
 	}
@@ -275,8 +211,8 @@ func TestValkeyTargetWithRedisBenchmark(t *testing.T) {
 	}
 	// Cleanup Never: the target and the Jobs stay, once the policy is
 	// carried out.
-	h.waitCleanup("vk")
-	if len(h.jobs()) != 2 {
+	h.WaitCleanup("vk")
+	if len(h.Jobs()) != 2 {
 		t.Fatalf("jobs deleted despite cleanup Never")
 	}
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(sts), &appsv1.StatefulSet{}); err != nil {
@@ -294,19 +230,19 @@ const redisCSV = `"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms
 func TestCNPGPostgresTarget(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	node := loadgenNode(h)
-	run := pgbenchRun("cnpg", benchv1.TargetSpec{
+	node := h.LoadgenNode()
+	run := kit.PgbenchRun("cnpg", benchv1.TargetSpec{
 		Postgres:  &benchv1.PostgresTarget{Instances: 2, Parameters: map[string]string{"shared_buffers": "2GB"}},
 		Placement: benchv1.Placement{NodeSelector: map[string]string{"pool": "standard-v3"}},
 	}, []int32{16}, 1)
 	run.Spec.Cleanup = benchv1.CleanupOnSuccess
 	run.Spec.Workload.SkipPrepare = true
-	h.create(run)
+	h.Create(run)
 	cluster := &unstructured.Unstructured{}
 	cluster.SetGroupVersionKind(specs.CNPGClusterGVK)
 	name := specs.PostgresClusterName(run)
 	testutil.Eventually(t, 10*time.Second, "CNPG cluster", func() error {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, cluster)
+		return k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: name}, cluster)
 	})
 	if v, _, _ := unstructured.NestedString(cluster.Object, "spec", "postgresql", "parameters", "shared_buffers"); v != "2GB" {
 		t.Errorf("parameters not passed: %v", cluster.Object["spec"])
@@ -324,7 +260,7 @@ func TestCNPGPostgresTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	// CloudNativePG's instance pod, on the pool under test.
-	h.node("pg-1", map[string]string{"pool": "standard-v3"})
+	h.Node("pg-1", map[string]string{"pool": "standard-v3"})
 	inherited, _, _ := unstructured.NestedStringMap(cluster.Object, "spec", "inheritedMetadata", "labels")
 	pgPod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name + "-1", Labels: inherited},
@@ -333,16 +269,16 @@ func TestCNPGPostgresTarget(t *testing.T) {
 	for k, v := range specs.CNPGInstancePods(name) {
 		pgPod.Labels[k] = v
 	}
-	h.create(pgPod)
-	job := h.waitJob(specs.MeasureJobName(run, 0, 1))
+	h.Create(pgPod)
+	job := h.WaitJob(specs.MeasureJobName(run, 0, 1))
 	checkWorkloadPod(t, job.Spec.Template.Spec, specs.CNPGAppSecret(name))
-	if host := envValue(job.Spec.Template.Spec.Containers[0].Env, "PGHOST"); host != specs.CNPGRWService(name)+"."+h.ns+".svc" {
+	if host := envValue(job.Spec.Template.Spec.Containers[0].Env, "PGHOST"); host != specs.CNPGRWService(name)+"."+h.NS+".svc" {
 		t.Fatalf("PGHOST = %q", host)
 	}
 	// An aborted pgbench run is Failed, keeps its numbers, and with
 	// cleanup OnSuccess leaves the cluster for inspection.
-	h.kubelet(job, node, "pgbench", fixture(t, "pgbench", "pg16-rdsproxy-600c-prepared-rate-progress-client-aborted.txt"))
-	run = h.waitPhase("cnpg", 20*time.Second, benchv1.PhaseFailed)
+	h.Replay(job, node, "pgbench", kit.Fixture(t, "pgbench", "pg16-rdsproxy-600c-prepared-rate-progress-client-aborted.txt"))
+	run = h.WaitPhase("cnpg", 20*time.Second, benchv1.PhaseFailed)
 	c := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionValid)
 	if c == nil || c.Reason != benchv1.ReasonSomeFailed || !strings.Contains(c.Message, "Run was aborted") {
 		t.Fatalf("valid condition %+v", c)
@@ -358,8 +294,8 @@ func TestCNPGPostgresTarget(t *testing.T) {
 	if roles["pg-1"] != "standard-v3:target" || roles[node] != "loadgen:loadgen" {
 		t.Fatalf("environment nodes %v", roles)
 	}
-	h.waitCleanup(run.Name)
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, cluster); err != nil {
+	h.WaitCleanup(run.Name)
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: name}, cluster); err != nil {
 		t.Fatalf("cluster deleted despite cleanup OnSuccess on a failed run: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
@@ -48,19 +49,19 @@ func statusMetrics(res *results.Result) []results.Metric {
 	return append(out, telemetry.StatusFigures(res)...)
 }
 
-// unit is one measurement: a step and a repetition.
-type unit struct {
+// measurement is one measurement: a step and a repetition.
+type measurement struct {
 	step int
 	rep  int32
 }
 
-// units lists the measurements repetition-major: every step once, then every
+// measurements lists the measurements repetition-major: every step once, then every
 // step again, so that drift of the platform over time spreads over all steps.
-func units(steps, reps int) []unit {
-	out := make([]unit, 0, steps*reps)
+func measurements(steps, reps int) []measurement {
+	out := make([]measurement, 0, steps*reps)
 	for rep := 1; rep <= reps; rep++ {
 		for s := range steps {
-			out = append(out, unit{step: s, rep: int32(rep)})
+			out = append(out, measurement{step: s, rep: int32(rep)})
 		}
 	}
 	return out
@@ -81,11 +82,11 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 		return ctrl.Result{}, nil
 	}
 	initSteps(run, steps)
-	all := units(len(steps), repetitions(run))
+	all := measurements(len(steps), repetitions(run))
 	done := 0
 	for _, u := range all {
 		if recorded(run, u) {
-			r.forgetMeasurement(ctx, measurementKey(st, specs.MeasureJobName(run, u.step, u.rep)))
+			r.forgetMeasurement(ctx, windowKey(st, specs.MeasureJobName(run, u.step, u.rep)))
 			done++
 			continue
 		}
@@ -140,12 +141,12 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 		if err := r.judgeZones(ctx, st, job, out.result); err != nil {
 			return ctrl.Result{}, err
 		}
-		stored, err := r.storeUnit(ctx, st, u, out.result)
+		stored, err := r.storeMeasurement(ctx, st, u, out.result)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		out.result = stored
-		recordUnit(run, u, job.Name, out)
+		recordMeasurement(run, u, job.Name, out)
 		if _, reason, msg := verdict(run); reason == benchv1.ReasonSomeFailed || reason == benchv1.ReasonSomeInvalid {
 			setCondition(run, benchv1.ConditionValid, metav1.ConditionFalse, reason, msg)
 		}
@@ -229,7 +230,7 @@ func expectedCompletion(run *benchv1.BenchmarkRun, left int, from time.Time) *me
 
 func headline(r *results.Result) string {
 	if len(r.Reasons) > 0 {
-		return " (" + truncate(strings.Join(r.Reasons, "; "), 300) + ")"
+		return " (" + status.Truncate(strings.Join(r.Reasons, "; "), 300) + ")"
 	}
 	if m, ok := r.Get(r.Primary); ok {
 		return fmt.Sprintf(", %s %s", formatValue(m.Value), m.Unit)
@@ -252,7 +253,7 @@ func initSteps(run *benchv1.BenchmarkRun, steps []workloads.Step) {
 	}
 }
 
-func recorded(run *benchv1.BenchmarkRun, u unit) bool {
+func recorded(run *benchv1.BenchmarkRun, u measurement) bool {
 	for _, rep := range run.Status.Steps[u.step].Repetitions {
 		if rep.Index == u.rep {
 			return true
@@ -261,19 +262,19 @@ func recorded(run *benchv1.BenchmarkRun, u unit) bool {
 	return false
 }
 
-// recordUnit puts a measurement into status and refreshes its step's summary.
-func recordUnit(run *benchv1.BenchmarkRun, u unit, job string, out *outcome) {
+// recordMeasurement puts a measurement into status and refreshes its step's summary.
+func recordMeasurement(run *benchv1.BenchmarkRun, u measurement, job string, out *outcome) {
 	res := out.result
 	if !knownVerdict(res.Verdict) {
 		// A status with it would be refused, and the run stuck retrying.
 		res.Fail("the load generator reported the verdict %q, which is none of Succeeded, Failed and Invalid", res.Verdict)
 	}
 	rs := benchv1.RepetitionStatus{
-		Index: u.rep, Job: job, Verdict: benchv1.Verdict(res.Verdict), Reasons: statusReasons(res.Reasons), Node: out.node,
+		Index: u.rep, Job: job, Verdict: res.Verdict, Reasons: statusReasons(res.Reasons), Node: out.node,
 		StartTime: out.started, CompletionTime: out.finished,
 	}
 	if lg := res.LoadGenerator; lg != nil && lg.Source != "" {
-		pct := roundTo(lg.CPUPercent, 1)
+		pct := status.Round(lg.CPUPercent, 1)
 		rs.LoadGeneratorCPUPercent = &pct
 	}
 	kept := statusMetrics(res)
@@ -307,9 +308,9 @@ func knownVerdict(v results.Verdict) bool {
 // statusDirection is a metric's direction as status may hold it: one the
 // API does not know is Neutral (never judged), as it is to a comparison.
 func statusDirection(d results.Direction) benchv1.Direction {
-	switch dir := benchv1.Direction(d); dir {
+	switch d {
 	case benchv1.HigherIsBetter, benchv1.LowerIsBetter:
-		return dir
+		return d
 	}
 	return benchv1.Neutral
 }
@@ -323,7 +324,7 @@ func statusReasons(reasons []string) []string {
 			out = append(out, fmt.Sprintf("(%d more reasons in the results ConfigMap)", len(reasons)-i))
 			break
 		}
-		out = append(out, truncate(r, maxStatusReasonBytes))
+		out = append(out, status.Truncate(r, maxStatusReasonBytes))
 	}
 	return out
 }

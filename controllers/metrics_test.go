@@ -11,76 +11,45 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
-
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
-
-// series returns the samples of a metric family whose labels include want.
-func series(t *testing.T, name string, want map[string]string) []*dto.Metric {
-	t.Helper()
-	fams, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*dto.Metric
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			for k, v := range want {
-				if labels[k] != v {
-					continue next
-				}
-			}
-			out = append(out, m)
-		}
-	}
-	return out
-}
 
 // A finished run publishes its headline medians per step with bounded
 // labels; deleting the run removes its series; runs are counted by phase.
 func TestRunMetrics(t *testing.T) {
 	h := newHarness(t)
-	node := loadgenNode(h)
-	run := measureOnly("metered", 4, 1)
+	node := h.LoadgenNode()
+	run := kit.MeasureOnly("metered", 4, 1)
 	run.Labels = map[string]string{benchv1.LabelRelease: "v1.2.3"}
-	h.create(run)
-	h.kubelet(h.waitJob(specs.MeasureJobName(h.run("metered"), 0, 1)), node, "pgbench", fixture(t, "pgbench", "pg14plus-tpcb-scale50-haproxy.txt"))
-	done := h.waitPhase("metered", 20*time.Second, benchv1.PhaseSucceeded, benchv1.PhaseInvalid)
+	h.Create(run)
+	h.Replay(h.WaitJob(specs.MeasureJobName(h.Run("metered"), 0, 1)), node, "pgbench", kit.Fixture(t, "pgbench", "pg14plus-tpcb-scale50-haproxy.txt"))
+	done := h.WaitPhase("metered", 20*time.Second, benchv1.PhaseSucceeded, benchv1.PhaseInvalid)
 	var median float64
 	for _, s := range done.Status.Steps[0].Summary {
 		if s.Name == "transactionsPerSecond" {
 			median = s.Median
 		}
 	}
-	want := map[string]string{"namespace": h.ns, "run": "metered", "metric": "transactionsPerSecond", "step": "clients=4",
+	want := map[string]string{"namespace": h.NS, "run": "metered", "metric": "transactionsPerSecond", "step": "clients=4",
 		"workload": "pgbench", "pool": "loadgen", "release": "v1.2.3", "unit": "tx/s"}
 	testutil.Eventually(t, 10*time.Second, "dbperf_run_result published", func() error {
-		got := series(t, "dbperf_run_result", want)
+		got := kit.Series(t, "dbperf_run_result", want)
 		if len(got) != 1 || got[0].GetGauge().GetValue() != median {
 			return fmt.Errorf("series %v, want one with value %v", got, median)
 		}
 		return nil
 	})
-	if n := series(t, "dbperf_runs", map[string]string{"phase": string(done.Status.Phase)}); len(n) != 1 || n[0].GetGauge().GetValue() < 1 {
+	if n := kit.Series(t, "dbperf_runs", map[string]string{"phase": string(done.Status.Phase)}); len(n) != 1 || n[0].GetGauge().GetValue() < 1 {
 		t.Errorf("dbperf_runs{phase=%s}: %v", done.Status.Phase, n)
 	}
 	if err := k8s.Delete(context.Background(), done); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, 10*time.Second, "series removed with the run", func() error {
-		if got := series(t, "dbperf_run_result", map[string]string{"namespace": h.ns, "run": "metered"}); len(got) != 0 {
+		if got := kit.Series(t, "dbperf_run_result", map[string]string{"namespace": h.NS, "run": "metered"}); len(got) != 0 {
 			return fmt.Errorf("%d series left", len(got))
 		}
 		return nil

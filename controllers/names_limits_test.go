@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -34,34 +35,34 @@ func longName(prefix string) string {
 // them failing to reconcile.
 func TestChildrenOfLongNamesAreValid(t *testing.T) {
 	h := newHarness(t)
-	loadgenNode(h)
+	h.LoadgenNode()
 	targetsByKind := map[string]benchv1.TargetSpec{
 		"postgres": {Postgres: &benchv1.PostgresTarget{}}, "valkey": {Valkey: &benchv1.ValkeyTarget{Replicas: 1}},
 		"mysql": {MySQL: &benchv1.MySQLTarget{}}, "mongodb": {MongoDB: &benchv1.MongoDBTarget{}},
 		"opensearch": {OpenSearch: &benchv1.OpenSearchTarget{Nodes: 3}}, "clickhouse": {ClickHouse: &benchv1.ClickHouseTarget{Replicas: 2, Keeper: &benchv1.ClickHouseKeeper{Replicas: 1}}},
 	}
 	for kind, target := range targetsByKind {
-		run := measureOnly(longName(kind), 4, 1)
+		run := kit.MeasureOnly(longName(kind), 4, 1)
 		run.Spec.Target, run.Spec.AllowSharedNodes = target, true
-		run.Spec.Workload = customWorkload()
+		run.Spec.Workload = kit.CustomWorkload()
 		run.Spec.Workload.Custom.Database = ""
-		h.create(run)
+		h.Create(run)
 	}
-	ext := measureOnly(longName("external"), 4, 2)
+	ext := kit.MeasureOnly(longName("external"), 4, 2)
 	ext.Spec.AllowSharedNodes = true
 	ext.Spec.Workload.Parallelism = 2
 	ext.Spec.Workload.Pgbench.Script = `\set aid random(1, 1000)` + "\nSELECT :aid;\n"
-	h.create(ext)
-	cmp := comparison(longName("comparison"), benchv1.OrderConcurrent, 1)
+	h.Create(ext)
+	cmp := kit.Comparison(longName("comparison"), benchv1.OrderConcurrent, 1)
 	cmp.Spec.Template.AllowSharedNodes = true
-	h.create(cmp)
+	h.Create(cmp)
 	sched := &benchv1.BenchmarkSchedule{ObjectMeta: metav1.ObjectMeta{Name: longName("schedule")},
 		Spec: benchv1.BenchmarkScheduleSpec{RunTemplate: &benchv1.RunTemplate{Spec: ext.Spec}, RunOnCreate: true}}
-	h.create(sched)
+	h.Create(sched)
 
 	testutil.Eventually(t, 40*time.Second, "every run waiting for its target or its Jobs", func() error {
 		var runs benchv1.BenchmarkRunList
-		if err := k8s.List(context.Background(), &runs, client.InNamespace(h.ns)); err != nil {
+		if err := k8s.List(context.Background(), &runs, client.InNamespace(h.NS)); err != nil {
 			return err
 		}
 		if len(runs.Items) != len(targetsByKind)+1+2+1 {
@@ -75,7 +76,7 @@ func TestChildrenOfLongNamesAreValid(t *testing.T) {
 		}
 		return nil
 	})
-	checked := checkChildNames(t, h.ns)
+	checked := checkChildNames(t, h.NS)
 	for _, kind := range []string{"BenchmarkRun", "Job", "ConfigMap", "Secret", "Service", "StatefulSet", "Cluster"} {
 		if checked[kind] == 0 {
 			t.Errorf("no %s was created to check", kind)

@@ -16,14 +16,15 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/compare"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // waitTemplateHash waits until the schedule has acted on its template as it
 // is now: the trigger for it has returned.
 func waitTemplateHash(h *harness, s *benchv1.BenchmarkSchedule) {
-	h.t.Helper()
-	testutil.Eventually(h.t, 20*time.Second, "template observed", func() error {
+	h.T.Helper()
+	testutil.Eventually(h.T, 20*time.Second, "template observed", func() error {
 		cur := &benchv1.BenchmarkSchedule{}
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
 			return err
@@ -43,11 +44,11 @@ func TestScheduleOfALongNameStartsEveryRun(t *testing.T) {
 	s := &benchv1.BenchmarkSchedule{
 		ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("n", 253)},
 		Spec: benchv1.BenchmarkScheduleSpec{
-			RunTemplate: &benchv1.RunTemplate{Spec: measureOnly("x", 4, 1).Spec},
+			RunTemplate: &benchv1.RunTemplate{Spec: kit.MeasureOnly("x", 4, 1).Spec},
 			RunOnCreate: true, ConcurrencyPolicy: benchv1.ConcurrencyAllow,
 		},
 	}
-	h.create(s)
+	h.Create(s)
 	waitTemplateHash(h, s)
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur := &benchv1.BenchmarkSchedule{}
@@ -60,7 +61,7 @@ func TestScheduleOfALongNameStartsEveryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitTemplateHash(h, s)
-	runs := scheduleRuns(h, s)
+	runs := h.ScheduleRuns(s)
 	if len(runs) != 2 {
 		t.Fatalf("%d runs after creation and one template change, want 2", len(runs))
 	}
@@ -80,18 +81,18 @@ func TestComparisonsOfLongNamesKeepTheirChildren(t *testing.T) {
 		strings.Repeat("c", 252) + "a", strings.Repeat("c", 252) + "b", // agree in the 200 characters of the old run name
 	}
 	for _, name := range names {
-		h.create(comparison(name, benchv1.OrderInterleaved, 1))
+		h.Create(kit.Comparison(name, benchv1.OrderInterleaved, 1))
 	}
-	playRuns(h, "the comparisons", 2*len(names), len(names))
+	h.PlayRuns("the comparisons", 2*len(names), len(names), kit.Measured)
 	reports := map[string]string{}
 	for _, name := range names {
-		cmp := waitComparison(h, name, benchv1.ComparisonSucceeded)
+		cmp := h.WaitComparison(name, benchv1.ComparisonSucceeded)
 		if other, ok := reports[cmp.Status.ReportConfigMap]; ok {
 			t.Errorf("%s and %s share the report ConfigMap %s", other, name, cmp.Status.ReportConfigMap)
 		}
 		reports[cmp.Status.ReportConfigMap] = name
 		var cm corev1.ConfigMap
-		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: cmp.Status.ReportConfigMap}, &cm); err != nil {
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.NS, Name: cmp.Status.ReportConfigMap}, &cm); err != nil {
 			t.Fatal(err)
 		}
 		if !metav1.IsControlledBy(&cm, cmp) {

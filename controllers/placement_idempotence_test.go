@@ -16,6 +16,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -33,20 +34,20 @@ func TestPlacementPhasesAreIdempotent(t *testing.T) {
 	const runs, reps = 4, 2
 	h := newHarness(t)
 	ctx := context.Background()
-	ic := newInterferer(nil)
+	ic := newInterferer()
 	ic.refuseRecords = true
-	h.wrap = func(c client.Client) client.Client { ic.Client = c; return ic }
-	h.restartManager(cfg)
+	h.wrap = ic.wrap
+	h.RestartManager(cfg)
 	zone := func(pool, z string) map[string]string {
 		return map[string]string{"pool": pool, corev1.LabelTopologyZone: z}
 	}
-	h.node("idz-lg-a", zone("idz-loadgen", "zone-a"))
-	h.node("idz-lg-b", zone("idz-loadgen", "zone-b"))
+	h.Node("idz-lg-a", zone("idz-loadgen", "zone-a"))
+	h.Node("idz-lg-b", zone("idz-loadgen", "zone-b"))
 	for n := range runs {
-		h.node(fmt.Sprintf("idz-pg-%d-a", n), zone(fmt.Sprintf("idz-db-%d", n), "zone-a"))
-		h.node(fmt.Sprintf("idz-pg-%d-b", n), zone(fmt.Sprintf("idz-db-%d", n), "zone-b"))
+		h.Node(fmt.Sprintf("idz-pg-%d-a", n), zone(fmt.Sprintf("idz-db-%d", n), "zone-a"))
+		h.Node(fmt.Sprintf("idz-pg-%d-b", n), zone(fmt.Sprintf("idz-db-%d", n), "zone-b"))
 		pool := map[string]string{"pool": fmt.Sprintf("idz-db-%d", n)}
-		run := pgbenchRun(fmt.Sprintf("idz-%d", n), benchv1.TargetSpec{
+		run := kit.PgbenchRun(fmt.Sprintf("idz-%d", n), benchv1.TargetSpec{
 			Postgres:         &benchv1.PostgresTarget{Instances: 2, WALStorage: &benchv1.StorageSpec{}},
 			Placement:        benchv1.Placement{NodeSelector: pool, Zone: "zone-a"},
 			ReplicaPlacement: &benchv1.Placement{NodeSelector: pool, Zone: "zone-b"},
@@ -55,9 +56,9 @@ func TestPlacementPhasesAreIdempotent(t *testing.T) {
 		run.Spec.Workload.SkipPrepare = true
 		run.Spec.Workload.Placement = benchv1.Placement{NodeSelector: map[string]string{"pool": "idz-loadgen"}}
 		run.Spec.Validity.LoadGeneratorsInPrimaryZone = true
-		h.create(run)
+		h.Create(run)
 	}
-	fixtureFile := fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt")
+	fixtureFile := kit.Fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt")
 	// The test plays CloudNativePG: instance 1 (its primary) in zone-b,
 	// the wrong side, so that every run switches over.
 	played := map[string]bool{}
@@ -68,13 +69,13 @@ func TestPlacementPhasesAreIdempotent(t *testing.T) {
 		ended := 0
 		for n := range runs {
 			name := fmt.Sprintf("idz-%d", n)
-			run := h.run(name)
+			run := h.Run(name)
 			if run.Status.Phase.Terminal() {
 				ended++
 			}
 			cl := &unstructured.Unstructured{}
 			cl.SetGroupVersionKind(specs.CNPGClusterGVK)
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.PostgresClusterName(run)}, cl); err != nil {
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: specs.PostgresClusterName(run)}, cl); err != nil {
 				continue
 			}
 			if !played[cl.GetName()] {
@@ -94,7 +95,7 @@ func TestPlacementPhasesAreIdempotent(t *testing.T) {
 			}
 		}
 		var jobs batchv1.JobList
-		if err := k8s.List(ctx, &jobs, client.InNamespace(h.ns)); err != nil {
+		if err := k8s.List(ctx, &jobs, client.InNamespace(h.NS)); err != nil {
 			return err
 		}
 		for i := range jobs.Items {
@@ -108,10 +109,10 @@ func TestPlacementPhasesAreIdempotent(t *testing.T) {
 			if strings.HasSuffix(j.Name, "-r2") {
 				node = "idz-lg-b"
 			}
-			h.kubelet(j, node, "pgbench", fixtureFile)
+			h.Replay(j, node, "pgbench", fixtureFile)
 		}
-		h.restartOnce(&restarted, len(answered) >= runs, cfg)
-		return allEnded(ended, runs)
+		h.RestartOnce(&restarted, len(answered) >= runs, cfg)
+		return kit.AllEnded(ended, runs)
 	})
 	if len(switched) != runs {
 		t.Errorf("%d switchovers asked, want one per run (%d)", len(switched), runs)
@@ -125,8 +126,8 @@ func TestPlacementPhasesAreIdempotent(t *testing.T) {
 		t.Error("no status write was refused: the conflicts were not exercised")
 	}
 	for n := range runs {
-		run := h.run(fmt.Sprintf("idz-%d", n))
-		doc := resultsDocument(t, h, run)
+		run := h.Run(fmt.Sprintf("idz-%d", n))
+		doc := h.ResultsDocument(t, run)
 		status := run.Status.Steps[0].Repetitions
 		if run.Status.Phase != benchv1.PhaseInvalid || len(status) != reps || len(doc.Steps[0].Repetitions) != reps {
 			t.Errorf("%s: %s, %d repetitions in status, %d in the document, want Invalid and %d", run.Name, run.Status.Phase,
@@ -171,7 +172,7 @@ func playInstances(t *testing.T, h *harness, cl *unstructured.Unstructured, firs
 		for k, v := range specs.CNPGInstancePods(cl.GetName()) {
 			labels[k] = v
 		}
-		h.create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", cl.GetName(), i+1), Labels: labels},
+		h.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", cl.GetName(), i+1), Labels: labels},
 			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "postgres", Image: "ghcr.io/cloudnative-pg/postgresql:17"}}}})
 	}
 	setCNPGPrimary(t, cl, cl.GetName()+"-1")
@@ -182,7 +183,7 @@ func switchTo(t *testing.T, h *harness, cl *unstructured.Unstructured, target st
 	t.Helper()
 	ctx := context.Background()
 	var pods corev1.PodList
-	if err := k8s.List(ctx, &pods, client.InNamespace(h.ns), client.MatchingLabels(specs.CNPGInstancePods(cl.GetName()))); err != nil {
+	if err := k8s.List(ctx, &pods, client.InNamespace(h.NS), client.MatchingLabels(specs.CNPGInstancePods(cl.GetName()))); err != nil {
 		t.Fatal(err)
 	}
 	for i := range pods.Items {

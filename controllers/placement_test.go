@@ -16,6 +16,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -33,11 +34,11 @@ func TestCNPGPrimaryAndStandbyAcrossZones(t *testing.T) {
 	zone := func(pool, z string) map[string]string {
 		return map[string]string{"pool": pool, corev1.LabelTopologyZone: z}
 	}
-	h.node("zones-pg-a", zone("zones-db", "zone-a"))
-	h.node("zones-pg-b", zone("zones-db", "zone-b"))
-	h.node("zones-lg-a", zone("zones-loadgen", "zone-a"))
-	h.node("zones-lg-b", zone("zones-loadgen", "zone-b"))
-	run := pgbenchRun("zones", benchv1.TargetSpec{
+	h.Node("zones-pg-a", zone("zones-db", "zone-a"))
+	h.Node("zones-pg-b", zone("zones-db", "zone-b"))
+	h.Node("zones-lg-a", zone("zones-loadgen", "zone-a"))
+	h.Node("zones-lg-b", zone("zones-loadgen", "zone-b"))
+	run := kit.PgbenchRun("zones", benchv1.TargetSpec{
 		Postgres: &benchv1.PostgresTarget{Instances: 2,
 			Replication: &benchv1.PostgresReplication{Mode: benchv1.ReplicationSynchronous, SynchronousReplicas: 1},
 			WALStorage:  &benchv1.StorageSpec{Size: resource.MustParse("20Gi")},
@@ -48,13 +49,13 @@ func TestCNPGPrimaryAndStandbyAcrossZones(t *testing.T) {
 	run.Spec.Workload.Placement = benchv1.Placement{NodeSelector: map[string]string{"pool": "zones-loadgen"}}
 	run.Spec.Workload.SkipPrepare = true
 	run.Spec.Validity.LoadGeneratorsInPrimaryZone = true
-	h.create(run)
+	h.Create(run)
 
 	name := specs.PostgresClusterName(run)
 	cluster := &unstructured.Unstructured{}
 	cluster.SetGroupVersionKind(specs.CNPGClusterGVK)
 	testutil.Eventually(t, 10*time.Second, "CNPG cluster", func() error {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, cluster)
+		return k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: name}, cluster)
 	})
 	// CloudNativePG admitted the spec (its CRD is installed here): the
 	// synchronous stanza, the WAL volume and the temporary tablespace.
@@ -79,8 +80,8 @@ func TestCNPGPrimaryAndStandbyAcrossZones(t *testing.T) {
 			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "postgres", Image: "ghcr.io/cloudnative-pg/postgresql:17"}}}}
 	}
 	first, second := instance("1", "zones-pg-b", "primary"), instance("2", "zones-pg-a", "replica")
-	h.create(first)
-	h.create(second)
+	h.Create(first)
+	h.Create(second)
 	setStatus := func(primary string) {
 		t.Helper()
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cluster), cluster); err != nil {
@@ -108,13 +109,13 @@ func TestCNPGPrimaryAndStandbyAcrossZones(t *testing.T) {
 	})
 	// The run says so once its status is written after the patch.
 	testutil.Eventually(t, 15*time.Second, "TargetReady SwitchingOver", func() error {
-		c := meta.FindStatusCondition(h.run("zones").Status.Conditions, benchv1.ConditionTargetReady)
+		c := meta.FindStatusCondition(h.Run("zones").Status.Conditions, benchv1.ConditionTargetReady)
 		if c == nil || c.Reason != benchv1.ReasonSwitchingOver || !strings.Contains(c.Message, second.Name) {
 			return fmt.Errorf("TargetReady %+v", c)
 		}
 		return nil
 	})
-	if jobs := h.jobs(); len(jobs) != 0 {
+	if jobs := h.Jobs(); len(jobs) != 0 {
 		t.Fatalf("measured during the switchover: %d jobs", len(jobs))
 	}
 	// CloudNativePG switches over.
@@ -129,10 +130,10 @@ func TestCNPGPrimaryAndStandbyAcrossZones(t *testing.T) {
 	}
 	setStatus(second.Name)
 
-	fixtureFile := fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt")
-	h.kubelet(h.waitJob(specs.MeasureJobName(run, 0, 1)), "zones-lg-a", "pgbench", fixtureFile)
-	h.kubelet(h.waitJob(specs.MeasureJobName(run, 0, 2)), "zones-lg-b", "pgbench", fixtureFile)
-	r := h.waitPhase("zones", 30*time.Second, benchv1.PhaseInvalid)
+	fixtureFile := kit.Fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt")
+	h.Replay(h.WaitJob(specs.MeasureJobName(run, 0, 1)), "zones-lg-a", "pgbench", fixtureFile)
+	h.Replay(h.WaitJob(specs.MeasureJobName(run, 0, 2)), "zones-lg-b", "pgbench", fixtureFile)
+	r := h.WaitPhase("zones", 30*time.Second, benchv1.PhaseInvalid)
 
 	reps := r.Status.Steps[0].Repetitions
 	if reps[0].Verdict != benchv1.VerdictSucceeded {
@@ -142,7 +143,7 @@ func TestCNPGPrimaryAndStandbyAcrossZones(t *testing.T) {
 	if reps[1].Verdict != benchv1.VerdictInvalid || !strings.Contains(strings.Join(reps[1].Reasons, "; "), want) {
 		t.Errorf("load generator in the other zone: %s %v, want Invalid with %q", reps[1].Verdict, reps[1].Reasons, want)
 	}
-	doc := resultsDocument(t, h, r)
+	doc := h.ResultsDocument(t, r)
 	if p := doc.Steps[0].Repetitions[1].Result.Parameters; p["loadgenZones"] != "zone-b" || p["primaryZone"] != "zone-a" {
 		t.Errorf("recorded zones %v", p)
 	}

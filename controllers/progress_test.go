@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -24,37 +24,32 @@ import (
 func TestProgressOfALongRun(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	node := loadgenNode(h)
-	run := measureOnly("long", 8, 3)
+	node := h.LoadgenNode()
+	run := kit.MeasureOnly("long", 8, 3)
 	run.Spec.Timeout = &metav1.Duration{Duration: 48 * time.Hour}
-	h.create(run)
-	job1 := h.waitJob(specs.MeasureJobName(h.run("long"), 0, 1))
+	h.Create(run)
+	job1 := h.WaitJob(specs.MeasureJobName(h.Run("long"), 0, 1))
 	testutil.Eventually(t, 10*time.Second, "the first measurement in status", func() error {
-		m := h.run("long").Status.Measuring
+		m := h.Run("long").Status.Measuring
 		if m == nil || m.Job != job1.Name || m.Repetition != 1 || m.StartTime == nil || !m.StartTime.Equal(&job1.CreationTimestamp) {
 			return fmt.Errorf("measuring %+v, want job %s from %s", m, job1.Name, job1.CreationTimestamp)
 		}
-		if eta := h.run("long").Status.ExpectedCompletionTime; eta != nil {
+		if eta := h.Run("long").Status.ExpectedCompletionTime; eta != nil {
 			return fmt.Errorf("an end expected (%s) before any measurement ended", eta)
 		}
 		return nil
 	})
 	// The first measurement took 20 minutes.
-	pod := h.runningLoadgen(job1, node)
-	_, msg := h.runTool(pod.Name, "pgbench", runner.Options{Command: []string{"cat", fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt")}})
+	pod := h.StartLoadgen(job1, node)
+	_, msg := h.Exec(pod.Name, "pgbench", runner.Options{Command: []string{"cat", kit.Fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt")}})
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 		t.Fatal(err)
 	}
-	pod.Status.Phase = corev1.PodSucceeded
-	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-		Message: msg, StartedAt: metav1.NewTime(time.Now().Add(-20 * time.Minute)), FinishedAt: metav1.Now(), Reason: "Completed"}}
-	if err := k8s.Status().Update(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	job2 := h.waitJob(specs.MeasureJobName(h.run("long"), 0, 2))
+	h.SetStatus(pod, kit.Terminated(0, msg, metav1.NewTime(time.Now().Add(-20*time.Minute))))
+	job2 := h.WaitJob(specs.MeasureJobName(h.Run("long"), 0, 2))
 	var before *benchv1.BenchmarkRun
 	testutil.Eventually(t, 10*time.Second, "the second measurement and the expected end", func() error {
-		before = h.run("long")
+		before = h.Run("long")
 		m, eta := before.Status.Measuring, before.Status.ExpectedCompletionTime
 		if m == nil || m.Job != job2.Name || m.Repetition != 2 {
 			return fmt.Errorf("measuring %+v, want job %s", m, job2.Name)
@@ -70,23 +65,26 @@ func TestProgressOfALongRun(t *testing.T) {
 		return nil
 	})
 	// A restart in the middle of the second measurement changes nothing.
-	h.restartManager(cfg)
-	h.touch(before, "after-restart")
-	time.Sleep(2 * time.Second)
-	after := h.run("long")
+	since := kit.ReconcileCount(t, "benchmarkrun")
+	h.RestartManager(cfg)
+	kit.WaitReconciled(t, "benchmarkrun", since) // the new manager's first look at the run
+	since = kit.ReconcileCount(t, "benchmarkrun")
+	h.Touch(before, "after-restart")
+	kit.WaitReconciled(t, "benchmarkrun", since) // and the one the touch brings
+	after := h.Run("long")
 	if !equalProgress(before.Status, after.Status) {
 		t.Errorf("after a restart: measuring %+v, end %v; before %+v, %v", after.Status.Measuring, after.Status.ExpectedCompletionTime,
 			before.Status.Measuring, before.Status.ExpectedCompletionTime)
 	}
-	for _, j := range h.jobs() {
+	for _, j := range h.Jobs() {
 		if j.Name != job1.Name && j.Name != job2.Name {
 			t.Errorf("job %s created after the restart, while the second measurement runs", j.Name)
 		}
 	}
-	f := fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt")
-	h.kubelet(job2, node, "pgbench", f)
-	h.kubelet(h.waitJob(specs.MeasureJobName(h.run("long"), 0, 3)), node, "pgbench", f)
-	done := h.waitPhase("long", 20*time.Second, benchv1.PhaseSucceeded, benchv1.PhaseInvalid)
+	f := kit.Fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt")
+	h.Replay(job2, node, "pgbench", f)
+	h.Replay(h.WaitJob(specs.MeasureJobName(h.Run("long"), 0, 3)), node, "pgbench", f)
+	done := h.WaitPhase("long", 20*time.Second, benchv1.PhaseSucceeded, benchv1.PhaseInvalid)
 	if done.Status.Measuring != nil || done.Status.ExpectedCompletionTime != nil {
 		t.Errorf("an ended run still measuring %+v, expected at %v", done.Status.Measuring, done.Status.ExpectedCompletionTime)
 	}

@@ -23,6 +23,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -129,10 +130,10 @@ type publishedComparison struct {
 // (see the ClickHouse cases).
 func TestPublishedSamples(t *testing.T) {
 	hammerdbBuild := func(t *testing.T) string {
-		return writeTemp(t, "Vuser 1:CREATING TPCC TABLES\nVuser 1:TPCC SCHEMA COMPLETE\nVuser 1:FINISHED SUCCESS\nALL VIRTUAL USERS COMPLETE\n")
+		return kit.WriteTemp(t, "Vuser 1:CREATING TPCC TABLES\nVuser 1:TPCC SCHEMA COMPLETE\nVuser 1:FINISHED SUCCESS\nALL VIRTUAL USERS COMPLETE\n")
 	}
-	memtierLoad := func(t *testing.T) string { return fixture(t, "memtier", "vc-redis-text-4.txt") }
-	ycsbLoadStep := func(t *testing.T) string { return writeTemp(t, ycsbLoad(t)) }
+	memtierLoad := func(t *testing.T) string { return kit.Fixture(t, "memtier", "vc-redis-text-4.txt") }
+	ycsbLoadStep := func(t *testing.T) string { return kit.WriteTemp(t, ycsbLoad(t)) }
 	memtierSteps := []string{"threads=4,pipeline=1", "threads=4,pipeline=8", "threads=4,pipeline=16", "threads=4,pipeline=32"}
 	memtierPipelines := []string{"--pipeline 1 --test-time 180", "--pipeline 8 --test-time 180", "--pipeline 16 --test-time 180", "--pipeline 32 --test-time 180"}
 	memtierCommon := []string{"memtier_benchmark --server ", "--key-minimum 1 --key-maximum 1000000", "--threads 4 --clients 50"}
@@ -370,7 +371,7 @@ func drivePublished(t *testing.T, file string, want map[string]publishedComparis
 	ctx := context.Background()
 	publishedNodes(h)
 	for name, data := range configMaps {
-		h.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data})
+		h.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data})
 	}
 
 	// Apply every object of the file, as kubectl apply -f would, with the
@@ -386,7 +387,7 @@ func drivePublished(t *testing.T, file string, want map[string]publishedComparis
 			continue
 		}
 		if obj.GetKind() != "BenchmarkComparison" {
-			obj.SetNamespace(h.ns)
+			obj.SetNamespace(h.NS)
 			if err := k8s.Create(ctx, obj); err != nil {
 				t.Fatalf("%s %s: %v", obj.GetKind(), obj.GetName(), err)
 			}
@@ -407,7 +408,7 @@ func drivePublished(t *testing.T, file string, want map[string]publishedComparis
 				cmp.Name, cmp.Spec.RunsPerVariant, cmp.Spec.Order)
 		}
 		cmp.Spec.RunsPerVariant = publishedRunsPerVariant
-		h.create(cmp)
+		h.Create(cmp)
 		applied[cmp.Name] = cmp
 	}
 	if len(applied) != len(want) {
@@ -422,7 +423,7 @@ func drivePublished(t *testing.T, file string, want map[string]publishedComparis
 	var totalJobs int
 	testutil.Eventually(t, 120*time.Second, file+": every comparison ended", func() error {
 		var runs benchv1.BenchmarkRunList
-		if err := k8s.List(ctx, &runs, client.InNamespace(h.ns)); err != nil {
+		if err := k8s.List(ctx, &runs, client.InNamespace(h.NS)); err != nil {
 			return err
 		}
 		byName := map[string]*benchv1.BenchmarkRun{}
@@ -436,7 +437,7 @@ func drivePublished(t *testing.T, file string, want map[string]publishedComparis
 			readyPublishedTarget(t, h, run, w, placed, shapes)
 		}
 		var jobs batchv1.JobList
-		if err := k8s.List(ctx, &jobs, client.InNamespace(h.ns)); err != nil {
+		if err := k8s.List(ctx, &jobs, client.InNamespace(h.NS)); err != nil {
 			return err
 		}
 		for i := range jobs.Items {
@@ -483,7 +484,7 @@ func drivePublished(t *testing.T, file string, want map[string]publishedComparis
 		var pending []string
 		for name := range applied {
 			cmp := &benchv1.BenchmarkComparison{}
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, cmp); err != nil {
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: name}, cmp); err != nil {
 				return err
 			}
 			if !cmp.Status.Phase.Terminal() {
@@ -499,7 +500,7 @@ func drivePublished(t *testing.T, file string, want map[string]publishedComparis
 
 	for name, w := range want {
 		cmp := &benchv1.BenchmarkComparison{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, cmp); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: name}, cmp); err != nil {
 			t.Fatal(err)
 		}
 		checkPublishedComparison(t, h, cmp, w, placed, shapes)
@@ -527,7 +528,7 @@ func readyPublishedTarget(t *testing.T, h *harness, run *benchv1.BenchmarkRun, w
 	if run.Spec.Target.Postgres != nil {
 		cluster := &unstructured.Unstructured{}
 		cluster.SetGroupVersionKind(specs.CNPGClusterGVK)
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.PostgresClusterName(run)}, cluster); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: specs.PostgresClusterName(run)}, cluster); err != nil {
 			return
 		}
 		if _, seen := placed[run.Name]; !seen {
@@ -538,7 +539,7 @@ func readyPublishedTarget(t *testing.T, h *harness, run *benchv1.BenchmarkRun, w
 		return
 	}
 	var sets appsv1.StatefulSetList
-	if err := k8s.List(ctx, &sets, client.InNamespace(h.ns), client.MatchingLabels{benchv1.LabelRunUID: string(run.UID)}); err != nil {
+	if err := k8s.List(ctx, &sets, client.InNamespace(h.NS), client.MatchingLabels{benchv1.LabelRunUID: string(run.UID)}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range sets.Items {
@@ -592,20 +593,20 @@ func checkPublishedFiles(ctx context.Context, h *harness, run *benchv1.Benchmark
 		return nil
 	}
 	var cm corev1.ConfigMap
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.FilesConfigMapName(run)}, &cm); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: specs.FilesConfigMapName(run)}, &cm); err != nil {
 		return err
 	}
 	for key, wants := range w.files {
 		for _, s := range wants {
 			if !strings.Contains(cm.Data[key], s) {
-				h.t.Errorf("run %s: %s lacks %q:\n%s", run.Name, key, s, cm.Data[key])
+				h.T.Errorf("run %s: %s lacks %q:\n%s", run.Name, key, s, cm.Data[key])
 			}
 		}
 	}
 	// An external endpoint's host reaches the scripts (HammerDB); the
 	// other tools take it on their command line, checked with the Job.
 	if ext := run.Spec.Target.External; ext != nil && w.tool == "hammerdb" && !strings.Contains(cm.Data["build.tcl"], "_host "+ext.Host+"\n") {
-		h.t.Errorf("run %s: the scripts do not connect to %s", run.Name, ext.Host)
+		h.T.Errorf("run %s: the scripts do not connect to %s", run.Name, ext.Host)
 	}
 	return nil
 }
@@ -687,7 +688,7 @@ func checkPublishedComparison(t *testing.T, h *harness, cmp *benchv1.BenchmarkCo
 		t.Errorf("comparison %s: Compared %+v, want %s naming %q", cmp.Name, c, wantReason, w.invalidBecause)
 	}
 	var runs benchv1.BenchmarkRunList
-	if err := k8s.List(ctx, &runs, client.InNamespace(h.ns), client.MatchingLabels{benchv1.LabelComparison: string(cmp.UID)}); err != nil {
+	if err := k8s.List(ctx, &runs, client.InNamespace(h.NS), client.MatchingLabels{benchv1.LabelComparison: string(cmp.UID)}); err != nil {
 		t.Fatal(err)
 	}
 	if want := publishedRunsPerVariant * len(cmp.Spec.Variants); len(runs.Items) != want {
@@ -731,11 +732,11 @@ func checkPublishedComparison(t *testing.T, h *harness, cmp *benchv1.BenchmarkCo
 		t.Errorf("comparison %s: %d measurements excluded, want all %d", cmp.Name, cmp.Status.ExcludedMeasurements, measurements)
 	}
 	var report corev1.ConfigMap
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: cmp.Status.ReportConfigMap}, &report); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: cmp.Status.ReportConfigMap}, &report); err != nil {
 		t.Fatalf("comparison %s: report: %v", cmp.Name, err)
 	}
 	if report.Data["report.json"] == "" && len(report.BinaryData["report.json.gz"]) == 0 {
-		t.Errorf("comparison %s: the report ConfigMap has no report.json: %v", cmp.Name, keys(report.Data))
+		t.Errorf("comparison %s: the report ConfigMap has no report.json: %v", cmp.Name, kit.Keys(report.Data))
 	}
 	if md := report.Data["report.md"]; md != "" && !strings.Contains(md, w.steps[len(w.steps)-1]) {
 		t.Errorf("comparison %s: report.md does not name step %s:\n%.800s", cmp.Name, w.steps[len(w.steps)-1], md)

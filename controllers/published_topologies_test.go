@@ -29,6 +29,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads/query"
 )
@@ -49,11 +50,11 @@ var (
 )
 
 func publishedNodes(h *harness) {
-	loadgenNode(h) // loadgen-1, in zone-a
-	h.node("loadgen-2", map[string]string{"pool": "loadgen", benchv1.ZoneLabel: "zone-a"})
-	h.node("loadgen-zone-b", map[string]string{"pool": "loadgen", benchv1.ZoneLabel: "zone-b"})
+	h.LoadgenNode() // loadgen-1, in zone-a
+	h.Node("loadgen-2", map[string]string{"pool": "loadgen", benchv1.ZoneLabel: "zone-a"})
+	h.Node("loadgen-zone-b", map[string]string{"pool": "loadgen", benchv1.ZoneLabel: "zone-b"})
 	for n, l := range publishedDBNodes {
-		h.node(n, l)
+		h.Node(n, l)
 	}
 }
 
@@ -98,7 +99,7 @@ func playCNPG(ctx context.Context, t *testing.T, h *harness, cluster *unstructur
 			l := map[string]string{specs.CNPGInstanceRoleLabel: role}
 			maps.Copy(l, inherited)
 			maps.Copy(l, specs.CNPGInstancePods(name))
-			h.create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", name, i+1), Labels: l},
+			h.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", name, i+1), Labels: l},
 				Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "postgres", Image: "ghcr.io/cloudnative-pg/postgresql:17"}}}})
 		}
 		setCNPGStatus(ctx, t, cluster, name+"-1", int64(len(nodes)))
@@ -108,7 +109,7 @@ func playCNPG(ctx context.Context, t *testing.T, h *harness, cluster *unstructur
 		return
 	}
 	var pods corev1.PodList
-	if err := k8s.List(ctx, &pods, client.InNamespace(h.ns), client.MatchingLabels(specs.CNPGInstancePods(name))); err != nil {
+	if err := k8s.List(ctx, &pods, client.InNamespace(h.NS), client.MatchingLabels(specs.CNPGInstancePods(name))); err != nil {
 		t.Fatal(err)
 	}
 	for i := range pods.Items {
@@ -279,7 +280,7 @@ func checkMounts(ctx context.Context, t *testing.T, j *batchv1.Job) {
 		}
 		for _, it := range v.ConfigMap.Items {
 			if cm.Data[it.Key] == "" {
-				t.Errorf("job %s mounts key %s of ConfigMap %s, which has %v", j.Name, it.Key, cm.Name, keys(cm.Data))
+				t.Errorf("job %s mounts key %s of ConfigMap %s, which has %v", j.Name, it.Key, cm.Name, kit.Keys(cm.Data))
 			}
 		}
 	}
@@ -291,12 +292,11 @@ func checkMounts(ctx context.Context, t *testing.T, j *batchv1.Job) {
 func answerJob(t *testing.T, h *harness, j *batchv1.Job, node, tool, recorded string) {
 	t.Helper()
 	if tool != "query-bench" || j.Labels[benchv1.LabelRole] == benchv1.RolePrepare {
-		h.kubelet(j, node, tool, recorded)
+		h.Replay(j, node, tool, recorded)
 		return
 	}
 	out := filepath.Join(t.TempDir(), query.ResultFileName)
-	res, msg := h.runTool(j.Name+"-pod", tool, runner.Options{Command: []string{"cp", recorded, out}, ResultFiles: []string{out}})
-	h.terminate(j, node, int32(runner.ExitCodeFor(res.Verdict)), msg)
+	h.ReplayWith(j, node, tool, runner.Options{Command: []string{"cp", recorded, out}, ResultFiles: []string{out}})
 }
 
 // parallelKubelet plays the Job controller and the kubelets for Jobs of
@@ -311,7 +311,7 @@ func (k parallelKubelet) step(ctx context.Context, t *testing.T, h *harness, j *
 	pods, started := k[j.Name]
 	if !started {
 		for i := range int(ptrValue(j.Spec.Completions)) {
-			pods = append(pods, startIndexedPod(t, h, j, nodes[i%len(nodes)], i))
+			pods = append(pods, h.Pod(j, i, nodes[i%len(nodes)], kit.Running()))
 		}
 		k[j.Name] = pods
 		return false
@@ -325,8 +325,8 @@ func (k parallelKubelet) step(ctx context.Context, t *testing.T, h *harness, j *
 			return false
 		}
 	}
-	for i, p := range pods {
-		endIndexedPod(t, h, p, tool, recorded, i)
+	for _, p := range pods {
+		h.End(p, tool, runner.Options{Command: []string{"cat", recorded}})
 	}
 	return true
 }
@@ -341,7 +341,7 @@ func fixturePath(t *testing.T, tool, name string) string {
 		}
 		return filepath.Join(testutil.RepoRoot(), "workloads", dir, "testdata", n)
 	}
-	return fixture(t, tool, name)
+	return kit.Fixture(t, tool, name)
 }
 
 // checkTopology checks a run of a sample with a topology of its own: its
@@ -446,7 +446,7 @@ func checkQueryRows(t *testing.T, cmpName string, report *corev1.ConfigMap, reco
 			r, found := rows[m+"["+q.Name+"]"]
 			switch {
 			case !found:
-				t.Errorf("comparison %s: no row for %s of query %s among %v", cmpName, m, q.Name, keys(rowNames(rows)))
+				t.Errorf("comparison %s: no row for %s of query %s among %v", cmpName, m, q.Name, kit.Keys(rowNames(rows)))
 			case r.DeltaPercent == nil || r.Verdict == "" || (r.CILowPercent == nil || r.CIHighPercent == nil) && !strings.Contains(r.Reason, "the same value"):
 				t.Errorf("comparison %s: row %s of query %s: Δ %v %%, CI [%v, %v], verdict %q (%s)", cmpName, m, q.Name,
 					deref(r.DeltaPercent), deref(r.CILowPercent), deref(r.CIHighPercent), r.Verdict, r.Reason)
@@ -483,7 +483,7 @@ const (
 // queryPrepare is what the query benchmark's prepare step prints; only its
 // exit code counts.
 func queryPrepare(t *testing.T) string {
-	return writeTemp(t, "ran the prepare script\nloaded the table\n")
+	return kit.WriteTemp(t, "ran the prepare script\nloaded the table\n")
 }
 
 // A few statements shaped as ClickBench's clickhouse/queries.sql (one

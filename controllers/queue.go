@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/controllers/targets"
 )
 
@@ -110,12 +111,12 @@ func (r *BenchmarkRunReconciler) nodeConflict(ctx context.Context, run *benchv1.
 		// looked at yet (no phase) that came first is first in line: it
 		// may be admitted by a reconcile running beside this one, or
 		// before the cache shows it, so this one waits for it.
-		if other.UID == run.UID || other.Status.Phase.Terminal() || (waiting(other.Status.Phase) && !before(other, run)) {
+		if other.UID == run.UID || other.Status.Phase.Terminal() || (waiting(other.Status.Phase) && !status.CreatedBefore(other, run)) {
 			continue
 		}
 		order = append(order, other)
 	}
-	sort.Slice(order, func(i, j int) bool { return before(order[i], order[j]) })
+	sort.Slice(order, func(i, j int) bool { return status.CreatedBefore(order[i], order[j]) })
 	for _, other := range order {
 		var shared []string
 		for n := range candidateNodes(other, nodes.Items) {
@@ -132,20 +133,6 @@ func (r *BenchmarkRunReconciler) nodeConflict(ctx context.Context, run *benchv1.
 		}
 	}
 	return nil, nil, nil
-}
-
-// before orders objects by creation, then by namespace, then by name: first
-// come, first served. Nothing is allocated: a queued run sorts every run
-// each time it looks, and runs created together share a second.
-func before(a, b client.Object) bool {
-	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
-	if !ta.Equal(&tb) {
-		return ta.Before(&tb)
-	}
-	if na, nb := a.GetNamespace(), b.GetNamespace(); na != nb {
-		return na < nb
-	}
-	return a.GetName() < b.GetName()
 }
 
 // candidateNodes are the nodes a run's pods may land on: its load

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 )
 
 // A spec the schema lets through but Kubernetes refuses a child of (a
@@ -18,18 +19,18 @@ import (
 func TestRunWithARefusedChildFails(t *testing.T) {
 	h := newHarness(t)
 	bad := []corev1.Toleration{{Key: "pool", Operator: "Sometimes", Value: "x", Effect: corev1.TaintEffectNoSchedule}}
-	target := measureOnly("refused-target", 4, 1)
+	target := kit.MeasureOnly("refused-target", 4, 1)
 	target.Spec.AllowSharedNodes = true
 	target.Spec.Target = benchv1.TargetSpec{Valkey: &benchv1.ValkeyTarget{}, Placement: benchv1.Placement{Tolerations: bad}}
-	target.Spec.Workload = customWorkload()
+	target.Spec.Workload = kit.CustomWorkload()
 	target.Spec.Workload.Custom.Database = ""
-	h.create(target)
-	job := measureOnly("refused-job", 4, 1)
+	h.Create(target)
+	job := kit.MeasureOnly("refused-job", 4, 1)
 	job.Spec.AllowSharedNodes = true
 	job.Spec.Workload.Placement.Tolerations = bad
-	h.create(job)
+	h.Create(job)
 	for _, name := range []string{target.Name, job.Name} {
-		run := h.waitPhase(name, 20*time.Second, benchv1.PhaseFailed)
+		run := h.WaitPhase(name, 20*time.Second, benchv1.PhaseFailed)
 		c := findCondition(run, benchv1.ConditionValid)
 		if c == nil || c.Reason != benchv1.ReasonInvalidSpec || !strings.Contains(c.Message, "tolerations[0].operator") {
 			t.Errorf("run %s: Valid condition %+v", name, c)

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 )
 
 // maxRejectionMessage bounds the condition's message (a run may carry many
@@ -21,14 +22,14 @@ func noteRejections(run *benchv1.BenchmarkRun) {
 	had := meta.FindStatusCondition(run.Status.Conditions, benchv1.ConditionRejected) != nil
 	switch {
 	case err != nil:
-		setCondition(run, benchv1.ConditionRejected, metav1.ConditionFalse, benchv1.ReasonUnreadable, truncate(err.Error(), maxRejectionMessage))
+		setCondition(run, benchv1.ConditionRejected, metav1.ConditionFalse, benchv1.ReasonUnreadable, status.Truncate(err.Error(), maxRejectionMessage))
 	case len(rs) > 0:
 		parts := make([]string, len(rs))
 		for i, r := range rs {
 			parts[i] = r.String()
 		}
 		setCondition(run, benchv1.ConditionRejected, metav1.ConditionTrue, benchv1.ReasonRejectedByPerson,
-			truncate(strings.Join(parts, "; "), maxRejectionMessage))
+			status.Truncate(strings.Join(parts, "; "), maxRejectionMessage))
 	case had:
 		setCondition(run, benchv1.ConditionRejected, metav1.ConditionFalse, benchv1.ReasonNotRejected, "every rejection was undone")
 	}

@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"sync/atomic"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,12 +13,11 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	stats "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,17 +27,24 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/resources"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // hostKubelet answers every node's statistics with this machine's busy CPU
 // time from /proc/stat (the tool and the server run on it) for the node and
-// for every pod asked about: real counters, read at each poll.
+// for every pod asked about: real counters, read at each poll (counted in
+// polls, when set).
 type hostKubelet struct {
-	pods []stats.PodReference
+	pods  []stats.PodReference
+	polls *atomic.Int32
 }
 
 func (k hostKubelet) Summary(_ context.Context, node string) (*stats.Summary, error) {
+	if k.polls != nil {
+		k.polls.Add(1)
+	}
 	raw, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return nil, err
@@ -64,39 +72,33 @@ func (k hostKubelet) Summary(_ context.Context, node string) (*stats.Summary, er
 // without a newer version would bring no watch event, and the controller,
 // rightly, waits for one.)
 type refuseFirstRecord struct {
-	client.Client
 	mu      sync.Mutex
 	refused int
 }
 
-func (c *refuseFirstRecord) Status() client.SubResourceWriter {
-	return refusingStatus{SubResourceWriter: c.Client.Status(), c: c}
+func (r *refuseFirstRecord) wrap(c client.Client) client.Client {
+	return kit.Intercept(c, interceptor.Funcs{SubResourcePatch: r.patch})
 }
 
-type refusingStatus struct {
-	client.SubResourceWriter
-	c *refuseFirstRecord
-}
-
-func (s refusingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+func (r *refuseFirstRecord) patch(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 	if run, ok := obj.(*benchv1.BenchmarkRun); ok && len(run.Status.Steps) > 0 && len(run.Status.Steps[0].Repetitions) > 0 {
-		s.c.mu.Lock()
-		first := s.c.refused == 0
+		r.mu.Lock()
+		first := r.refused == 0
 		if first {
-			s.c.refused++
+			r.refused++
 		}
-		s.c.mu.Unlock()
+		r.mu.Unlock()
 		if first {
 			// As a real conflict: someone else wrote the run in between
 			// (which is also what brings the next reconcile).
 			bump := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"test.dbperf.io/conflict":"1"}}}`))
-			if err := s.c.Patch(ctx, run.DeepCopy(), bump); err != nil {
+			if err := c.Patch(ctx, run.DeepCopy(), bump); err != nil {
 				return err
 			}
-			return apierrors.NewConflict(schema.GroupResource{Group: benchv1.GroupVersion.Group, Resource: "benchmarkruns"}, run.Name, fmt.Errorf("refused by the test"))
+			return kit.Conflict("benchmarkruns", run.Name)
 		}
 	}
-	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+	return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 }
 
 // TestResourceSamplerOncePerMeasurement: with the kubelet source, the
@@ -108,10 +110,10 @@ func (s refusingStatus) Patch(ctx context.Context, obj client.Object, patch clie
 func TestResourceSamplerOncePerMeasurement(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	node := loadgenNode(h)
+	node := h.LoadgenNode()
 	rd := testutil.StartRedis(t)
 	refuser := &refuseFirstRecord{}
-	h.wrap = func(c client.Client) client.Client { refuser.Client = c; return refuser }
+	h.wrap = refuser.wrap
 	run := &benchv1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{Name: "sampled"},
 		Spec: benchv1.BenchmarkRunSpec{
@@ -122,16 +124,17 @@ func TestResourceSamplerOncePerMeasurement(t *testing.T) {
 			Telemetry: benchv1.TelemetrySpec{ServerStatistics: benchv1.TelemetryDisabled},
 		},
 	}
-	h.create(run)
-	run = h.run("sampled")
+	h.Create(run)
+	run = h.Run("sampled")
 	target := specs.ValkeyName(run) + "-0"
 	job := specs.MeasureJobName(run, 0, 1)
-	h.resources = NewResources(hostKubelet{pods: []stats.PodReference{
-		{Namespace: h.ns, Name: target, UID: "t"}, {Namespace: h.ns, Name: job + "-pod", UID: "l"}}}, 200*time.Millisecond, nil, 0)
-	h.restartManager(cfg)
+	polls := &atomic.Int32{}
+	h.resources = resources.NewMeter(hostKubelet{polls: polls, pods: []stats.PodReference{
+		{Namespace: h.NS, Name: target, UID: "t"}, {Namespace: h.NS, Name: job + "-pod", UID: "l"}}}, 200*time.Millisecond, nil, 0)
+	h.RestartManager(cfg)
 	markServerReady(t, h, specs.ValkeyName(run))
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: target, Namespace: h.ns, Labels: specs.ServerPodLabels(run)},
+		ObjectMeta: metav1.ObjectMeta{Name: target, Namespace: h.NS, Labels: specs.ServerPodLabels(run)},
 		Spec: corev1.PodSpec{NodeName: "db-1", Containers: []corev1.Container{{Name: "valkey", Image: "valkey/valkey:8.1",
 			Resources: run.Spec.Target.Valkey.Resources}}},
 	}
@@ -141,24 +144,34 @@ func TestResourceSamplerOncePerMeasurement(t *testing.T) {
 
 	// The load generator runs: the sampler starts, once, through every
 	// reconcile the pod's and the run's changes bring.
-	lg := h.runningLoadgen(h.waitJob(job), node)
+	lg := h.StartLoadgen(h.WaitJob(job), node)
 	testutil.Eventually(t, 10*time.Second, "the sampler started", func() error {
-		if n := h.resources.count(); n[0] != 1 {
-			return fmt.Errorf("%d samplers started", n[0])
+		if started, _ := h.resources.Counts(); started != 1 {
+			return fmt.Errorf("%d samplers started", started)
 		}
 		return nil
 	})
+	since := kit.ReconcileCount(t, "benchmarkrun")
 	for i := range 3 {
-		h.touch(lg, fmt.Sprint(i))
-		h.touch(h.run("sampled"), fmt.Sprint(i))
+		h.Touch(lg, fmt.Sprint(i))
+		h.Touch(h.Run("sampled"), fmt.Sprint(i))
 	}
-	time.Sleep(time.Second) // the sampler polls, the reconciles the touches brought run
+	// The reconciles the touches brought have run, and the sampler has
+	// polled meanwhile.
+	kit.WaitReconciled(t, "benchmarkrun", since)
+	sampled := polls.Load()
+	testutil.Eventually(t, 10*time.Second, "the sampler polling on", func() error {
+		if n := polls.Load(); n < sampled+2 {
+			return fmt.Errorf("%d polls", n)
+		}
+		return nil
+	})
 	tool := []string{"redis-benchmark", "-h", "127.0.0.1", "-p", strconv.Itoa(rd.Port), "-c", "10", "-n", "20000", "-t", "set", "--csv"}
-	h.finishLoadgen(lg, "redis-benchmark", tool...)
+	h.End(lg, "redis-benchmark", runner.Options{Command: tool})
 
-	run = h.waitPhase("sampled", 30*time.Second, benchv1.PhaseSucceeded)
-	if n := h.resources.count(); n != [2]int{1, 1} {
-		t.Errorf("samplers started %d, stopped %d: want once each", n[0], n[1])
+	run = h.WaitPhase("sampled", 30*time.Second, benchv1.PhaseSucceeded)
+	if started, stopped := h.resources.Counts(); started != 1 || stopped != 1 {
+		t.Errorf("samplers started %d, stopped %d: want once each", started, stopped)
 	}
 	refuser.mu.Lock()
 	refused := refuser.refused
@@ -175,7 +188,7 @@ func TestResourceSamplerOncePerMeasurement(t *testing.T) {
 		t.Errorf("status lacks the target's CPU and the efficiency from the kubelet: %+v", status)
 	}
 	var cm corev1.ConfigMap
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: run.Status.ResultsConfigMap}, &cm); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: run.Status.ResultsConfigMap}, &cm); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := specs.ReadDocument(&cm)
@@ -200,67 +213,6 @@ func TestResourceSamplerOncePerMeasurement(t *testing.T) {
 	t.Logf("kubelet figures %v; cpuCores[target] %.3f, efficiency %.0f %s; warnings %q", seen, cpu.Value, eff.Value, eff.Unit, res.Warnings)
 }
 
-func (rs *Resources) count() [2]int {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	return [2]int{rs.started, rs.stopped}
-}
-
-// runningLoadgen creates the Job's pod on a node with its load generator
-// running, as the kubelet would report it.
-func (h *harness) runningLoadgen(j *batchv1.Job, node string) *corev1.Pod {
-	h.t.Helper()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: j.Name + "-pod", Namespace: h.ns, Labels: j.Spec.Template.Labels, Annotations: j.Spec.Template.Annotations},
-		Spec:       *j.Spec.Template.Spec.DeepCopy(),
-	}
-	pod.Spec.NodeName = node
-	if err := k8s.Create(context.Background(), pod); err != nil {
-		h.t.Fatal(err)
-	}
-	pod.Status.Phase = corev1.PodRunning
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: specs.LoadgenName, Image: pod.Spec.Containers[0].Image,
-		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
-	if err := k8s.Status().Update(context.Background(), pod); err != nil {
-		h.t.Fatal(err)
-	}
-	return pod
-}
-
-// finishLoadgen runs the real tool through the runner and reports the
-// running load generator ended with the runner's summary.
-func (h *harness) finishLoadgen(pod *corev1.Pod, workload string, command ...string) {
-	h.t.Helper()
-	h.finishLoadgenWith(pod, workload, runner.Options{Command: command})
-}
-
-// finishLoadgenWith runs the tool through the runner with o and reports the
-// running load generator ended with the runner's summary.
-func (h *harness) finishLoadgenWith(pod *corev1.Pod, workload string, o runner.Options) *results.Result {
-	h.t.Helper()
-	started := metav1.Now()
-	res, msg := h.runTool(pod.Name, workload, o)
-	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pod), pod); err != nil {
-		h.t.Fatal(err)
-	}
-	pod.Status.Phase = corev1.PodSucceeded
-	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-		ExitCode: int32(runner.ExitCodeFor(res.Verdict)), Message: msg, StartedAt: started, FinishedAt: metav1.Now(), Reason: "Completed"}}
-	if err := k8s.Status().Update(context.Background(), pod); err != nil {
-		h.t.Fatal(err)
-	}
-	return res
-}
-
-// touch changes an annotation of obj, which brings a reconcile.
-func (h *harness) touch(obj client.Object, v string) {
-	h.t.Helper()
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{"test.dbperf.io/touched":%q}}}`, v)
-	if err := k8s.Patch(context.Background(), obj.DeepCopyObject().(client.Object), client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
-		h.t.Fatal(err)
-	}
-}
-
 // TestStoredResultStands: the first result stored for a measurement is the
 // one kept and the one status records: a reconcile that computes the
 // outcome again knowing less of it (after a lost status write or a manager
@@ -270,25 +222,25 @@ func (h *harness) touch(obj client.Object, v string) {
 func TestStoredResultStands(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "stands", Namespace: h.ns, UID: "0f1e2d3c-0000-4000-8000-000000000002"}}
+	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "stands", Namespace: h.NS, UID: "0f1e2d3c-0000-4000-8000-000000000002"}}
 	r := &BenchmarkRunReconciler{Client: k8s}
 	run.Status.Steps = []benchv1.StepStatus{{Name: "clients=50"}} // as measure lays them out
 	st := &runState{run: run}
 	rich := results.New("redis-benchmark")
 	rich.Add(results.Metric{Name: "opsPerSecond", Value: 1000, Unit: "ops/s", Direction: results.HigherIsBetter})
 	rich.Add(results.Metric{Name: "cpuCores", Operation: "target", Value: 0.5, Unit: "cores", Direction: results.Neutral, Source: "kubelet"})
-	got, err := r.storeUnit(ctx, st, unit{step: 0, rep: 1}, rich)
+	got, err := r.storeMeasurement(ctx, st, measurement{step: 0, rep: 1}, rich)
 	if err != nil || got != rich {
 		t.Fatalf("first store: %v, %p", err, got)
 	}
 	var before corev1.ConfigMap
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.ResultsConfigMapName(run)}, &before); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: specs.ResultsConfigMapName(run)}, &before); err != nil {
 		t.Fatal(err)
 	}
 	poor := results.New("redis-benchmark")
 	poor.Add(results.Metric{Name: "opsPerSecond", Value: 1000, Unit: "ops/s", Direction: results.HigherIsBetter})
 	poor.Warnings = []string{"kubelet statistics lost"}
-	got, err = r.storeUnit(ctx, st, unit{step: 0, rep: 1}, poor)
+	got, err = r.storeMeasurement(ctx, st, measurement{step: 0, rep: 1}, poor)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +248,7 @@ func TestStoredResultStands(t *testing.T) {
 		t.Errorf("the second store returned %+v, not the stored result", got)
 	}
 	var after corev1.ConfigMap
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.ResultsConfigMapName(run)}, &after); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: specs.ResultsConfigMapName(run)}, &after); err != nil {
 		t.Fatal(err)
 	}
 	if after.ResourceVersion != before.ResourceVersion {
@@ -311,12 +263,12 @@ func TestStoredResultStands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	delete(after.BinaryData, specs.UnitKey(0, 1))
+	delete(after.BinaryData, specs.MeasurementKey(0, 1))
 	after.Data = map[string]string{specs.ResultsKey: string(doc)}
 	if err := k8s.Update(ctx, &after); err != nil {
 		t.Fatal(err)
 	}
-	got, err = r.storeUnit(ctx, st, unit{step: 0, rep: 1}, poor)
+	got, err = r.storeMeasurement(ctx, st, measurement{step: 0, rep: 1}, poor)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,44 +276,10 @@ func TestStoredResultStands(t *testing.T) {
 		t.Errorf("a store after the finish returned %+v, not the document's result", got)
 	}
 	var last corev1.ConfigMap
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.ResultsConfigMapName(run)}, &last); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: specs.ResultsConfigMapName(run)}, &last); err != nil {
 		t.Fatal(err)
 	}
-	if _, back := last.BinaryData[specs.UnitKey(0, 1)]; back || last.ResourceVersion != after.ResourceVersion {
+	if _, back := last.BinaryData[specs.MeasurementKey(0, 1)]; back || last.ResourceVersion != after.ResourceVersion {
 		t.Error("a store after the finish wrote the measurement's key again")
 	}
-}
-
-// BenchmarkForgetRecordedMeasurements: what a measure reconcile spends
-// dropping the kept reports of the measurements status records, with 400
-// measurements' reports kept (200 runs × 2): by exact key (forgetMeasurement)
-// and by prefix scan (forgetResources, as the measure phase did before).
-func BenchmarkForgetRecordedMeasurements(b *testing.B) {
-	fill := func() (*BenchmarkRunReconciler, []string) {
-		rs := NewResources(nil, 0, nil, 0)
-		var keys []string
-		for i := range 400 {
-			k := runKey("ns", fmt.Sprintf("run-%03d", i/2)) + fmt.Sprintf("job-%d/", i%2)
-			rs.keep(k, nil)
-			keys = append(keys, k)
-		}
-		return &BenchmarkRunReconciler{Resources: rs}, keys
-	}
-	ctx := context.Background()
-	b.Run("exact", func(b *testing.B) {
-		for b.Loop() {
-			r, keys := fill()
-			for _, k := range keys {
-				r.forgetMeasurement(ctx, k)
-			}
-		}
-	})
-	b.Run("prefix", func(b *testing.B) {
-		for b.Loop() {
-			r, keys := fill()
-			for _, k := range keys {
-				r.forgetResources(ctx, k)
-			}
-		}
-	})
 }

@@ -14,15 +14,15 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 )
 
-// storeUnit keeps a measurement's full result in the results ConfigMap
+// storeMeasurement keeps a measurement's full result in the results ConfigMap
 // before the status records it, so a restart can never lose it (storeOnce:
 // the first stored result stands, which status then records).
-func (r *BenchmarkRunReconciler) storeUnit(ctx context.Context, st *runState, u unit, res *results.Result) (*results.Result, error) {
+func (r *BenchmarkRunReconciler) storeMeasurement(ctx context.Context, st *runState, u measurement, res *results.Result) (*results.Result, error) {
 	step := st.run.Status.Steps[u.step].Name
-	return r.storeOnce(ctx, st, specs.UnitKey(u.step, u.rep), res, func(d *specs.Document) *results.Result { return d.Result(step, u.rep) })
+	return r.storeOnce(ctx, st, specs.MeasurementKey(u.step, u.rep), res, func(d *specs.Document) *results.Result { return d.Result(step, u.rep) })
 }
 
-// storePrepare keeps the prepare step's result, as storeUnit a measurement's.
+// storePrepare keeps the prepare step's result, as storeMeasurement a measurement's.
 func (r *BenchmarkRunReconciler) storePrepare(ctx context.Context, st *runState, res *results.Result) (*results.Result, error) {
 	return r.storeOnce(ctx, st, specs.PrepareKey, res, func(d *specs.Document) *results.Result { return d.Prepare })
 }
@@ -140,11 +140,11 @@ func (w written) List(context.Context, client.ObjectList, ...client.ListOption) 
 	return errors.New("only the results ConfigMap written can be read")
 }
 
-// unpackUnits reads the stored measurements of a results ConfigMap.
-func unpackUnits(cm *corev1.ConfigMap) (map[string]*results.Result, error) {
+// unpackMeasurements reads the stored measurements of a results ConfigMap.
+func unpackMeasurements(cm *corev1.ConfigMap) (map[string]*results.Result, error) {
 	out := map[string]*results.Result{}
 	for k, v := range cm.BinaryData {
-		if !specs.IsUnitKey(k) {
+		if !specs.IsMeasurementKey(k) {
 			continue
 		}
 		res, err := results.Unpack(v)

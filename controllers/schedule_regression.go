@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
 )
 
@@ -20,16 +21,10 @@ import (
 // from what status and the annotation hold, so a restarted manager, a
 // retried reconcile or a refused write all come to the same answer.
 
-// pendingEvent is an event to emit once the status that records its
-// transition is stored: never for a write that was refused, so never twice.
-type pendingEvent struct {
-	eventType, reason, message string
-}
-
 // judge replays the history (with the acknowledgements), marks it, bounds
 // it, and sets the conditions; it returns the events of the transitions
 // between what status held and what it holds now.
-func (r *BenchmarkScheduleReconciler) judge(s *benchv1.BenchmarkSchedule) []pendingEvent {
+func (r *BenchmarkScheduleReconciler) judge(s *benchv1.BenchmarkSchedule) []status.Event {
 	before := s.Status.DeepCopy()
 	p := s.Spec.Regression
 	if p == nil {
@@ -68,8 +63,8 @@ func (r *BenchmarkScheduleReconciler) judge(s *benchv1.BenchmarkSchedule) []pend
 // transitions compares the conditions before and after: a regression or an
 // improvement opened (a new one: another first run), or closed and why; an
 // acknowledgement made. The counters of status.regression count the opened.
-func transitions(before, after *benchv1.BenchmarkScheduleStatus) []pendingEvent {
-	var out []pendingEvent
+func transitions(before, after *benchv1.BenchmarkScheduleStatus) []status.Event {
+	var out []status.Event
 	for _, kind := range []struct {
 		cond, open string
 		change     benchv1.ChangeKind
@@ -86,22 +81,22 @@ func transitions(before, after *benchv1.BenchmarkScheduleStatus) []pendingEvent 
 		switch {
 		case nowOpen && (!wasOpen || firstRun(before, kind.change) != firstRun(after, kind.change)):
 			*kind.count++
-			out = append(out, pendingEvent{kind.eventType, kind.open, now.Message})
+			out = append(out, status.Event{Type: kind.eventType, Reason: kind.open, Message: now.Message})
 		case wasOpen && !nowOpen && now != nil:
-			out = append(out, pendingEvent{corev1.EventTypeNormal, now.Reason, now.Message})
+			out = append(out, status.Event{Type: corev1.EventTypeNormal, Reason: now.Reason, Message: now.Message})
 		}
 	}
 	// An acknowledgement that closed a change is said by that change's
 	// event; one that found nothing open is said on its own.
 	for _, e := range out {
-		if e.reason == benchv1.ReasonAcknowledged {
+		if e.Reason == benchv1.ReasonAcknowledged {
 			return out
 		}
 	}
 	was := meta.FindStatusCondition(before.Conditions, benchv1.ConditionAcknowledged)
 	if now := meta.FindStatusCondition(after.Conditions, benchv1.ConditionAcknowledged); now != nil && now.Status == metav1.ConditionTrue &&
 		(was == nil || was.Status != metav1.ConditionTrue || was.Message != now.Message) {
-		out = append(out, pendingEvent{corev1.EventTypeNormal, benchv1.ReasonAcknowledged, now.Message})
+		out = append(out, status.Event{Type: corev1.EventTypeNormal, Reason: benchv1.ReasonAcknowledged, Message: now.Message})
 	}
 	return out
 }
@@ -114,12 +109,12 @@ func firstRun(st *benchv1.BenchmarkScheduleStatus, kind benchv1.ChangeKind) stri
 }
 
 func setScheduleCondition(s *benchv1.BenchmarkSchedule, t string, on bool, reason, msg string) {
-	status := metav1.ConditionFalse
+	cs := metav1.ConditionFalse
 	if on {
-		status = metav1.ConditionTrue
+		cs = metav1.ConditionTrue
 	}
-	meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: t, Status: status, Reason: reason,
-		Message: truncate(msg, 1024), ObservedGeneration: s.Generation})
+	meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: t, Status: cs, Reason: reason,
+		Message: status.Truncate(msg, 1024), ObservedGeneration: s.Generation})
 }
 
 // boundHistory drops the oldest entries beyond spec.historyLimit and says
@@ -141,10 +136,10 @@ func boundHistory(s *benchv1.BenchmarkSchedule) int {
 func markHistory(s *benchv1.BenchmarkSchedule, j stats.RegressionJudgement, acks []benchv1.Acknowledgement) {
 	for i := range s.Status.History {
 		h, pt := &s.Status.History[i], j.Points[i]
-		h.Judgement = benchv1.HistoryJudgement(pt.Outcome)
+		h.Judgement = pt.Outcome
 		h.DeltaPercent = nil
 		if pt.DeltaPercent != nil {
-			h.DeltaPercent = finite(*pt.DeltaPercent)
+			h.DeltaPercent = status.Finite(*pt.DeltaPercent)
 		}
 		h.ChangePoint, h.Provisional = pt.ChangePoint, pt.Provisional
 		h.Transitions = nil
@@ -156,7 +151,7 @@ func markHistory(s *benchv1.BenchmarkSchedule, j stats.RegressionJudgement, acks
 		h.Acknowledged = ""
 		if pt.Acknowledged {
 			if a, ok := ackOf(acks, h.Run); ok {
-				h.Acknowledged = truncate(a.String(), 1024)
+				h.Acknowledged = status.Truncate(a.String(), 1024)
 			}
 		}
 	}
@@ -164,7 +159,7 @@ func markHistory(s *benchv1.BenchmarkSchedule, j stats.RegressionJudgement, acks
 
 // finiteOrZero is v, or 0 when it is not finite (status cannot hold it).
 func finiteOrZero(v float64) float64 {
-	if f := finite(v); f != nil {
+	if f := status.Finite(v); f != nil {
 		return *f
 	}
 	return 0
@@ -191,7 +186,7 @@ func noteAcknowledgements(s *benchv1.BenchmarkSchedule, acks []benchv1.Acknowled
 	switch {
 	case err != nil:
 		meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: benchv1.ConditionAcknowledged, Status: metav1.ConditionFalse,
-			Reason: benchv1.ReasonUnreadable, Message: truncate(err.Error(), 1024), ObservedGeneration: s.Generation})
+			Reason: benchv1.ReasonUnreadable, Message: status.Truncate(err.Error(), 1024), ObservedGeneration: s.Generation})
 	case len(acks) > 0:
 		newest := acks[0]
 		for _, a := range acks[1:] {
@@ -209,7 +204,7 @@ func noteAcknowledgements(s *benchv1.BenchmarkSchedule, acks []benchv1.Acknowled
 			msg += fmt.Sprintf(" (%d acknowledgements in all)", len(acks))
 		}
 		meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: benchv1.ConditionAcknowledged, Status: metav1.ConditionTrue,
-			Reason: benchv1.ReasonAcknowledgedByPerson, Message: truncate(msg, 1024), ObservedGeneration: s.Generation})
+			Reason: benchv1.ReasonAcknowledgedByPerson, Message: status.Truncate(msg, 1024), ObservedGeneration: s.Generation})
 	case had:
 		meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: benchv1.ConditionAcknowledged, Status: metav1.ConditionFalse,
 			Reason: benchv1.ReasonNotAcknowledged, Message: "every acknowledgement was undone", ObservedGeneration: s.Generation})
@@ -229,7 +224,7 @@ func historyPoints(s *benchv1.BenchmarkSchedule, acks []benchv1.Acknowledgement)
 	out := make([]stats.HistoryPoint, len(s.Status.History))
 	for i, h := range s.Status.History {
 		out[i] = stats.HistoryPoint{Run: h.Run, Release: h.Release, Succeeded: h.Phase == benchv1.PhaseSucceeded,
-			Value: h.Value, Unit: h.Unit, Direction: stats.Direction(h.Direction), Verdict: stats.Verdict(h.Verdict),
+			Value: h.Value, Unit: h.Unit, Direction: h.Direction, Verdict: h.Verdict,
 			OutsideBaseline: !sel.Matches(labels.Set{benchv1.LabelRelease: h.Release})}
 		if a, ok := ackOf(acks, h.Run); ok {
 			out[i].Ack = &stats.Acknowledgement{From: a.From, By: a.By, Reason: a.Reason, At: a.At.Time}
@@ -321,7 +316,7 @@ func episodeToAPI(e *stats.Episode) *benchv1.RegressionEpisode {
 	if e == nil {
 		return nil
 	}
-	return &benchv1.RegressionEpisode{Kind: benchv1.ChangeKind(e.Kind), FirstRun: e.FirstRun, FirstRelease: e.FirstRelease,
+	return &benchv1.RegressionEpisode{Kind: e.Kind, FirstRun: e.FirstRun, FirstRelease: e.FirstRelease,
 		Reference: e.Reference, ReferenceRuns: int32(e.ReferenceRuns), DeltaPercent: finiteOrZero(e.DeltaPercent), Runs: int32(e.Runs),
 		LatestRun: e.LatestRun, Provisional: e.Provisional, Values: levelToAPI(e.Values)}
 }
@@ -330,7 +325,7 @@ func episodeFromAPI(e *benchv1.RegressionEpisode) *stats.Episode {
 	if e == nil {
 		return nil
 	}
-	return &stats.Episode{Kind: stats.ChangeKind(e.Kind), FirstRun: e.FirstRun, FirstRelease: e.FirstRelease,
+	return &stats.Episode{Kind: e.Kind, FirstRun: e.FirstRun, FirstRelease: e.FirstRelease,
 		Reference: e.Reference, ReferenceRuns: int(e.ReferenceRuns), DeltaPercent: e.DeltaPercent, Runs: int(e.Runs),
 		LatestRun: e.LatestRun, Provisional: e.Provisional, Values: levelFromAPI(e.Values)}
 }

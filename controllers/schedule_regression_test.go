@@ -11,10 +11,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
@@ -25,6 +23,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -39,10 +38,10 @@ type scheduleDriver struct {
 }
 
 func (d *scheduleDriver) get() *benchv1.BenchmarkSchedule {
-	d.h.t.Helper()
+	d.h.T.Helper()
 	cur := &benchv1.BenchmarkSchedule{}
 	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(d.s), cur); err != nil {
-		d.h.t.Fatal(err)
+		d.h.T.Fatal(err)
 	}
 	return cur
 }
@@ -50,7 +49,7 @@ func (d *scheduleDriver) get() *benchv1.BenchmarkSchedule {
 // observed waits for the schedule's first look: the template it sees first
 // is the starting point, not a change.
 func (d *scheduleDriver) observed() {
-	testutil.Eventually(d.h.t, 10*time.Second, "schedule observed", func() error {
+	testutil.Eventually(d.h.T, 10*time.Second, "schedule observed", func() error {
 		if d.get().Status.TemplateHash == "" {
 			return fmt.Errorf("not observed yet")
 		}
@@ -61,7 +60,7 @@ func (d *scheduleDriver) observed() {
 // next starts the next release's run, measures value and returns the
 // schedule once its history holds the run's judgement.
 func (d *scheduleDriver) next(value float64) *benchv1.BenchmarkSchedule {
-	t := d.h.t
+	t := d.h.T
 	t.Helper()
 	d.release++
 	cur := &benchv1.BenchmarkSchedule{}
@@ -78,10 +77,10 @@ func (d *scheduleDriver) next(value float64) *benchv1.BenchmarkSchedule {
 	var run *benchv1.BenchmarkRun
 	testutil.Eventually(t, 20*time.Second, "run "+name, func() error {
 		run = &benchv1.BenchmarkRun{}
-		return k8s.Get(context.Background(), client.ObjectKey{Namespace: d.h.ns, Name: name}, run)
+		return k8s.Get(context.Background(), client.ObjectKey{Namespace: d.h.NS, Name: name}, run)
 	})
-	d.h.terminate(d.h.waitJob(specs.MeasureJobName(run, 0, 1)), d.node, 0, tpsResult(value))
-	d.h.waitPhase(name, 20*time.Second, benchv1.PhaseSucceeded)
+	d.h.Terminate(d.h.WaitJob(specs.MeasureJobName(run, 0, 1)), d.node, 0, kit.TPSResult(value))
+	d.h.WaitPhase(name, 20*time.Second, benchv1.PhaseSucceeded)
 	testutil.Eventually(t, 20*time.Second, "history judged "+name, func() error {
 		cur = d.get()
 		for _, e := range cur.Status.History {
@@ -144,23 +143,23 @@ func TestScheduleNeverForgetsARegression(t *testing.T) {
 	s := &benchv1.BenchmarkSchedule{
 		ObjectMeta: metav1.ObjectMeta{Name: "sustained"},
 		Spec: benchv1.BenchmarkScheduleSpec{
-			RunTemplate: &benchv1.RunTemplate{Labels: map[string]string{benchv1.LabelRelease: "v0"}, Spec: measureOnly("x", 4, 1).Spec},
+			RunTemplate: &benchv1.RunTemplate{Labels: map[string]string{benchv1.LabelRelease: "v0"}, Spec: kit.MeasureOnly("x", 4, 1).Spec},
 			Regression:  &benchv1.RegressionPolicy{Method: benchv1.RegressionThreshold, ThresholdPercent: 10, BaselineRuns: 3},
 		},
 	}
-	h.create(s)
-	d := &scheduleDriver{h: h, s: s, node: loadgenNode(h)}
+	h.Create(s)
+	d := &scheduleDriver{h: h, s: s, node: h.LoadgenNode()}
 	d.observed()
-	labels := map[string]string{"namespace": h.ns, "schedule": s.Name}
+	labels := map[string]string{"namespace": h.NS, "schedule": s.Name}
 	gauge := func() float64 {
-		v := series(t, "dbperf_schedule_regressed", labels)
+		v := kit.Series(t, "dbperf_schedule_regressed", labels)
 		if len(v) != 1 {
 			t.Fatalf("dbperf_schedule_regressed: %v", v)
 		}
 		return v[0].GetGauge().GetValue()
 	}
 	counter := func() float64 {
-		v := series(t, "dbperf_schedule_regressions_total", labels)
+		v := kit.Series(t, "dbperf_schedule_regressions_total", labels)
 		if len(v) != 1 {
 			t.Fatalf("dbperf_schedule_regressions_total: %v", v)
 		}
@@ -181,7 +180,7 @@ func TestScheduleNeverForgetsARegression(t *testing.T) {
 	first := ""
 	for i := range 10 {
 		if i == 4 {
-			h.restartManager(cfg) // between two runs: nothing may be forgotten or said twice
+			h.RestartManager(cfg) // between two runs: nothing may be forgotten or said twice
 		}
 		cur = d.next(47e3)
 		c := regressed(cur)
@@ -198,7 +197,7 @@ func TestScheduleNeverForgetsARegression(t *testing.T) {
 			t.Errorf("run %d: regressed %v, regressions_total %v", i+5, gauge(), counter())
 		}
 	}
-	waitEvents(t, h.ns, s.Name, map[string]int{benchv1.ReasonRegression: 1})
+	waitEvents(t, h.NS, s.Name, map[string]int{benchv1.ReasonRegression: 1})
 	marked := func(s *benchv1.BenchmarkSchedule) []string {
 		var out []string
 		for _, e := range s.Status.History {
@@ -221,7 +220,7 @@ func TestScheduleNeverForgetsARegression(t *testing.T) {
 	if c := regressed(cur); c.Status != metav1.ConditionFalse || c.Reason != benchv1.ReasonRecovered || gauge() != 0 {
 		t.Fatalf("back at 80k: %+v", c)
 	}
-	waitEvents(t, h.ns, s.Name, map[string]int{benchv1.ReasonRegression: 1, benchv1.ReasonRecovered: 1})
+	waitEvents(t, h.NS, s.Name, map[string]int{benchv1.ReasonRegression: 1, benchv1.ReasonRecovered: 1})
 
 	// A second regression, then a person accepts its level.
 	for range 3 {
@@ -261,7 +260,7 @@ func TestScheduleNeverForgetsARegression(t *testing.T) {
 			t.Fatalf("47k after the acknowledgement: %+v", c)
 		}
 	}
-	waitEvents(t, h.ns, s.Name, map[string]int{benchv1.ReasonRegression: 2, benchv1.ReasonRecovered: 1, benchv1.ReasonAcknowledged: 1})
+	waitEvents(t, h.NS, s.Name, map[string]int{benchv1.ReasonRegression: 2, benchv1.ReasonRecovered: 1, benchv1.ReasonAcknowledged: 1})
 	if got := marked(cur); !slices.Equal(got, []string{first, second}) {
 		t.Errorf("change points %v, want %s and %s", got, first, second)
 	}
@@ -288,16 +287,16 @@ func historyEntries(prefix string, values ...float64) []benchv1.HistoryEntry {
 // refused write.
 func TestScheduleJudgementIsIdempotent(t *testing.T) {
 	h := newHarness(t)
-	h.stopManager()
+	h.StopManager()
 	ctx := context.Background()
 	s := &benchv1.BenchmarkSchedule{
 		ObjectMeta: metav1.ObjectMeta{Name: "idem"},
 		Spec: benchv1.BenchmarkScheduleSpec{
-			RunTemplate: &benchv1.RunTemplate{Spec: measureOnly("x", 4, 1).Spec},
+			RunTemplate: &benchv1.RunTemplate{Spec: kit.MeasureOnly("x", 4, 1).Spec},
 			Regression:  &benchv1.RegressionPolicy{Method: benchv1.RegressionThreshold, ThresholdPercent: 10, BaselineRuns: 3},
 		},
 	}
-	h.create(s)
+	h.Create(s)
 	key := client.ObjectKeyFromObject(s)
 	get := func() *benchv1.BenchmarkSchedule {
 		t.Helper()
@@ -317,16 +316,12 @@ func TestScheduleJudgementIsIdempotent(t *testing.T) {
 		}
 	}
 	var refused atomic.Bool
-	watching, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conflicting := interceptor.NewClient(watching, interceptor.Funcs{
+	conflicting := kit.Intercept(k8s, interceptor.Funcs{
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
 			if refused.CompareAndSwap(false, true) {
-				return apierrors.NewConflict(schema.GroupResource{Group: benchv1.GroupVersion.Group, Resource: "benchmarkschedules"}, obj.GetName(), fmt.Errorf("changed meanwhile"))
+				return kit.Conflict("benchmarkschedules", obj.GetName())
 			}
-			return c.Status().Patch(ctx, obj, p, o...)
+			return c.SubResource(sub).Patch(ctx, obj, p, o...)
 		},
 	})
 	reconcile := func(c client.Client, rec record.EventRecorder) {

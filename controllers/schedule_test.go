@@ -15,45 +15,25 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
-
-func tpsResult(v float64) string {
-	res := results.New("pgbench")
-	res.Primary = results.Key{Name: "transactionsPerSecond"}
-	res.Add(results.Metric{Name: "transactionsPerSecond", Value: v, Unit: "tx/s", Direction: results.HigherIsBetter})
-	msg, err := results.EncodeCompact(res, results.MaxCompactBytes)
-	if err != nil {
-		panic(err)
-	}
-	return string(msg)
-}
-
-func scheduleRuns(h *harness, s *benchv1.BenchmarkSchedule) []benchv1.BenchmarkRun {
-	h.t.Helper()
-	var runs benchv1.BenchmarkRunList
-	if err := k8s.List(context.Background(), &runs, client.InNamespace(h.ns), client.MatchingLabels{benchv1.LabelSchedule: string(s.UID)}); err != nil {
-		h.t.Fatal(err)
-	}
-	return runs.Items
-}
 
 // Each template change (a release bump committed to Git) starts exactly one
 // run; a 5 % drop against the last five good runs raises Regressed naming the
 // run, pure noise does not, and the next good release clears it.
 func TestScheduleTemplateChangesAndRegression(t *testing.T) {
 	h := newHarness(t)
-	node := loadgenNode(h)
+	node := h.LoadgenNode()
 	s := &benchv1.BenchmarkSchedule{
 		ObjectMeta: metav1.ObjectMeta{Name: "nightly"},
 		Spec: benchv1.BenchmarkScheduleSpec{
-			RunTemplate: &benchv1.RunTemplate{Labels: map[string]string{benchv1.LabelRelease: "v1"}, Spec: measureOnly("x", 4, 1).Spec},
+			RunTemplate: &benchv1.RunTemplate{Labels: map[string]string{benchv1.LabelRelease: "v1"}, Spec: kit.MeasureOnly("x", 4, 1).Spec},
 			Regression:  &benchv1.RegressionPolicy{Method: benchv1.RegressionThreshold, ThresholdPercent: 3, BaselineRuns: 5},
 		},
 	}
-	h.create(s)
+	h.Create(s)
 	testutil.Eventually(t, 10*time.Second, "schedule observed", func() error {
 		cur := &benchv1.BenchmarkSchedule{}
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
@@ -64,7 +44,7 @@ func TestScheduleTemplateChangesAndRegression(t *testing.T) {
 		}
 		return nil
 	})
-	if n := len(scheduleRuns(h, s)); n != 0 {
+	if n := len(h.ScheduleRuns(s)); n != 0 {
 		t.Fatalf("%d runs on create without runOnCreate", n)
 	}
 	release := func(i int, value float64) *benchv1.BenchmarkSchedule {
@@ -84,10 +64,10 @@ func TestScheduleTemplateChangesAndRegression(t *testing.T) {
 		var run *benchv1.BenchmarkRun
 		testutil.Eventually(t, 20*time.Second, "run "+name, func() error {
 			run = &benchv1.BenchmarkRun{}
-			return k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: name}, run)
+			return k8s.Get(context.Background(), client.ObjectKey{Namespace: h.NS, Name: name}, run)
 		})
-		h.terminate(h.waitJob(specs.MeasureJobName(run, 0, 1)), node, 0, tpsResult(value))
-		h.waitPhase(name, 20*time.Second, benchv1.PhaseSucceeded)
+		h.Terminate(h.WaitJob(specs.MeasureJobName(run, 0, 1)), node, 0, kit.TPSResult(value))
+		h.WaitPhase(name, 20*time.Second, benchv1.PhaseSucceeded)
 		testutil.Eventually(t, 20*time.Second, "history updated", func() error {
 			if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
 				return err
@@ -111,7 +91,7 @@ func TestScheduleTemplateChangesAndRegression(t *testing.T) {
 		}
 	}
 	// Exactly one run per template change, however often it reconciled.
-	if n := len(scheduleRuns(h, s)); n != len(noise) {
+	if n := len(h.ScheduleRuns(s)); n != len(noise) {
 		t.Errorf("%d runs after %d template changes", n, len(noise))
 	}
 	cur := release(8, 955) // a 5 % drop
@@ -119,7 +99,7 @@ func TestScheduleTemplateChangesAndRegression(t *testing.T) {
 	if c.Status != metav1.ConditionTrue || c.Reason != benchv1.ReasonRegression || !strings.Contains(c.Message, "release v8") || !strings.Contains(c.Message, "-4.") {
 		t.Errorf("5 %% drop: %+v", c)
 	}
-	if v := series(t, "dbperf_schedule_regressed", map[string]string{"namespace": h.ns, "schedule": "nightly"}); len(v) != 1 || v[0].GetGauge().GetValue() != 1 {
+	if v := kit.Series(t, "dbperf_schedule_regressed", map[string]string{"namespace": h.NS, "schedule": "nightly"}); len(v) != 1 || v[0].GetGauge().GetValue() != 1 {
 		t.Errorf("dbperf_schedule_regressed: %v", v)
 	}
 	cur = release(9, 1002) // fixed
@@ -166,22 +146,21 @@ func TestScheduleChangePointRegression(t *testing.T) {
 // BenchmarkComparison; its verdict Worse on the watched metric sets Regressed.
 func TestScheduleOfComparisons(t *testing.T) {
 	h := newHarness(t)
-	measuredFn = func(variant string, i int) string {
+	answer := func(variant string, i int) string {
 		v := 1000.0 + float64(i%3)
 		if variant == "v4a" {
 			v = 900 + float64(i%3) // the candidate release is 10 % slower
 		}
-		return tpsResult(v)
+		return kit.TPSResult(v)
 	}
-	t.Cleanup(func() { measuredFn = measured })
 	s := &benchv1.BenchmarkSchedule{
 		ObjectMeta: metav1.ObjectMeta{Name: "rc"},
 		Spec: benchv1.BenchmarkScheduleSpec{
-			ComparisonTemplate: &benchv1.ComparisonTemplate{Labels: map[string]string{benchv1.LabelRelease: "v1"}, Spec: comparison("x", benchv1.OrderInterleaved, 5).Spec},
+			ComparisonTemplate: &benchv1.ComparisonTemplate{Labels: map[string]string{benchv1.LabelRelease: "v1"}, Spec: kit.Comparison("x", benchv1.OrderInterleaved, 5).Spec},
 			Regression:         &benchv1.RegressionPolicy{},
 		},
 	}
-	h.create(s)
+	h.Create(s)
 	cur := &benchv1.BenchmarkSchedule{}
 	// The template the controller first sees is the starting point.
 	testutil.Eventually(t, 10*time.Second, "schedule observed", func() error {
@@ -202,7 +181,7 @@ func TestScheduleOfComparisons(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	playRuns(h, "rc", 10, 1)
+	h.PlayRuns("rc", 10, 1, answer)
 	testutil.Eventually(t, 30*time.Second, "Regressed from the comparison", func() error {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
 			return err
@@ -214,7 +193,7 @@ func TestScheduleOfComparisons(t *testing.T) {
 		return nil
 	})
 	var cmps benchv1.BenchmarkComparisonList
-	if err := k8s.List(context.Background(), &cmps, client.InNamespace(h.ns), client.MatchingLabels{benchv1.LabelSchedule: string(cur.UID)}); err != nil || len(cmps.Items) != 1 {
+	if err := k8s.List(context.Background(), &cmps, client.InNamespace(h.NS), client.MatchingLabels{benchv1.LabelSchedule: string(cur.UID)}); err != nil || len(cmps.Items) != 1 {
 		t.Errorf("%d comparisons (err %v), want exactly one for one template change", len(cmps.Items), err)
 	}
 	if h := cur.Status.History; len(h) != 1 || h[0].Verdict != benchv1.VerdictWorse || h[0].Value == nil || *h[0].Value > -9 {

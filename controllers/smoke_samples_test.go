@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dbperf-io/dbperf-operator/internal/smoke"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/registry"
@@ -31,7 +32,7 @@ func TestSmokeFormsOfEverySampleAreAdmitted(t *testing.T) {
 			t.Errorf("tool %s has no Shrink: kubectl dbperf try cannot make its samples small", name)
 		}
 	}
-	ns := admissionNamespace(t, "smoke-")
+	ns := kit.Namespace(t, k8s, "smoke-")
 	var files []string
 	for _, dir := range []string{"config/samples", "config/samples/getting-started", "config/samples/published"} {
 		fs, _ := filepath.Glob(filepath.Join(testutil.RepoRoot(), dir, "*.yaml"))

@@ -2,10 +2,13 @@ package controllers
 
 import (
 	"context"
+
 	"errors"
 	"sync"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +16,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -21,7 +25,6 @@ import (
 // the run give the copy taken while it was measuring, as a runs' informer
 // that has not yet delivered the last writes would.
 type staleRun struct {
-	client.Client
 	mu     sync.Mutex
 	name   string
 	job    string
@@ -29,8 +32,12 @@ type staleRun struct {
 	served int
 }
 
-func (s *staleRun) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if err := s.Client.Get(ctx, key, obj, opts...); err != nil {
+func (s *staleRun) wrap(c client.Client) client.Client {
+	return kit.Intercept(c, interceptor.Funcs{Get: s.get})
+}
+
+func (s *staleRun) get(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := c.Get(ctx, key, obj, opts...); err != nil {
 		return err
 	}
 	run, ok := obj.(*benchv1.BenchmarkRun)
@@ -42,7 +49,7 @@ func (s *staleRun) Get(ctx context.Context, key client.ObjectKey, obj client.Obj
 	if s.copy == nil || s.served >= 5 {
 		return nil
 	}
-	err := s.Client.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: s.job}, &batchv1.Job{})
+	err := c.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: s.job}, &batchv1.Job{})
 	if !apierrors.IsNotFound(err) {
 		return nil // the Jobs' cache has not seen the cleanup yet
 	}
@@ -58,23 +65,23 @@ func (s *staleRun) Get(ctx context.Context, key client.ObjectKey, obj client.Obj
 // e2e's 300 short runs with manager kills: 2 Jobs of 600).
 func TestStaleRunReadCreatesNoJob(t *testing.T) {
 	h := newHarness(t)
-	node := loadgenNode(h)
+	node := h.LoadgenNode()
 	sr := &staleRun{name: "stale"}
-	h.wrap = func(c client.Client) client.Client { sr.Client = c; return sr }
-	h.restartManager(cfg)
-	run := measureOnly("stale", 16, 1)
+	h.wrap = sr.wrap
+	h.RestartManager(cfg)
+	run := kit.MeasureOnly("stale", 16, 1)
 	run.Spec.Cleanup = benchv1.CleanupAlways
-	h.create(run)
-	job := h.waitJob(specs.MeasureJobName(run, 0, 1))
-	measuring := h.run("stale")
+	h.Create(run)
+	job := h.WaitJob(specs.MeasureJobName(run, 0, 1))
+	measuring := h.Run("stale")
 	sr.mu.Lock()
 	sr.job, sr.copy = job.Name, measuring
 	sr.mu.Unlock()
-	h.kubelet(job, node, "pgbench", fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt"))
-	h.waitPhase("stale", 20*time.Second, benchv1.PhaseSucceeded)
-	h.waitCleanup("stale")
+	h.Replay(job, node, "pgbench", kit.Fixture(t, "pgbench", "pkb-tpcb-16c-5s-r-stdout.txt"))
+	h.WaitPhase("stale", 20*time.Second, benchv1.PhaseSucceeded)
+	h.WaitCleanup("stale")
 	testutil.Eventually(t, 10*time.Second, "the stale copy served", func() error {
-		h.touch(measuring, time.Now().String()) // one more reconcile
+		h.Touch(measuring, time.Now().String()) // one more reconcile
 		sr.mu.Lock()
 		defer sr.mu.Unlock()
 		if sr.served == 0 {
@@ -82,16 +89,18 @@ func TestStaleRunReadCreatesNoJob(t *testing.T) {
 		}
 		return nil
 	})
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
-		var j batchv1.Job
-		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: job.Name}, &j)
-		if err == nil {
-			t.Fatalf("job %s made again after the run ended and was cleaned up (from a run read %d times stale)", job.Name, sr.served)
-		}
-		time.Sleep(100 * time.Millisecond)
+	// One more reconcile, and none in flight: whatever a reconcile of a
+	// stale read made is made by now.
+	since := kit.ReconcileCount(t, "benchmarkrun")
+	h.Touch(measuring, "after the stale reads")
+	kit.WaitReconciled(t, "benchmarkrun", since)
+	var j batchv1.Job
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.NS, Name: job.Name}, &j); err == nil {
+		sr.mu.Lock()
+		defer sr.mu.Unlock()
+		t.Fatalf("job %s made again after the run ended and was cleaned up (from a run read %d times stale)", job.Name, sr.served)
 	}
-	if got := h.run("stale"); got.Status.Phase != benchv1.PhaseSucceeded || len(got.Status.Steps[0].Repetitions) != 1 {
+	if got := h.Run("stale"); got.Status.Phase != benchv1.PhaseSucceeded || len(got.Status.Steps[0].Repetitions) != 1 {
 		t.Errorf("phase %s, %d measurements", got.Status.Phase, len(got.Status.Steps[0].Repetitions))
 	}
 }

@@ -1,19 +1,15 @@
 package controllers
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 )
 
@@ -58,21 +54,8 @@ func remainingSeconds(st *runState) *int64 {
 
 func setCondition(run *benchv1.BenchmarkRun, t string, s metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&run.Status.Conditions, metav1.Condition{
-		Type: t, Status: s, Reason: reason, Message: truncate(msg, 1024), ObservedGeneration: run.Generation,
+		Type: t, Status: s, Reason: reason, Message: status.Truncate(msg, 1024), ObservedGeneration: run.Generation,
 	})
-}
-
-// truncate cuts s to at most n bytes, at a rune boundary (a tool's output
-// quoted in a message may hold any UTF-8).
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - 3
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "..."
 }
 
 // failInvalidSpec ends a run whose spec the schema let through but the
@@ -108,24 +91,6 @@ func findCondition(run *benchv1.BenchmarkRun, t string) *metav1.Condition {
 	return meta.FindStatusCondition(run.Status.Conditions, t)
 }
 
-// patchStatusIfChanged writes obj's status when it differs from base's, with
-// an optimistic lock. A conflict or a deleted object is not an error: the
-// next reconcile starts from what is stored. written says whether the
-// status was stored.
-func patchStatusIfChanged(ctx context.Context, c client.Client, base, obj client.Object, before, after any) (written bool, err error) {
-	if equality.Semantic.DeepEqual(before, after) {
-		return false, nil
-	}
-	if err := c.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			log.FromContext(ctx).V(1).Info("Status changed underneath, retrying", "error", err.Error())
-			return false, nil
-		}
-		return false, err
-	}
-	return true, nil
-}
-
 // maxStatusMessageBytes bounds status.message, a printer column.
 const maxStatusMessageBytes = 512
 
@@ -148,7 +113,7 @@ func statusMessage(run *benchv1.BenchmarkRun) string {
 			continue // going on as it should
 		}
 		// One line: a printer column shows a message up to its first newline.
-		return truncate(strings.Join(strings.Fields(c.Reason+": "+c.Message), " "), maxStatusMessageBytes)
+		return status.Truncate(strings.Join(strings.Fields(c.Reason+": "+c.Message), " "), maxStatusMessageBytes)
 	}
 	return ""
 }

@@ -67,8 +67,8 @@ func TestStatusOfAnyRunIsStorable(t *testing.T) {
 			}
 			initSteps(run, steps)
 			now := metav1.Now()
-			for i, u := range units(tc.steps, tc.reps) {
-				recordUnit(run, u, fmt.Sprintf("%s-s%d-r%d", run.Name[:40], u.step, u.rep),
+			for i, u := range measurements(tc.steps, tc.reps) {
+				recordMeasurement(run, u, fmt.Sprintf("%s-s%d-r%d", run.Name[:40], u.step, u.rep),
 					&outcome{result: tc.result(i), node: "node-" + strings.Repeat("n", 40), started: &now, finished: &now})
 			}
 			raw, err := json.Marshal(run)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
@@ -42,10 +43,10 @@ func summarizeStep(run *benchv1.BenchmarkRun, step *benchv1.StepStatus, primary 
 		st := stats.Summarize(s.values)
 		ms := benchv1.MetricSummary{
 			Name: s.m.Name, Operation: s.m.Operation, Unit: s.m.Unit, Direction: s.m.Direction, Source: s.m.Source,
-			N: int32(st.N), Median: bounded(st.Median), Mean: bounded(roundTo(st.Mean, 6)), Min: st.Min, Max: st.Max,
+			N: int32(st.N), Median: bounded(st.Median), Mean: bounded(status.Round(st.Mean, 6)), Min: st.Min, Max: st.Max,
 		}
 		if st.HasCI && finiteAll(st.CILow, st.CIHigh, st.CVPercent) {
-			lo, hi, cv := roundTo(st.CILow, 6), roundTo(st.CIHigh, 6), roundTo(st.CVPercent, 3)
+			lo, hi, cv := status.Round(st.CILow, 6), status.Round(st.CIHigh, 6), status.Round(st.CVPercent, 3)
 			ms.CILow, ms.CIHigh, ms.CoefficientOfVariationPercent = &lo, &hi, &cv
 			limit := run.Spec.Validity.MaxCoefficientOfVariationPercent
 			if k == primary && limit > 0 && st.CVPercent > float64(limit) {
@@ -107,18 +108,8 @@ func formatValue(v float64) string {
 	case a >= 10:
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	default:
-		return fmt.Sprint(roundTo(v, 3))
+		return fmt.Sprint(status.Round(v, 3))
 	}
-}
-
-// roundTo rounds v to a number of decimals; a v too large to scale (above
-// about 1e302) has no decimals to round and stays as it is.
-func roundTo(v float64, decimals int) float64 {
-	p := math.Pow(10, float64(decimals))
-	if math.IsInf(v*p, 0) {
-		return v
-	}
-	return math.Round(v*p) / p
 }
 
 // bounded is v, with the infinities that sums of values near the largest
@@ -140,7 +131,7 @@ func targetFigures(summary []benchv1.MetricSummary) (cpu, efficiency *float64) {
 	find := func(k results.Key) *float64 {
 		for _, s := range summary {
 			if s.Source != "" && s.Name == k.Name && s.Operation == k.Operation {
-				v := roundTo(s.Median, 3)
+				v := status.Round(s.Median, 3)
 				return &v
 			}
 		}

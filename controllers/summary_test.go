@@ -18,11 +18,11 @@ func TestFailedRepetitionLeavesTheSummaryAlone(t *testing.T) {
 		r := results.New("pgbench")
 		r.Primary = tps
 		r.Add(results.Metric{Name: tps.Name, Value: v, Unit: "tx/s", Direction: results.HigherIsBetter})
-		recordUnit(run, unit{step: 0, rep: int32(rep + 1)}, "job", &outcome{result: r})
+		recordMeasurement(run, measurement{step: 0, rep: int32(rep + 1)}, "job", &outcome{result: r})
 	}
 	killed := results.New("pgbench")
 	killed.Fail("the load generator ended (exit code 137, OOMKilled) without a dbperf summary")
-	recordUnit(run, unit{step: 0, rep: 3}, "job", &outcome{result: killed})
+	recordMeasurement(run, measurement{step: 0, rep: 3}, "job", &outcome{result: killed})
 
 	step := run.Status.Steps[0]
 	if len(step.Repetitions) != 3 || !step.Unstable {

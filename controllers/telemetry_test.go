@@ -29,17 +29,15 @@ import (
 // runner with the statistics poller the Job's arguments ask for, pointed at
 // the local server.
 func (h *harness) kubeletRealTool(job *batchv1.Job, node, workload string, server int, command ...string) *results.Result {
-	h.t.Helper()
+	h.T.Helper()
 	args := job.Spec.Template.Spec.Containers[0].Args
 	exec, err := pod.ParseExec(args[1:], io.Discard)
 	if err != nil || !exec.Statistics.Enabled() {
-		h.t.Fatalf("the job does not poll the server's statistics: %v (%v)", args, err)
+		h.T.Fatalf("the job does not poll the server's statistics: %v (%v)", args, err)
 	}
-	res, msg := h.runTool(job.Name+"-pod", workload, runner.Options{Command: command,
+	return h.ReplayWith(job, node, workload, runner.Options{Command: command,
 		ServerStatistics: &runner.ServerStatistics{Protocol: exec.Statistics.Protocol, Config: dbstats.Config{Host: "127.0.0.1", Port: server}, Interval: 300 * time.Millisecond},
 	})
-	h.terminate(job, node, int32(runner.ExitCodeFor(res.Verdict)), msg)
-	return res
 }
 
 // TestTargetTelemetryAndDisturbances: a Valkey target's Jobs ask the runner
@@ -52,7 +50,7 @@ func (h *harness) kubeletRealTool(job *batchv1.Job, node, workload string, serve
 func TestTargetTelemetryAndDisturbances(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	node := loadgenNode(h)
+	node := h.LoadgenNode()
 	rd := testutil.StartRedis(t)
 	run := &benchv1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{Name: "tele"},
@@ -68,12 +66,12 @@ func TestTargetTelemetryAndDisturbances(t *testing.T) {
 			APDEX: []benchv1.APDEXTarget{{Operation: "SET", Target: metav1.Duration{Duration: time.Millisecond}}},
 		},
 	}
-	h.create(run)
+	h.Create(run)
 	markServerReady(t, h, specs.ValkeyName(run))
-	run = h.run("tele")
+	run = h.Run("tele")
 	// The target's pod, as the StatefulSet controller would make it.
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: specs.ValkeyName(run) + "-0", Namespace: h.ns, Labels: specs.ServerPodLabels(run)},
+		ObjectMeta: metav1.ObjectMeta{Name: specs.ValkeyName(run) + "-0", Namespace: h.NS, Labels: specs.ServerPodLabels(run)},
 		Spec: corev1.PodSpec{NodeName: "db-1", Containers: []corev1.Container{{Name: "valkey", Image: "valkey/valkey:8.1",
 			Resources: run.Spec.Target.Valkey.Resources}}},
 	}
@@ -82,11 +80,11 @@ func TestTargetTelemetryAndDisturbances(t *testing.T) {
 	}
 	tool := []string{"redis-benchmark", "-h", "127.0.0.1", "-p", strconv.Itoa(rd.Port), "-c", "10", "-n", "60000", "-t", "set", "--csv"}
 
-	job := h.waitJob(specs.MeasureJobName(run, 0, 1))
+	job := h.WaitJob(specs.MeasureJobName(run, 0, 1))
 	// The status read before the Job existed may not name the target yet
 	// (it failed here once in CI, under load).
 	testutil.Eventually(t, 30*time.Second, "the status names the target", func() error {
-		if run = h.run("tele"); run.Status.Target == nil {
+		if run = h.Run("tele"); run.Status.Target == nil {
 			return fmt.Errorf("no status.target yet")
 		}
 		return nil
@@ -102,7 +100,7 @@ func TestTargetTelemetryAndDisturbances(t *testing.T) {
 
 	// The server's container is OOM-killed and restarted while the second
 	// measurement runs.
-	job = h.waitJob(specs.MeasureJobName(run, 0, 2))
+	job = h.WaitJob(specs.MeasureJobName(run, 0, 2))
 	killed := make(chan error, 1)
 	go func() {
 		time.Sleep(700 * time.Millisecond) // the tool is under way
@@ -120,7 +118,7 @@ func TestTargetTelemetryAndDisturbances(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	run = h.waitPhase("tele", 30*time.Second, benchv1.PhaseInvalid)
+	run = h.WaitPhase("tele", 30*time.Second, benchv1.PhaseInvalid)
 	reps := run.Status.Steps[0].Repetitions
 	if len(reps) != 2 || reps[0].Verdict != benchv1.VerdictSucceeded || reps[1].Verdict != benchv1.VerdictInvalid {
 		t.Fatalf("repetitions %+v", reps)
@@ -143,7 +141,7 @@ func TestTargetTelemetryAndDisturbances(t *testing.T) {
 	if p := run.Status.Primary; p == nil || p.TargetCPUCores == nil || p.EfficiencyPerTargetCore == nil || *p.TargetCPUCores <= 0 {
 		t.Errorf("primary %+v lacks the target's CPU", p)
 	}
-	doc := resultsDocument(t, h, run)
+	doc := h.ResultsDocument(t, run)
 	full := doc.Steps[0].Repetitions[0].Result
 	if full == nil || len(full.Series) == 0 {
 		t.Fatalf("the results document has no telemetry series: %+v", full)
@@ -273,7 +271,7 @@ func TestJudgeTargetMemory(t *testing.T) {
 func TestCrossingMaxTargetCPUPercentInvalidates(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	node := loadgenNode(h)
+	node := h.LoadgenNode()
 	rd := testutil.StartRedis(t)
 	run := &benchv1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{Name: "hot"},
@@ -285,20 +283,20 @@ func TestCrossingMaxTargetCPUPercentInvalidates(t *testing.T) {
 			Validity: benchv1.ValiditySpec{MaxLoadGeneratorCPUPercent: 100, MaxTargetCPUPercent: 75},
 		},
 	}
-	h.create(run)
+	h.Create(run)
 	markServerReady(t, h, specs.ValkeyName(run))
-	run = h.run("hot")
+	run = h.Run("hot")
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: specs.ValkeyName(run) + "-0", Namespace: h.ns, Labels: specs.ServerPodLabels(run)},
+		ObjectMeta: metav1.ObjectMeta{Name: specs.ValkeyName(run) + "-0", Namespace: h.NS, Labels: specs.ServerPodLabels(run)},
 		Spec: corev1.PodSpec{NodeName: "db-1", Containers: []corev1.Container{{Name: "valkey", Image: "valkey/valkey:8.1",
 			Resources: run.Spec.Target.Valkey.Resources}}},
 	}
 	if err := k8s.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	h.kubeletRealTool(h.waitJob(specs.MeasureJobName(run, 0, 1)), node, "redis-benchmark", rd.Port,
+	h.kubeletRealTool(h.WaitJob(specs.MeasureJobName(run, 0, 1)), node, "redis-benchmark", rd.Port,
 		"redis-benchmark", "-h", "127.0.0.1", "-p", strconv.Itoa(rd.Port), "-c", "10", "-n", "60000", "-t", "set", "--csv")
-	run = h.waitPhase("hot", 30*time.Second, benchv1.PhaseInvalid)
+	run = h.WaitPhase("hot", 30*time.Second, benchv1.PhaseInvalid)
 	rep := run.Status.Steps[0].Repetitions[0]
 	why := strings.Join(rep.Reasons, "; ")
 	t.Logf("%s: %s", rep.Verdict, why)

@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -21,8 +20,8 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
-	"github.com/dbperf-io/dbperf-operator/workloads/registry"
 )
 
 func loadSample(t *testing.T, file string) *benchv1.BenchmarkRun {
@@ -55,13 +54,13 @@ func readSample(t *testing.T, file string) string {
 func TestHammerDBOnMySQLWithTwoWayTLS(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	node := loadgenNode(h)
+	node := h.LoadgenNode()
 	run := loadSample(t, "hammerdb-tprocc-mysql-tls.yaml")
-	h.create(run)
-	run = h.run(run.Name)
+	h.Create(run)
+	run = h.Run(run.Name)
 	var sts appsv1.StatefulSet
 	testutil.Eventually(t, 10*time.Second, "mysql statefulset", func() error {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.ChildName(run, "mysql")}, &sts)
+		return k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: specs.ChildName(run, "mysql")}, &sts)
 	})
 	args := strings.Join(sts.Spec.Template.Spec.Containers[0].Args, " ")
 	if !strings.Contains(args, "--require-secure-transport=ON") || !strings.Contains(args, "--innodb-buffer-pool-size=2G") ||
@@ -70,17 +69,17 @@ func TestHammerDBOnMySQLWithTwoWayTLS(t *testing.T) {
 	}
 	for _, name := range []string{specs.CredentialsSecretName(run, "mysql"), specs.TLSSecretName(run, "mysql"), specs.ClientTLSSecretName(run, "mysql")} {
 		var s corev1.Secret
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, &s); err != nil || !metav1.IsControlledBy(&s, run) {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: name}, &s); err != nil || !metav1.IsControlledBy(&s, run) {
 			t.Fatalf("secret %s: %v (owned: %v)", name, err, metav1.IsControlledBy(&s, run))
 		}
 	}
-	h.waitPhase(run.Name, 5*time.Second, benchv1.PhaseProvisioning)
+	h.WaitPhase(run.Name, 5*time.Second, benchv1.PhaseProvisioning)
 	sts.Status.Replicas, sts.Status.ReadyReplicas, sts.Status.AvailableReplicas = 1, 1, 1
 	if err := k8s.Status().Update(ctx, &sts); err != nil {
 		t.Fatal(err)
 	}
 
-	prep := h.waitJob(specs.PrepareJobName(run))
+	prep := h.WaitJob(specs.PrepareJobName(run))
 	pod := prep.Spec.Template.Spec
 	c := pod.Containers[0]
 	if c.Image != "tpcorg/hammerdb:v4.12" || !strings.HasSuffix(strings.Join(c.Args, " "), "-- ./hammerdbcli auto /etc/dbperf/workload/build.tcl") {
@@ -96,7 +95,7 @@ func TestHammerDBOnMySQLWithTwoWayTLS(t *testing.T) {
 		t.Fatalf("TLS volume %+v", projected)
 	}
 	var files corev1.ConfigMap
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: specs.FilesConfigMapName(run)}, &files); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: specs.FilesConfigMapName(run)}, &files); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"diset connection mysql_ssl true", "diset connection mysql_ssl_two_way true", "diset tpcc mysql_count_ware 1", "buildschema"} {
@@ -107,12 +106,12 @@ func TestHammerDBOnMySQLWithTwoWayTLS(t *testing.T) {
 	if !strings.Contains(files.Data["run-1.tcl"], "vuset vu 40") {
 		t.Errorf("run-1.tcl:\n%s", files.Data["run-1.tcl"])
 	}
-	h.kubelet(prep, node, "hammerdb", writeTemp(t, "Vuser 1:CREATING TPCC TABLES\nVuser 1:TPCC SCHEMA COMPLETE\nVuser 1:FINISHED SUCCESS\nALL VIRTUAL USERS COMPLETE\n"))
+	h.Replay(prep, node, "hammerdb", kit.WriteTemp(t, "Vuser 1:CREATING TPCC TABLES\nVuser 1:TPCC SCHEMA COMPLETE\nVuser 1:FINISHED SUCCESS\nALL VIRTUAL USERS COMPLETE\n"))
 	for step := range 2 {
-		job := h.waitJob(specs.MeasureJobName(run, step, 1))
-		h.kubelet(job, node, "hammerdb", fixture(t, "hammerdb", "mysql-400wh-100vu-ssl-cipher-allwh.txt"))
+		job := h.WaitJob(specs.MeasureJobName(run, step, 1))
+		h.Replay(job, node, "hammerdb", kit.Fixture(t, "hammerdb", "mysql-400wh-100vu-ssl-cipher-allwh.txt"))
 	}
-	done := h.waitPhase(run.Name, 20*time.Second, benchv1.PhaseSucceeded)
+	done := h.WaitPhase(run.Name, 20*time.Second, benchv1.PhaseSucceeded)
 	if p := done.Status.Primary; p == nil || !strings.HasPrefix(p.Display, "2335 NOPM") {
 		t.Fatalf("primary %+v", done.Status.Primary)
 	}
@@ -125,15 +124,15 @@ func TestHammerDBOnMySQLWithTwoWayTLS(t *testing.T) {
 // hammerdbcli exited 0.
 func TestHammerDBFailedBuildFailsTheRun(t *testing.T) {
 	h := newHarness(t)
-	node := loadgenNode(h)
+	node := h.LoadgenNode()
 	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "tprocc-bad-build"}, Spec: benchv1.BenchmarkRunSpec{
 		Target:   benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "pg.example", Port: 5432}},
 		Workload: benchv1.WorkloadSpec{HammerDB: &benchv1.HammerDBWorkload{Database: benchv1.HammerDBPostgres, Warehouses: 1, VirtualUsers: []int32{1}}},
 	}}
-	h.create(run)
-	prep := h.waitJob(specs.PrepareJobName(h.run(run.Name)))
-	h.kubelet(prep, node, "hammerdb", fixture(t, "hammerdb", "mysql-v4.1-buildschema-1wh-diset-errors.txt"))
-	done := h.waitPhase(run.Name, 20*time.Second, benchv1.PhaseFailed)
+	h.Create(run)
+	prep := h.WaitJob(specs.PrepareJobName(h.Run(run.Name)))
+	h.Replay(prep, node, "hammerdb", kit.Fixture(t, "hammerdb", "mysql-v4.1-buildschema-1wh-diset-errors.txt"))
+	done := h.WaitPhase(run.Name, 20*time.Second, benchv1.PhaseFailed)
 	if c := findCondition(done, benchv1.ConditionPrepared); c == nil || !strings.Contains(c.Message, "refused a configuration command") {
 		t.Errorf("prepared condition %+v", c)
 	}
@@ -144,14 +143,14 @@ func TestHammerDBFailedBuildFailsTheRun(t *testing.T) {
 // their results merge (throughputs add) into one measurement.
 func TestParallelLoadGeneratorsBarrierAndMerge(t *testing.T) {
 	h := newHarness(t)
-	node := loadgenNode(h)
+	node := h.LoadgenNode()
 	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "ycsb-2gen"}, Spec: benchv1.BenchmarkRunSpec{
 		Target: benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "docstore", Port: 27017}},
 		Workload: benchv1.WorkloadSpec{Parallelism: 2, SkipPrepare: true,
 			YCSB: &benchv1.YCSBWorkload{Binding: "mongodb", CoreWorkload: "a", Threads: []int32{8}}},
 	}}
-	h.create(run)
-	job := h.waitJob(specs.MeasureJobName(h.run(run.Name), 0, 1))
+	h.Create(run)
+	job := h.WaitJob(specs.MeasureJobName(h.Run(run.Name), 0, 1))
 	if ptrValue(job.Spec.Completions) != 2 || ptrValue(job.Spec.Parallelism) != 2 || job.Spec.CompletionMode == nil || *job.Spec.CompletionMode != batchv1.IndexedCompletion {
 		t.Fatalf("job spec %+v", job.Spec)
 	}
@@ -160,9 +159,9 @@ func TestParallelLoadGeneratorsBarrierAndMerge(t *testing.T) {
 	}
 	// Both pods start; the operator must not release the barrier until
 	// the second one runs.
-	pods := []*corev1.Pod{startIndexedPod(t, h, job, node, 0)}
+	pods := []*corev1.Pod{h.Pod(job, 0, node, kit.Running())}
 	testutil.Eventually(t, 10*time.Second, "the operator seeing one generator running", func() error {
-		if c := findCondition(h.run(run.Name), benchv1.ConditionCompleted); c == nil || !strings.Contains(c.Message, "1 of 2 load generators running") {
+		if c := findCondition(h.Run(run.Name), benchv1.ConditionCompleted); c == nil || !strings.Contains(c.Message, "1 of 2 load generators running") {
 			return fmt.Errorf("completed condition %+v", c)
 		}
 		return nil
@@ -170,7 +169,7 @@ func TestParallelLoadGeneratorsBarrierAndMerge(t *testing.T) {
 	if got := podAnnotation(t, h, pods[0].Name); got != "" {
 		t.Fatalf("barrier opened with one of two generators running: %s", got)
 	}
-	pods = append(pods, startIndexedPod(t, h, job, node, 1))
+	pods = append(pods, h.Pod(job, 1, node, kit.Running()))
 	var at string
 	testutil.Eventually(t, 10*time.Second, "start instant on both pods", func() error {
 		a, b := podAnnotation(t, h, pods[0].Name), podAnnotation(t, h, pods[1].Name)
@@ -188,10 +187,10 @@ func TestParallelLoadGeneratorsBarrierAndMerge(t *testing.T) {
 	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &recorded); err != nil || recorded.Annotations[specs.AnnotationStartAt] != at {
 		t.Errorf("the Job records start instant %q, the pods %q (%v)", recorded.Annotations[specs.AnnotationStartAt], at, err)
 	}
-	for i, pod := range pods {
-		endIndexedPod(t, h, pod, "ycsb", fixture(t, "ycsb", "vc-mongodb-0.17.0-workloada-8threads.txt"), i)
+	for _, pod := range pods {
+		h.End(pod, "ycsb", runner.Options{Command: []string{"cat", kit.Fixture(t, "ycsb", "vc-mongodb-0.17.0-workloada-8threads.txt")}})
 	}
-	done := h.waitPhase(run.Name, 20*time.Second, benchv1.PhaseSucceeded)
+	done := h.WaitPhase(run.Name, 20*time.Second, benchv1.PhaseSucceeded)
 	rep := done.Status.Steps[0].Repetitions[0]
 	var ops float64
 	for _, m := range rep.Metrics {
@@ -208,64 +207,10 @@ func TestParallelLoadGeneratorsBarrierAndMerge(t *testing.T) {
 func podAnnotation(t *testing.T, h *harness, name string) string {
 	t.Helper()
 	var p corev1.Pod
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: name}, &p); err != nil {
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.NS, Name: name}, &p); err != nil {
 		t.Fatal(err)
 	}
 	return p.Annotations[specs.AnnotationStartAt]
-}
-
-// startIndexedPod plays the Job controller and the kubelet: the pod of one
-// completion index, its load generator running (waiting at the barrier).
-func startIndexedPod(t *testing.T, h *harness, job *batchv1.Job, node string, index int) *corev1.Pod {
-	t.Helper()
-	ctx := context.Background()
-	ann := map[string]string{specs.AnnotationCompletionIndex: fmt.Sprint(index)}
-	for k, v := range job.Spec.Template.Annotations {
-		ann[k] = v
-	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d-x", job.Name, index), Namespace: h.ns,
-		Labels: job.Spec.Template.Labels, Annotations: ann}, Spec: *job.Spec.Template.Spec.DeepCopy()}
-	pod.Spec.NodeName = node
-	if err := k8s.Create(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	pod.Status.Phase = corev1.PodRunning
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: specs.LoadgenName, Image: pod.Spec.Containers[0].Image,
-		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
-	if err := k8s.Status().Update(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	return pod
-}
-
-// endIndexedPod runs the real runner on the tool's recorded output and
-// reports the pod's load generator as ended with it.
-func endIndexedPod(t *testing.T, h *harness, pod *corev1.Pod, workload, fixture string, index int) {
-	t.Helper()
-	w, err := registry.ByName(workload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	summary := filepath.Join(t.TempDir(), "termination-log")
-	var out bytes.Buffer
-	res := runner.Exec(context.Background(), runner.Options{Parser: w, Command: []string{"cat", fixture}, SummaryFile: summary, Stdout: &out})
-	if err := runner.Finish(res, summary, &out); err != nil {
-		t.Fatal(err)
-	}
-	msg, _ := os.ReadFile(summary)
-	h.logs.put(h.ns, pod.Name, out.Bytes())
-	var cur corev1.Pod
-	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pod), &cur); err != nil {
-		t.Fatal(err)
-	}
-	now := metav1.Now()
-	cur.Status.Phase = corev1.PodSucceeded
-	cur.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: specs.LoadgenName, Image: cur.Spec.Containers[0].Image,
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: int32(runner.ExitCodeFor(res.Verdict)),
-			Message: string(msg), StartedAt: now, FinishedAt: now, Reason: "Completed"}}}}
-	if err := k8s.Status().Update(context.Background(), &cur); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // applySample creates every object of a sample file in the test's
@@ -280,10 +225,10 @@ func applySample(t *testing.T, h *harness, file string) *benchv1.BenchmarkRun {
 		}
 		if obj.GetKind() == "BenchmarkRun" {
 			run = loadSampleDoc(t, doc)
-			h.create(run)
+			h.Create(run)
 			continue
 		}
-		obj.SetNamespace(h.ns)
+		obj.SetNamespace(h.NS)
 		if err := k8s.Create(context.Background(), obj); err != nil {
 			t.Fatalf("%s: %s %s: %v", file, obj.GetKind(), obj.GetName(), err)
 		}
@@ -291,7 +236,7 @@ func applySample(t *testing.T, h *harness, file string) *benchv1.BenchmarkRun {
 	if run == nil {
 		t.Fatalf("%s holds no BenchmarkRun", file)
 	}
-	return h.run(run.Name)
+	return h.Run(run.Name)
 }
 
 func loadSampleDoc(t *testing.T, doc string) *benchv1.BenchmarkRun {
@@ -309,7 +254,7 @@ func markServerReady(t *testing.T, h *harness, name string) {
 	ctx := context.Background()
 	var sts appsv1.StatefulSet
 	testutil.Eventually(t, 10*time.Second, "statefulset "+name, func() error {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, &sts)
+		return k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: name}, &sts)
 	})
 	n := ptrValue(sts.Spec.Replicas)
 	sts.Status.Replicas, sts.Status.ReadyReplicas, sts.Status.AvailableReplicas = n, n, n
@@ -325,7 +270,7 @@ func markCNPGHealthy(t *testing.T, h *harness, name string) *unstructured.Unstru
 	cluster := &unstructured.Unstructured{}
 	cluster.SetGroupVersionKind(specs.CNPGClusterGVK)
 	testutil.Eventually(t, 10*time.Second, "CNPG cluster "+name, func() error {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, cluster)
+		return k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: name}, cluster)
 	})
 	want, _, _ := unstructured.NestedInt64(cluster.Object, "spec", "instances")
 	_ = unstructured.SetNestedField(cluster.Object, specs.CNPGHealthyPhase, "status", "phase")
@@ -373,7 +318,7 @@ func TestSeedSamplesRunThroughTheLifecycle(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
 			h := newHarness(t)
-			node := loadgenNode(h)
+			node := h.LoadgenNode()
 			run := applySample(t, h, c.file)
 			if c.ready != nil {
 				c.ready(t, h, run)
@@ -381,7 +326,7 @@ func TestSeedSamplesRunThroughTheLifecycle(t *testing.T) {
 			steps := len(run.Status.Steps)
 			fed := map[string]bool{}
 			testutil.Eventually(t, 60*time.Second, c.file+" finished", func() error {
-				cur := h.run(run.Name)
+				cur := h.Run(run.Name)
 				switch cur.Status.Phase {
 				case benchv1.PhaseSucceeded:
 					return nil
@@ -389,7 +334,7 @@ func TestSeedSamplesRunThroughTheLifecycle(t *testing.T) {
 					t.Fatalf("%s ended %s: %s", c.file, cur.Status.Phase, mustCondition(cur))
 				}
 				var jobs batchv1.JobList
-				if err := k8s.List(context.Background(), &jobs, client.InNamespace(h.ns)); err != nil {
+				if err := k8s.List(context.Background(), &jobs, client.InNamespace(h.NS)); err != nil {
 					return err
 				}
 				for i := range jobs.Items {
@@ -398,22 +343,22 @@ func TestSeedSamplesRunThroughTheLifecycle(t *testing.T) {
 						continue
 					}
 					fed[j.Name] = true
-					out := fixture(t, c.workload, c.fixture)
+					out := kit.Fixture(t, c.workload, c.fixture)
 					if j.Labels[benchv1.LabelRole] == benchv1.RolePrepare {
-						out = writeTemp(t, c.prepare)
+						out = kit.WriteTemp(t, c.prepare)
 					}
 					if n := ptrValue(j.Spec.Completions); n > 1 {
 						for idx := range int(n) {
-							pod := startIndexedPod(t, h, j, node, idx)
-							endIndexedPod(t, h, pod, c.workload, out, idx)
+							pod := h.Pod(j, idx, node, kit.Running())
+							h.End(pod, c.workload, runner.Options{Command: []string{"cat", out}})
 						}
 						continue
 					}
-					h.kubelet(j, node, c.workload, out)
+					h.Replay(j, node, c.workload, out)
 				}
 				return fmt.Errorf("%s is %s (%d steps)", c.file, cur.Status.Phase, steps)
 			})
-			done := h.run(run.Name)
+			done := h.Run(run.Name)
 			if c.primary != "" && (done.Status.Primary == nil || !strings.HasPrefix(done.Status.Primary.Display, c.primary)) {
 				t.Errorf("primary %+v, want %s…", done.Status.Primary, c.primary)
 			}
@@ -450,7 +395,7 @@ func mustCondition(run *benchv1.BenchmarkRun) string {
 func TestFilesConfigMapGainsLaterInvocationsFiles(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "files", Namespace: h.ns, UID: "0f1e2d3c-0000-4000-8000-000000000001"}}
+	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "files", Namespace: h.NS, UID: "0f1e2d3c-0000-4000-8000-000000000001"}}
 	r := &BenchmarkRunReconciler{Client: k8s}
 	if _, err := r.ensureFiles(ctx, run, map[string]string{"build.tcl": "buildschema"}); err != nil {
 		t.Fatal(err)
@@ -460,7 +405,7 @@ func TestFilesConfigMapGainsLaterInvocationsFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cm corev1.ConfigMap
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, &cm); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: name}, &cm); err != nil {
 		t.Fatal(err)
 	}
 	if cm.Data["build.tcl"] != "buildschema" || cm.Data["run-0.tcl"] != "vurun" {

@@ -12,6 +12,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
 )
 
 // A YCSB run against an external document store goes through the whole
@@ -19,8 +20,8 @@ import (
 // count with the generated property file mounted, results from YCSB's report.
 func TestYCSBLifecycle(t *testing.T) {
 	h := newHarness(t)
-	node := loadgenNode(h)
-	h.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "docstore"}, StringData: map[string]string{"username": "ycsb", "password": secretValue}})
+	node := h.LoadgenNode()
+	h.Create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "docstore"}, StringData: map[string]string{"username": "ycsb", "password": secretValue}})
 	run := &benchv1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{Name: "ycsb-a"},
 		Spec: benchv1.BenchmarkRunSpec{
@@ -32,9 +33,9 @@ func TestYCSBLifecycle(t *testing.T) {
 			},
 		},
 	}
-	h.create(run)
-	f := fixture(t, "ycsb", "vc-mongodb-0.17.0-workloada-8threads.txt")
-	prep := h.waitJob(specs.PrepareJobName(h.run("ycsb-a")))
+	h.Create(run)
+	f := kit.Fixture(t, "ycsb", "vc-mongodb-0.17.0-workloada-8threads.txt")
+	prep := h.WaitJob(specs.PrepareJobName(h.Run("ycsb-a")))
 	c := prep.Spec.Template.Spec.Containers[0]
 	cmd := strings.Join(c.Args, " ")
 	if c.Image != "ghcr.io/dbperf-io/ycsb:0.17.0" || !strings.Contains(cmd, "site.ycsb.Client -load -db site.ycsb.db.MongoDbClient") ||
@@ -42,21 +43,21 @@ func TestYCSBLifecycle(t *testing.T) {
 		t.Errorf("load Job: image %s, args %s", c.Image, cmd)
 	}
 	var files corev1.ConfigMap
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: specs.FilesConfigMapName(h.run("ycsb-a"))}, &files); err != nil {
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.NS, Name: specs.FilesConfigMapName(h.Run("ycsb-a"))}, &files); err != nil {
 		t.Fatalf("property file ConfigMap: %v", err)
 	}
 	if p := files.Data["workload.properties"]; !strings.Contains(p, "recordcount=500000") || !strings.Contains(p, "updateproportion=0.5") {
 		t.Errorf("workload.properties:\n%s", p)
 	}
-	h.kubelet(prep, node, "ycsb", f)
+	h.Replay(prep, node, "ycsb", f)
 	for i, threads := range []string{"8", "16"} {
-		j := h.waitJob(specs.MeasureJobName(h.run("ycsb-a"), i, 1))
+		j := h.WaitJob(specs.MeasureJobName(h.Run("ycsb-a"), i, 1))
 		if args := strings.Join(j.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(args, "-t -db site.ycsb.db.MongoDbClient") || !strings.Contains(args, "-threads "+threads) {
 			t.Errorf("step %d args %s", i, args)
 		}
-		h.kubelet(j, node, "ycsb", f)
+		h.Replay(j, node, "ycsb", f)
 	}
-	done := h.waitPhase("ycsb-a", 20*time.Second, benchv1.PhaseSucceeded)
+	done := h.WaitPhase("ycsb-a", 20*time.Second, benchv1.PhaseSucceeded)
 	if done.Status.Primary == nil || !strings.HasPrefix(done.Status.Primary.Display, "28246 ops/s") {
 		t.Errorf("primary %+v", done.Status.Primary)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/kubelet"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/prometheus"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry/resources"
 	"github.com/dbperf-io/dbperf-operator/internal/version"
 )
 
@@ -108,7 +109,7 @@ type telemetryOptions struct {
 
 // build makes the chosen source; nil for none. The database's own
 // statistics need none of this: the runner polls them on any cluster.
-func (t telemetryOptions) build(cs kubernetes.Interface) (*controllers.Resources, error) {
+func (t telemetryOptions) build(cs kubernetes.Interface) (*resources.Meter, error) {
 	switch t.resources {
 	case "", "none":
 		if t.prometheusURL != "" {
@@ -119,7 +120,7 @@ func (t telemetryOptions) build(cs kubernetes.Interface) (*controllers.Resources
 		if t.interval < time.Second {
 			return nil, fmt.Errorf("--telemetry-sampling-interval %s: at least 1s", t.interval)
 		}
-		return controllers.NewResources(kubelet.NewAPIServer(cs), t.interval, nil, 0), nil
+		return resources.NewMeter(kubelet.NewAPIServer(cs), t.interval, nil, 0), nil
 	case "prometheus":
 		if t.prometheusURL == "" {
 			return nil, errors.New("--telemetry-resources=prometheus needs --prometheus-url")
@@ -130,7 +131,7 @@ func (t telemetryOptions) build(cs kubernetes.Interface) (*controllers.Resources
 		src := func(namespace string) (telemetry.Source, error) {
 			return prometheus.New(prometheus.Config{Address: t.prometheusURL, Namespace: namespace})
 		}
-		return controllers.NewResources(nil, 0, src, t.settle), nil
+		return resources.NewMeter(nil, 0, src, t.settle), nil
 	}
 	return nil, fmt.Errorf("--telemetry-resources %q: want none, kubelet or prometheus", t.resources)
 }
@@ -159,7 +160,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	if err != nil {
 		return err
 	}
-	resources, err := o.telemetry.build(cs)
+	meter, err := o.telemetry.build(cs)
 	if err != nil {
 		return err
 	}
@@ -184,7 +185,9 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		KubernetesVersion: kubeVersion,
 		OperatorVersion:   version.Version,
 		Owned:             owned,
-		Resources:         resources,
+	}
+	if meter != nil { // a nil *Meter would be a ResourceMeter that is not nil
+		rec.Resources = meter
 	}
 	if err := rec.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("while setting up the BenchmarkRun controller: %w", err)

@@ -35,11 +35,15 @@ func TestTelemetryFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := rs != nil && rs.Kubelets != nil; got != tc.kubelet {
-				t.Errorf("kubelet source %v, want %v", got, tc.kubelet)
+			var kubelet, prom bool
+			if rs != nil {
+				kubelet, prom = rs.Sources()
 			}
-			if got := rs != nil && rs.Prometheus != nil; got != tc.prom {
-				t.Errorf("prometheus source %v, want %v", got, tc.prom)
+			if kubelet != tc.kubelet {
+				t.Errorf("kubelet source %v, want %v", kubelet, tc.kubelet)
+			}
+			if prom != tc.prom {
+				t.Errorf("prometheus source %v, want %v", prom, tc.prom)
 			}
 		})
 	}

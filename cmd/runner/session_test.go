@@ -56,7 +56,7 @@ func execWithSessionCheck(t *testing.T, ep pod.Endpoint, clientDir string) (int,
 	t.Helper()
 	fixture := filepath.Join(testutil.FixturesDir(t, "pgbench"), "pg14plus-tpcb-scale50-haproxy.txt")
 	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "session", Namespace: "perf", UID: "u"}}
-	job := specs.Job(specs.JobParams{Run: run, Name: "m", Role: specs.RoleLoadgen, Workload: "pgbench",
+	job := specs.Job(specs.JobParams{Run: run, Name: "m", Role: benchv1.RoleLoadgen, Workload: "pgbench",
 		Invocation: pod.Invocation{Command: []string{"cat", fixture}}, Endpoint: ep, Protocol: pod.ProtocolMySQL})
 	c := job.Spec.Template.Spec.Containers[0]
 	var env []string
@@ -178,7 +178,7 @@ func TestSessionFlagsRoundTrip(t *testing.T) {
 		"clear text, variables only": {Host: "db", Port: 3306, SessionVariables: map[string]string{"autocommit": "OFF", "sql_mode": "ANSI"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			job := specs.Job(specs.JobParams{Run: run, Name: "m", Role: specs.RoleLoadgen, Workload: "pgbench",
+			job := specs.Job(specs.JobParams{Run: run, Name: "m", Role: benchv1.RoleLoadgen, Workload: "pgbench",
 				Invocation: pod.Invocation{Command: []string{"true"}}, Endpoint: ep, Protocol: pod.ProtocolMySQL})
 			args := job.Spec.Template.Spec.Containers[0].Args
 			exec, err := pod.ParseExec(args[1:], io.Discard) // after "exec"

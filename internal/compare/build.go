@@ -181,7 +181,7 @@ func test(rep *Report, c *collection, o Options) []tested {
 // telemetry figures per step cost the tool's metrics no power.
 func (t tested) statsSample() stats.Sample {
 	k, s := t.key, t.sample
-	dir := stats.Direction(s.dir)
+	dir := s.dir
 	if t.family == familyDescribed {
 		dir = stats.Neutral
 	}
@@ -193,7 +193,7 @@ func (t tested) statsSample() stats.Sample {
 func assemble(rep *Report, all []tested) {
 	for _, t := range all {
 		k, s, c := t.key, t.sample, t.Comparison
-		rep.Rows = append(rep.Rows, Row{Step: k.step, CandidateStep: s.candStep, Metric: k.metric, Operation: k.op, Unit: s.unit, Direction: stats.Direction(s.dir), Source: s.src,
+		rep.Rows = append(rep.Rows, Row{Step: k.step, CandidateStep: s.candStep, Metric: k.metric, Operation: k.op, Unit: s.unit, Direction: s.dir, Source: s.src,
 			Baseline: c.Baseline, Candidate: c.Candidate, BaselineVals: s.base, CandidateVals: s.cand,
 			DeltaPercent: Num(c.DeltaPercent), CILowPercent: Num(c.CILowPercent), CIHighPercent: Num(c.CIHighPercent), CILevel: Num(c.Level),
 			P: Num(c.P), PAdjusted: Num(c.PAdjusted), Unstable: c.Unstable, Verdict: c.Verdict, Reason: c.Reason, Parameters: s.params})

@@ -79,7 +79,7 @@ func (r Run) metrics(step string, rep benchv1.RepetitionStatus) ([]benchv1.Metri
 		have := map[results.Key]bool{}
 		for _, x := range m.Result.Metrics {
 			out = append(out, benchv1.MetricValue{Name: x.Name, Operation: x.Operation, Value: x.Value, Unit: x.Unit,
-				Direction: benchv1.Direction(x.Direction), Source: x.Source})
+				Direction: x.Direction, Source: x.Source})
 			have[x.Key()] = true
 		}
 		// What status recorded beside the result (nothing, as the run

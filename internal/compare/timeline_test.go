@@ -31,7 +31,7 @@ func withTimeline(runs []Run, stallAt int) []Run {
 					res.TimeSeries = append(res.TimeSeries, results.Point{ElapsedSeconds: float64(s), Values: map[string]float64{"transactionsPerSecond": v}})
 				}
 				for _, m := range rep.Metrics {
-					res.Add(results.Metric{Name: m.Name, Value: m.Value, Unit: m.Unit, Direction: results.Direction(m.Direction)})
+					res.Add(results.Metric{Name: m.Name, Value: m.Value, Unit: m.Unit, Direction: m.Direction})
 				}
 				r.Measurements = append(r.Measurements, Measurement{Step: st.Name, Repetition: rep.Index, Result: res})
 			}

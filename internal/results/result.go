@@ -5,14 +5,15 @@ import (
 	"sort"
 	"time"
 
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
 )
 
 // SchemaVersion is bumped when Result changes incompatibly.
 const SchemaVersion = 1
 
-// Direction says which way a metric improves: the statistics' own type,
-// so that results feed comparisons without conversion.
+// Direction says which way a metric improves: the API's (stats.Direction),
+// so that results feed comparisons and status without conversion.
 type Direction = stats.Direction
 
 const (
@@ -21,13 +22,14 @@ const (
 	Neutral        = stats.Neutral
 )
 
-// Verdict of one measurement. Failed outranks Invalid, which outranks Succeeded.
-type Verdict string
+// Verdict of one measurement: the API's. Failed outranks Invalid, which
+// outranks Succeeded.
+type Verdict = benchv1.Verdict
 
 const (
-	Succeeded Verdict = "Succeeded"
-	Failed    Verdict = "Failed"
-	Invalid   Verdict = "Invalid"
+	Succeeded = benchv1.VerdictSucceeded
+	Failed    = benchv1.VerdictFailed
+	Invalid   = benchv1.VerdictInvalid
 )
 
 // Metric is one number a tool reported, normalised: the unit is in the name

@@ -32,7 +32,7 @@ const (
 type JobParams struct {
 	Run  *benchv1.BenchmarkRun
 	Name string
-	// Role is RolePrepare or RoleLoadgen.
+	// Role is benchv1.RolePrepare or benchv1.RoleLoadgen.
 	Role     string
 	Workload string
 	// Step (from 0) and Repetition (from 1) of a measurement.
@@ -75,10 +75,10 @@ type ServerStatistics struct {
 // tool's own image runs `dbperf-runner exec -- <tool command>`.
 func Job(p JobParams) *batchv1.Job {
 	labels := BaseLabels(p.Run, p.Role)
-	labels[LabelJob] = p.Name
-	if p.Role == RoleLoadgen {
-		labels[LabelStep] = strconv.Itoa(p.Step)
-		labels[LabelRepetition] = strconv.Itoa(int(p.Repetition))
+	labels[benchv1.LabelJob] = p.Name
+	if p.Role == benchv1.RoleLoadgen {
+		labels[benchv1.LabelStep] = strconv.Itoa(p.Step)
+		labels[benchv1.LabelRepetition] = strconv.Itoa(int(p.Repetition))
 	}
 	meta := ObjectMeta(p.Run, p.Name, p.Role)
 	meta.Labels = labels
@@ -89,7 +89,7 @@ func Job(p JobParams) *batchv1.Job {
 			BackoffLimit:          ptr.To[int32](0),
 			ActiveDeadlineSeconds: p.ActiveDeadlineSeconds,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{AnnotationRunName: p.Run.Name}},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{benchv1.AnnotationRunName: p.Run.Name}},
 				Spec:       podSpec(p),
 			},
 		},
@@ -111,7 +111,7 @@ func Job(p JobParams) *batchv1.Job {
 
 // Generators is the number of load-generator pods of a Job.
 func Generators(p JobParams) int32 {
-	if p.Role != RoleLoadgen {
+	if p.Role != benchv1.RoleLoadgen {
 		return 1
 	}
 	return max(p.Run.Spec.Workload.Parallelism, 1)
@@ -246,7 +246,7 @@ func statistics(p JobParams) pod.Statistics {
 		return pod.Statistics{}
 	}
 	db := ep.Database
-	if s.Database != "" && p.Role == RoleLoadgen {
+	if s.Database != "" && p.Role == benchv1.RoleLoadgen {
 		db = s.Database // the tool's schema exists once prepared
 	}
 	return pod.Statistics{Protocol: s.Protocol, Address: ep.Address(), Database: db, PollInterval: s.Interval, TLS: ep.ClientTLS()}
@@ -261,12 +261,12 @@ func execCommand(p JobParams) pod.ExecCommand {
 		maxCPU = pod.DefaultMaxLoadGeneratorCPUPercent
 	}
 	c := pod.ExecCommand{Workload: p.Workload, MaxLoadGeneratorCPUPercent: &maxCPU, MaxErrorPercent: ptr.To(float64(v.MaxErrorPercent)),
-		Stability: stability(p.Run), Prepare: p.Role == RolePrepare, ResultFiles: inv.ResultFiles, RedactEnv: inv.SecretEnv,
+		Stability: stability(p.Run), Prepare: p.Role == benchv1.RolePrepare, ResultFiles: inv.ResultFiles, RedactEnv: inv.SecretEnv,
 		Statistics: statistics(p), Session: sessionCheck(p), Command: inv.Command}
 	if n := Generators(p); n > 1 {
 		c.StartBarrier, c.Generators = pod.StartAtFile, int(n)
 	}
-	if p.Role == RoleLoadgen {
+	if p.Role == benchv1.RoleLoadgen {
 		c.ParserConfig = inv.ParserConfig
 		if inv.SampleStream != "" {
 			c.SampleStream, c.DeclaredMetrics = inv.SampleStream, inv.Metrics
@@ -321,7 +321,7 @@ func loadgenAffinity(user *corev1.Affinity, avoid map[string]string) *corev1.Aff
 // FilesConfigMap holds an invocation's files, mounted at pod.FilesDir.
 func FilesConfigMap(run *benchv1.BenchmarkRun, files map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
-		ObjectMeta: ObjectMeta(run, FilesConfigMapName(run), RoleLoadgen),
+		ObjectMeta: ObjectMeta(run, FilesConfigMapName(run), benchv1.RoleLoadgen),
 		Data:       files,
 	}
 }

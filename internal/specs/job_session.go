@@ -1,6 +1,9 @@
 package specs
 
-import "github.com/dbperf-io/dbperf-operator/internal/pod"
+import (
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
+)
 
 // sessionCheck is the runner's session check of a measurement whose tool
 // speaks a protocol that is Checked (MySQL's) to an endpoint that asks for a TLS version or
@@ -9,7 +12,7 @@ import "github.com/dbperf-io/dbperf-operator/internal/pod"
 // Credentials are never flags.
 func sessionCheck(p JobParams) pod.SessionCheck {
 	ep := p.Endpoint
-	if p.Role != RoleLoadgen || !p.Protocol.Checked() ||
+	if p.Role != benchv1.RoleLoadgen || !p.Protocol.Checked() ||
 		ep.TLSVersion == "" && ep.TLSCipher == "" && len(ep.SessionVariables) == 0 {
 		return pod.SessionCheck{}
 	}

@@ -5,17 +5,7 @@ import (
 )
 
 // The labels, annotations and roles of a run's children are declared once,
-// with the API (users select by them): use benchv1's names. These few
-// aliases remain only for job.go, job_session.go and cmd/runner's session
-// test, which a change to the pod contract is rewriting; they go with it.
-const (
-	LabelStep         = benchv1.LabelStep
-	LabelRepetition   = benchv1.LabelRepetition
-	LabelJob          = benchv1.LabelJob
-	AnnotationRunName = benchv1.AnnotationRunName
-	RoleLoadgen       = benchv1.RoleLoadgen
-	RolePrepare       = benchv1.RolePrepare
-)
+// with the API (users select by them): benchv1's names.
 
 // BaseLabels are on every child of a run.
 func BaseLabels(run *benchv1.BenchmarkRun, role string) map[string]string {

@@ -13,26 +13,26 @@ import (
 
 // Keys of the results ConfigMap.
 const (
-	ResultsKey         = "result.json"
-	ResultsKeyGzip     = "result.json.gz"
-	unitKeyPrefix      = "unit-"
-	maxConfigMapBytes  = 1 << 20
-	configMapHeadroom  = 24 << 10 // room for the object's metadata
-	compressAboveBytes = 256 << 10
+	ResultsKey           = "result.json"
+	ResultsKeyGzip       = "result.json.gz"
+	measurementKeyPrefix = "unit-" // stored in the ConfigMaps of runs in flight: kept as it was
+	maxConfigMapBytes    = 1 << 20
+	configMapHeadroom    = 24 << 10 // room for the object's metadata
+	compressAboveBytes   = 256 << 10
 )
 
-// UnitKey is where one measurement's full result waits in the results
+// MeasurementKey is where one measurement's full result waits in the results
 // ConfigMap until the run ends.
-func UnitKey(step int, rep int32) string {
-	return fmt.Sprintf("%ss%d-r%d.json.gz", unitKeyPrefix, step, rep)
+func MeasurementKey(step int, rep int32) string {
+	return fmt.Sprintf("%ss%d-r%d.json.gz", measurementKeyPrefix, step, rep)
 }
 
 // PrepareKey is where the prepare step's result waits in the results ConfigMap.
-const PrepareKey = unitKeyPrefix + "prepare.json.gz"
+const PrepareKey = measurementKeyPrefix + "prepare.json.gz"
 
-// IsUnitKey tells a per-measurement key from the final ones.
-func IsUnitKey(k string) bool {
-	return len(k) > len(unitKeyPrefix) && k[:len(unitKeyPrefix)] == unitKeyPrefix
+// IsMeasurementKey tells a per-measurement key from the final ones.
+func IsMeasurementKey(k string) bool {
+	return len(k) > len(measurementKeyPrefix) && k[:len(measurementKeyPrefix)] == measurementKeyPrefix
 }
 
 // Document is the full record of a run, as its results ConfigMap holds it.

@@ -3,15 +3,17 @@ package stats
 import (
 	"fmt"
 	"slices"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 )
 
-// Correction for testing many metrics at once.
-type Correction string
+// Correction for testing many metrics at once: the API's.
+type Correction = benchv1.Correction
 
 const (
-	Holm              Correction = "Holm"
-	BenjaminiHochberg Correction = "BenjaminiHochberg"
-	NoCorrection      Correction = "None"
+	Holm              = benchv1.CorrectionHolm
+	BenjaminiHochberg = benchv1.CorrectionBenjaminiHochberg
+	NoCorrection      = benchv1.CorrectionNone
 )
 
 // Corrections are the corrections criteria can name.

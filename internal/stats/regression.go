@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 )
 
 // The regression judgement of a schedule. A detected change is a state with
@@ -23,17 +25,19 @@ import (
 // wherever and however often it is computed. Pure: the BenchmarkSchedule
 // controller turns the answer into conditions, events, marks and metrics.
 
-// RegressionMethod says how the history is judged.
-type RegressionMethod string
+// RegressionMethod says how the history is judged: the API's methods, and
+// one of the schedule's own for a history of comparisons (MethodVerdict),
+// which no spec names.
+type RegressionMethod = benchv1.RegressionMethod
 
 const (
 	// MethodThreshold compares each valid value with the median of the
 	// baseline values before it.
-	MethodThreshold RegressionMethod = "Threshold"
+	MethodThreshold = benchv1.RegressionThreshold
 	// MethodChangePoint tests the newest values against the level before
 	// them: a few newest points by a prediction test (provisional at one or
 	// two points), longer stretches by E-divisive means.
-	MethodChangePoint RegressionMethod = "ChangePoint"
+	MethodChangePoint = benchv1.RegressionChangePoint
 	// MethodVerdict takes each comparison's verdict on the watched metric:
 	// the comparison has done the statistics already.
 	MethodVerdict RegressionMethod = "Verdict"
@@ -118,12 +122,12 @@ type RegressionPolicy struct {
 	Start *LevelState
 }
 
-// ChangeKind is the direction of an episode.
-type ChangeKind string
+// ChangeKind is the direction of an episode: the API's.
+type ChangeKind = benchv1.ChangeKind
 
 const (
-	KindRegression  ChangeKind = "Regression"
-	KindImprovement ChangeKind = "Improvement"
+	KindRegression  = benchv1.ChangeRegression
+	KindImprovement = benchv1.ChangeImprovement
 )
 
 // LevelPoint is one valid value of a level.
@@ -165,14 +169,14 @@ type LevelState struct {
 	Open    *Episode
 }
 
-// Outcome is the judgement of one history point.
-type Outcome string
+// Outcome is the judgement of one history point: the API's.
+type Outcome = benchv1.HistoryJudgement
 
 const (
-	OutcomeNotEnoughHistory Outcome = "NotEnoughHistory"
-	OutcomeNoRegression     Outcome = "NoRegression"
-	OutcomeRegression       Outcome = "Regression"
-	OutcomeImprovement      Outcome = "Improvement"
+	OutcomeNotEnoughHistory = benchv1.JudgedNotEnoughHistory
+	OutcomeNoRegression     = benchv1.JudgedNoRegression
+	OutcomeRegression       = benchv1.JudgedRegression
+	OutcomeImprovement      = benchv1.JudgedImprovement
 )
 
 // TransitionKind is what changed at a point.
@@ -316,7 +320,8 @@ func (s LevelState) Clone() LevelState {
 	return out
 }
 
-func (k ChangeKind) word() string {
+// word names a change kind in a sentence.
+func word(k ChangeKind) string {
 	if k == KindImprovement {
 		return "improvement"
 	}
@@ -326,7 +331,7 @@ func (k ChangeKind) word() string {
 // describe names an episode in a sentence: "the regression from run X
 // (release v5, -42.4 %, 3 runs)".
 func (e *Episode) describe() string {
-	return fmt.Sprintf("the %s from run %s (release %s, %+.1f %%, %d run%s)", e.Kind.word(), e.FirstRun, orDash(e.FirstRelease),
+	return fmt.Sprintf("the %s from run %s (release %s, %+.1f %%, %d run%s)", word(e.Kind), e.FirstRun, orDash(e.FirstRelease),
 		e.DeltaPercent, e.Runs, plural(e.Runs))
 }
 

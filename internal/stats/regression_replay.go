@@ -162,7 +162,7 @@ func (r *replay) open(i int, kind ChangeKind, ref float64, refRuns int, provisio
 	if kind == KindImprovement {
 		t = ImprovementOpened
 	}
-	r.note(i, t, fmt.Sprintf("%s opened: %s", kind.word(), e.describe()))
+	r.note(i, t, fmt.Sprintf("%s opened: %s", word(kind), e.describe()))
 }
 
 // index finds a run's point at or before i (i when it is not there).
@@ -398,7 +398,7 @@ func (r *replay) verdict(i int) {
 		if kind == KindImprovement {
 			t = ImprovementOpened
 		}
-		r.note(i, t, fmt.Sprintf("%s opened: %s in comparison %s", kind.word(), h.Verdict, h.Run))
+		r.note(i, t, fmt.Sprintf("%s opened: %s in comparison %s", word(kind), h.Verdict, h.Run))
 	case NoChange:
 		pt.Outcome = OutcomeNoRegression
 		if e != nil {

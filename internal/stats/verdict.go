@@ -4,25 +4,27 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 )
 
-// Direction says which way a metric is better.
-type Direction string
+// Direction says which way a metric is better: the API's.
+type Direction = benchv1.Direction
 
 const (
-	HigherIsBetter Direction = "HigherIsBetter"
-	LowerIsBetter  Direction = "LowerIsBetter"
-	Neutral        Direction = "Neutral"
+	HigherIsBetter = benchv1.HigherIsBetter
+	LowerIsBetter  = benchv1.LowerIsBetter
+	Neutral        = benchv1.Neutral
 )
 
-// Verdict on one metric.
-type Verdict string
+// Verdict on one metric: the API's comparison verdict.
+type Verdict = benchv1.ComparisonVerdict
 
 const (
-	Better       Verdict = "Better"
-	Worse        Verdict = "Worse"
-	NoChange     Verdict = "NoChange"
-	Inconclusive Verdict = "Inconclusive"
+	Better       = benchv1.VerdictBetter
+	Worse        = benchv1.VerdictWorse
+	NoChange     = benchv1.VerdictNoChange
+	Inconclusive = benchv1.VerdictInconclusive
 )
 
 // Sample is one metric's values over repetitions for baseline and candidate.

@@ -18,6 +18,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
 	"github.com/dbperf-io/dbperf-operator/test/sim"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // killRunYAML: name, the port of the run's own external server. One long
@@ -59,7 +60,7 @@ func (r *chaosRig) killRunnerMidMeasurement(ctx context.Context) (*benchv1.Bench
 	}
 	job := specs.MeasureJobName(&benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: name, UID: obj.GetUID()}}, 0, 1)
 	pid := 0
-	err = pollFor(ctx, 3*time.Minute, "the runner of "+job+" measuring", func() error {
+	err = testutil.Poll(ctx, 3*time.Minute, 50*time.Millisecond, "the runner of "+job+" measuring", func() error {
 		pods, err := r.e.stack.Clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: benchv1.LabelJob + "=" + job})
 		if err != nil {
 			return err
@@ -121,7 +122,7 @@ func (r *chaosRig) killServerMidMeasurement(ctx context.Context) (*benchv1.Bench
 	if _, err := r.create(ctx, runGVR, fmt.Sprintf(killRunYAML, name, port)); err != nil {
 		return nil, err
 	}
-	err = pollFor(ctx, 3*time.Minute, name+" measuring", func() error {
+	err = testutil.Poll(ctx, 3*time.Minute, 50*time.Millisecond, name+" measuring", func() error {
 		if n := commandsProcessed(r.t, port); n < underWay {
 			return fmt.Errorf("%d commands so far", n)
 		}
@@ -142,7 +143,7 @@ func (r *chaosRig) killServerMidMeasurement(ctx context.Context) (*benchv1.Bench
 
 func (r *chaosRig) waitTerminal(ctx context.Context, name string, within time.Duration) (*benchv1.BenchmarkRun, error) {
 	var run *benchv1.BenchmarkRun
-	err := pollFor(ctx, within, name+" ending", func() error {
+	err := testutil.Poll(ctx, within, 50*time.Millisecond, name+" ending", func() error {
 		var err error
 		if run, err = getRun(ctx, r.dyn, name); err != nil {
 			return err
@@ -153,22 +154,6 @@ func (r *chaosRig) waitTerminal(ctx context.Context, name string, within time.Du
 		return nil
 	})
 	return run, err
-}
-
-// pollFor is testutil.Eventually for goroutines other than the test's:
-// it returns the error instead of failing the test.
-func pollFor(ctx context.Context, within time.Duration, what string, f func() error) error {
-	deadline := time.Now().Add(within)
-	for {
-		err := f()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("%s: still not true after %s: %w", what, within, err)
-		}
-		sleepCtx(ctx, 50*time.Millisecond)
-	}
 }
 
 // checkKilledMeasurements: a measurement whose runner or server was killed

@@ -3,11 +3,14 @@ package sim
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 var metav1GetOptions = metav1.GetOptions{}
@@ -98,10 +101,10 @@ func (c *Cluster) waitNodesReady(ctx context.Context, pools []Pool) error {
 	for _, p := range pools {
 		want += p.Nodes
 	}
-	return poll(ctx, "nodes Ready", func() (bool, error) {
+	return testutil.Poll(ctx, time.Minute, 200*time.Millisecond, "nodes Ready", func() error {
 		nodes, err := c.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
 		if err != nil {
-			return false, err
+			return err
 		}
 		ready := 0
 		for _, n := range nodes.Items {
@@ -111,6 +114,9 @@ func (c *Cluster) waitNodesReady(ctx context.Context, pools []Pool) error {
 				}
 			}
 		}
-		return ready >= want, nil
+		if ready < want {
+			return fmt.Errorf("%d of %d nodes Ready", ready, want)
+		}
+		return nil
 	})
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // BinDirForTest returns the control-plane binaries from KUBEBUILDER_ASSETS,
@@ -61,17 +64,29 @@ func TestClusterSchedulesOntoPoolsAndLeavesWorkloadPodsToTheExecutor(t *testing.
 			t.Fatal(err)
 		}
 	}
-	err = poll(ctx, "pod plain Running", func() (bool, error) {
+	err = testutil.Poll(ctx, time.Minute, 200*time.Millisecond, "pod plain Running", func() error {
 		p, err := c.Clientset.CoreV1().Pods("default").Get(ctx, "plain", metav1.GetOptions{})
-		return err == nil && p.Status.Phase == corev1.PodRunning && strings.HasPrefix(p.Spec.NodeName, "standard-v3-"), err
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodRunning || !strings.HasPrefix(p.Spec.NodeName, "standard-v3-") {
+			return fmt.Errorf("phase %s on node %q", p.Status.Phase, p.Spec.NodeName)
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The workload pod is scheduled onto the pool but kwok leaves it Pending.
-	err = poll(ctx, "pod workload scheduled", func() (bool, error) {
+	err = testutil.Poll(ctx, time.Minute, 200*time.Millisecond, "pod workload scheduled", func() error {
 		p, err := c.Clientset.CoreV1().Pods("default").Get(ctx, "workload", metav1.GetOptions{})
-		return err == nil && strings.HasPrefix(p.Spec.NodeName, "standard-v3-"), err
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(p.Spec.NodeName, "standard-v3-") {
+			return fmt.Errorf("phase %s on node %q", p.Status.Phase, p.Spec.NodeName)
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -82,9 +97,15 @@ func TestClusterSchedulesOntoPoolsAndLeavesWorkloadPodsToTheExecutor(t *testing.
 	if _, err := c.Clientset.CoreV1().Pods("default").Create(ctx, pod("later", nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err = poll(ctx, "pod later Running", func() (bool, error) {
+	err = testutil.Poll(ctx, time.Minute, 200*time.Millisecond, "pod later Running", func() error {
 		p, err := c.Clientset.CoreV1().Pods("default").Get(ctx, "later", metav1.GetOptions{})
-		return err == nil && p.Status.Phase == corev1.PodRunning, err
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("phase %s on node %q", p.Status.Phase, p.Spec.NodeName)
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
-	"time"
 )
 
 // RepoRoot is the repository's top directory.
@@ -42,22 +41,6 @@ func FixturesDir(t testing.TB, tool string) string {
 		t.Fatalf("fixtures for %s not found at %s (set DBPERF_FIXTURES): %v", tool, dir, err)
 	}
 	return dir
-}
-
-// Eventually calls f until it returns nil or the timeout passes.
-func Eventually(t testing.TB, timeout time.Duration, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for {
-		if err = f(); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still not true after %s: %v", what, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // EachFixture runs f as a subtest for every file of a tool's fixtures, with

@@ -3,10 +3,12 @@ package testutil
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -45,6 +47,43 @@ func MustProcessCPUSeconds(t testing.TB, pid int) float64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// CPUWindow is a process's CPU over a window of time, from /proc: the
+// reference a telemetry figure (cpuCores) is checked against. Start it
+// with the source's window, Stop it when the source stops.
+type CPUWindow struct {
+	pid        int
+	cpu        float64
+	start, end time.Time
+}
+
+// StartCPUWindow opens the window now.
+func StartCPUWindow(t testing.TB, pid int) *CPUWindow {
+	t.Helper()
+	return &CPUWindow{pid: pid, cpu: MustProcessCPUSeconds(t, pid), start: time.Now()}
+}
+
+// Stop closes the window now and returns the process's mean CPU over it,
+// in cores.
+func (w *CPUWindow) Stop(t testing.TB) float64 {
+	t.Helper()
+	cpu := MustProcessCPUSeconds(t, w.pid)
+	w.end = time.Now()
+	return (cpu - w.cpu) / w.Seconds()
+}
+
+// Seconds is the stopped window's length.
+func (w *CPUWindow) Seconds() float64 { return w.end.Sub(w.start).Seconds() }
+
+// AgreesWithin fails the test when a figure is more than tolerance (0.2:
+// 20 %) off the reference from /proc, and logs both.
+func AgreesWithin(t testing.TB, what string, got, want, tolerance float64) {
+	t.Helper()
+	t.Logf("%s %.4f, /proc %.4f (%+.1f %%)", what, got, want, 100*(got-want)/want)
+	if d := (got - want) / want; math.Abs(d) > tolerance {
+		t.Errorf("%s %.4f is %+.1f %% off /proc's %.4f", what, got, 100*d, want)
+	}
 }
 
 // RedisPid is the process id a redis-server on 127.0.0.1:port reports in

@@ -56,7 +56,7 @@ func runMemtier(t *testing.T, inv pod.Invocation, prepare bool) *results.Result 
 func asRun(name string, spec *benchv1.WorkloadSpec, r *results.Result) compare.Run {
 	var headline []benchv1.MetricValue
 	for _, m := range r.Headline() {
-		headline = append(headline, benchv1.MetricValue{Name: m.Name, Operation: m.Operation, Value: m.Value, Unit: m.Unit, Direction: benchv1.Direction(m.Direction)})
+		headline = append(headline, benchv1.MetricValue{Name: m.Name, Operation: m.Operation, Value: m.Value, Unit: m.Unit, Direction: m.Direction})
 	}
 	step := memtier.Memtier{}.Steps(spec)[0].Name
 	return compare.Run{Name: name, Workload: "memtier", Spec: benchv1.BenchmarkRunSpec{Workload: *spec},

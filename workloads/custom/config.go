@@ -40,7 +40,7 @@ func encodeConfig(spec *benchv1.WorkloadSpec) []byte {
 	cfg := parserConfig{Version: configVersion, Tool: toolName(c), Format: c.Format, ResultFile: c.ResultFile,
 		Primary: results.Key{Name: c.PrimaryMetric.Name, Operation: c.PrimaryMetric.Operation}}
 	for _, m := range c.Metrics {
-		cfg.Metrics = append(cfg.Metrics, declaration{Name: m.Name, Unit: m.Unit, Direction: results.Direction(m.Direction)})
+		cfg.Metrics = append(cfg.Metrics, declaration{Name: m.Name, Unit: m.Unit, Direction: m.Direction})
 	}
 	out, err := json.Marshal(cfg)
 	if err != nil {

@@ -155,7 +155,7 @@ func validateResults(c *benchv1.CustomWorkload, p *field.Path) field.ErrorList {
 		if m.Unit == "" && m.Direction == "" {
 			errs = append(errs, field.Required(mp, "a declaration gives a unit, a direction or both"))
 		}
-		switch results.Direction(m.Direction) {
+		switch m.Direction {
 		case "", results.HigherIsBetter, results.LowerIsBetter, results.Neutral:
 		default:
 			errs = append(errs, field.NotSupported(mp.Child("direction"), m.Direction, directions))

@@ -9,7 +9,6 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
-	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -87,7 +86,7 @@ func (K6) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step) 
 		"-e", pod.EnvHost + "=" + ep.Host, "-e", pod.EnvPort + "=" + strconv.Itoa(int(ep.Port))}
 	inv.SampleStream = samplesFile
 	for _, m := range w.Metrics {
-		inv.Metrics = append(inv.Metrics, pod.MetricDeclaration{Name: m.Name, Unit: m.Unit, Direction: results.Direction(m.Direction)})
+		inv.Metrics = append(inv.Metrics, pod.MetricDeclaration{Name: m.Name, Unit: m.Unit, Direction: m.Direction})
 	}
 	if ep.Database != "" {
 		cmd = append(cmd, "-e", pod.EnvDatabase+"="+ep.Database)

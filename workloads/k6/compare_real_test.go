@@ -115,7 +115,7 @@ func TestRealK6TwentyOperationsCompared(t *testing.T) {
 func asRun(name string, spec *benchv1.WorkloadSpec, r *results.Result) compare.Run {
 	var headline []benchv1.MetricValue
 	for _, m := range r.Headline() {
-		headline = append(headline, benchv1.MetricValue{Name: m.Name, Operation: m.Operation, Value: m.Value, Unit: m.Unit, Direction: benchv1.Direction(m.Direction)})
+		headline = append(headline, benchv1.MetricValue{Name: m.Name, Operation: m.Operation, Value: m.Value, Unit: m.Unit, Direction: m.Direction})
 	}
 	step := K6{}.Steps(spec)[0].Name
 	return compare.Run{Name: name, Spec: benchv1.BenchmarkRunSpec{Workload: *spec},

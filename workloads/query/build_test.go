@@ -20,7 +20,7 @@ func TestRunnerPathIsTheJobs(t *testing.T) {
 	spec := &benchv1.WorkloadSpec{QueryBench: &benchv1.QueryWorkload{Driver: benchv1.QueryDriverPostgres, Queries: []benchv1.NamedQuery{{Name: "Q1", SQL: "SELECT 1"}}}}
 	inv := Query{}.Run(spec, pod.Endpoint{Host: "pg", Port: 5432}, Query{}.Steps(spec)[0])
 	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "n"}, Spec: benchv1.BenchmarkRunSpec{Workload: *spec}}
-	job := specs.Job(specs.JobParams{Run: run, Name: "q-s1-r1", Role: specs.RoleLoadgen, Workload: Query{}.Name(), Invocation: inv, Image: "i", RunnerImage: "r"})
+	job := specs.Job(specs.JobParams{Run: run, Name: "q-s1-r1", Role: benchv1.RoleLoadgen, Workload: Query{}.Name(), Invocation: inv, Image: "i", RunnerImage: "r"})
 	if runner := job.Spec.Template.Spec.Containers[0].Command[0]; inv.Command[0] != runner {
 		t.Errorf("the invocation runs %q, but workload pods have the runner at %q", inv.Command[0], runner)
 	}

@@ -2,6 +2,7 @@ package prometheus
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http/httptest"
 	"os"
@@ -140,20 +141,14 @@ func waitForSamples(t *testing.T, url string, queries ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
 	for _, q := range queries {
-		for {
-			v, _, err := v1.NewAPI(c).Query(ctx, q, time.Now())
+		testutil.Eventually(t, 20*time.Second, "samples for "+q, func() error {
+			v, _, err := v1.NewAPI(c).Query(context.Background(), q, time.Now())
 			if vec, ok := v.(model.Vector); err == nil && ok && len(vec) > 0 {
-				break
+				return nil
 			}
-			select {
-			case <-ctx.Done():
-				t.Fatalf("no samples for %s within 20s (last error: %v)", q, err)
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
+			return fmt.Errorf("none yet (last error: %v)", err)
+		})
 	}
 }
 

@@ -1,4 +1,4 @@
-package controllers
+package status
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// errNameTaken: a child's name is held by an object its owner does not control.
-var errNameTaken = errors.New("name taken")
+// ErrNameTaken: a child's name is held by an object its owner does not control.
+var ErrNameTaken = errors.New("name taken")
 
-// ensureControlledBy is called when creating child said AlreadyExists: the
+// EnsureControlledBy is called when creating child said AlreadyExists: the
 // existing object counts as the owner's child only if the owner controls
 // it; a same-named object of anyone else would otherwise silently stand in
-// for a run this owner never made. The error wraps errNameTaken then.
-func ensureControlledBy(ctx context.Context, c client.Client, owner, child client.Object) error {
+// for a run this owner never made. The error wraps ErrNameTaken then.
+func EnsureControlledBy(ctx context.Context, c client.Client, owner, child client.Object) error {
 	existing, ok := child.DeepCopyObject().(client.Object)
 	if !ok {
 		return fmt.Errorf("while reading the existing %s: not a client.Object", child.GetName())
@@ -32,7 +32,7 @@ func ensureControlledBy(ctx context.Context, c client.Client, owner, child clien
 		by = fmt.Sprintf("%s %s", ref.Kind, ref.Name)
 	}
 	return fmt.Errorf("%w: %s %s/%s already exists and is controlled by %s, not by %s; delete or rename it",
-		errNameTaken, kindOf(c, existing), existing.GetNamespace(), existing.GetName(), by, owner.GetName())
+		ErrNameTaken, kindOf(c, existing), existing.GetNamespace(), existing.GetName(), by, owner.GetName())
 }
 
 // kindOf names an object's kind from the client's scheme.
