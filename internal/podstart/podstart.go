@@ -173,10 +173,13 @@ func evictedAt(pod *corev1.Pod) time.Time {
 
 // Refused is a controller's refused pod creation (its FailedCreate event,
 // a quota or an admission webhook saying no), as Stuck, or nil. events are
-// the events of the controller object (a Job, a StatefulSet); the newest
-// FailedCreate counts.
+// the events of the controller object (a Job, a StatefulSet). The newest
+// FailedCreate says why; the oldest says since when: each retry names a new
+// pod, so its event is a new one, and a Job controller retrying with
+// backoff must not restart the clock.
 func Refused(events []corev1.Event) *Stuck {
 	var newest *corev1.Event
+	var since time.Time
 	for i := range events {
 		e := &events[i]
 		if e.Reason != "FailedCreate" {
@@ -185,15 +188,18 @@ func Refused(events []corev1.Event) *Stuck {
 		if newest == nil || eventTime(newest).Before(eventTime(e)) {
 			newest = e
 		}
+		first := e.FirstTimestamp.Time
+		if first.IsZero() {
+			first = eventTime(e)
+		}
+		if since.IsZero() || first.Before(since) {
+			since = first
+		}
 	}
 	if newest == nil {
 		return nil
 	}
 	what := newest.InvolvedObject.Kind + " " + newest.InvolvedObject.Name
-	since := newest.FirstTimestamp.Time
-	if since.IsZero() {
-		since = eventTime(newest)
-	}
 	return &Stuck{Reason: "FailedCreate", Message: shorten(what + " could not create its pod: " + newest.Message), Since: since}
 }
 

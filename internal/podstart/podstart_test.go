@@ -129,6 +129,15 @@ func TestRefusedCreationFromEvents(t *testing.T) {
 	if Refused(ev[:1]) != nil {
 		t.Fatal("no FailedCreate, nothing refused")
 	}
+	// The Job controller retries with backoff, each time with a new pod
+	// name, so a new event: the message is the newest's, the time the first's.
+	ev = append(ev, corev1.Event{Reason: "FailedCreate", InvolvedObject: corev1.ObjectReference{Kind: "Job", Name: "r-measure-0-1"},
+		FirstTimestamp: metav1.NewTime(t0.Add(70 * time.Second)), LastTimestamp: metav1.NewTime(t0.Add(70 * time.Second)),
+		Message: `Error creating: pods "r-measure-0-1-q7k2p" is forbidden: exceeded quota: perf`})
+	s = Refused(ev)
+	if s == nil || !s.Since.Equal(t0.Add(time.Second)) || !strings.Contains(s.Message, "q7k2p") {
+		t.Fatalf("after a retry: %+v", s)
+	}
 }
 
 func TestFirstPrefersFinalThenOldest(t *testing.T) {
