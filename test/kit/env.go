@@ -66,11 +66,11 @@ func Start(cnpg bool) (*Env, error) {
 		dirs = append(dirs, cnpgDir)
 	}
 	e := &Env{Environment: &envtest.Environment{BinaryAssetsDirectory: bin, CRDDirectoryPaths: dirs, ErrorIfCRDPathMissing: true}}
-	if e.Config, err = e.Environment.Start(); err != nil {
+	if e.Config, err = e.Start(); err != nil {
 		return nil, fmt.Errorf("starting envtest: %w", err)
 	}
 	if e.Client, err = client.New(e.Config, client.Options{Scheme: Scheme}); err != nil {
-		_ = e.Environment.Stop()
+		_ = e.Stop()
 		return nil, err
 	}
 	return e, nil

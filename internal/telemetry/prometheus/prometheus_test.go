@@ -147,7 +147,7 @@ func waitForSamples(t *testing.T, url string, queries ...string) {
 			if vec, ok := v.(model.Vector); err == nil && ok && len(vec) > 0 {
 				return nil
 			}
-			return fmt.Errorf("none yet (last error: %v)", err)
+			return fmt.Errorf("none yet (last error: %w)", err)
 		})
 	}
 }
