@@ -99,7 +99,6 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkSchedule", klog.KObj(s)))
 	base := s.DeepCopy()
-	var events []status.Event
 	defer func() {
 		written, perr := status.Patch(ctx, r.Client, base, s, base.Status, s.Status)
 		if perr != nil && err == nil {
@@ -107,14 +106,16 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		}
 		// The transitions' events once the status recording them is
 		// stored: a refused write is judged again from what is stored.
-		if written {
-			for _, e := range events {
-				e.Emit(r.Recorder, s)
-			}
+		if written && err == nil {
+			err = r.announceStored(ctx, s)
 		}
 	}()
 	s.Status.ObservedGeneration = s.Generation
 	now := r.Clock.Now()
+	// What a stopped manager left unannounced is said first.
+	if err := r.announce(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
 
 	owned, err := r.owned(ctx, s)
 	if err != nil {
@@ -129,7 +130,7 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		}
 	}
 	r.updateHistory(s, owned)
-	events = r.judge(s)
+	queueTransitions(s, r.judge(s), now)
 	if err := r.prune(ctx, s, owned); err != nil {
 		return ctrl.Result{}, err
 	}

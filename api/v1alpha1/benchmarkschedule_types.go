@@ -304,6 +304,36 @@ type RegressionStatus struct {
 	// ImprovementsDetected counts the improvements opened.
 	// +optional
 	ImprovementsDetected int64 `json:"improvementsDetected,omitempty"`
+	// Transitions counts the transitions (a change opened or closed, an
+	// acknowledgement) over the schedule's life: each one's event is named
+	// after its number, so it is created once whatever restarts between.
+	// +optional
+	Transitions int64 `json:"transitions,omitempty"`
+	// Unannounced are the transitions stored with the status that records
+	// them whose events are not created yet (a manager stopped in between);
+	// the next reconcile creates them and empties the list.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	Unannounced []TransitionEvent `json:"unannounced,omitempty"`
+}
+
+// TransitionEvent is the event of one transition of a schedule's judgement.
+type TransitionEvent struct {
+	// Sequence is the transition's number (status.regression.transitions
+	// when it happened).
+	Sequence int64 `json:"sequence"`
+	// Type is the event's type.
+	// +kubebuilder:validation:Enum=Normal;Warning
+	Type string `json:"type"`
+	// Reason is the event's reason (Regression, Recovered, Improvement, Acknowledged, ...).
+	// +kubebuilder:validation:MaxLength=128
+	Reason string `json:"reason"`
+	// Message is the event's message.
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message"`
+	// Time is when the transition was judged.
+	Time metav1.Time `json:"time"`
 }
 
 // BenchmarkScheduleStatus is the schedule's memory.
