@@ -224,8 +224,9 @@ func (v ValkeyCluster) CreateJob() *batchv1.Job {
 				RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(v.UID), RunAsGroup: ptr.To(v.UID),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
-			NodeSelector: pl.Selector(),
-			Tolerations:  pl.Tolerations,
+			NodeSelector:     pl.Selector(),
+			Tolerations:      pl.Tolerations,
+			ImagePullSecrets: v.Run.Spec.ImagePullSecrets,
 			Containers: []corev1.Container{{Name: "create-cluster", Image: v.Image, Command: command,
 				SecurityContext: containerSecurity(),
 				// The end of its log is what a failed Job reports on the run.
