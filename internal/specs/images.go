@@ -3,6 +3,7 @@ package specs
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -148,46 +149,17 @@ type defaultImageField struct {
 	of func(*benchv1.TargetSpec) *string
 }
 
-// targetImageFields are the target's image fields that have a default.
-// CloudNativePG's (postgres.imageName) has none of the operator's: left
-// empty, CloudNativePG runs its own default image.
-var targetImageFields = []defaultImageField{
-	{"spec.target.valkey.image", DefaultValkeyImage, func(t *benchv1.TargetSpec) *string {
-		if t.Valkey == nil {
-			return nil
-		}
-		return &t.Valkey.Image
-	}},
-	{"spec.target.mysql.image", DefaultMySQLImage, func(t *benchv1.TargetSpec) *string {
-		if t.MySQL == nil {
-			return nil
-		}
-		return &t.MySQL.Image
-	}},
-	{"spec.target.mongodb.image", DefaultMongoDBImage, func(t *benchv1.TargetSpec) *string {
-		if t.MongoDB == nil {
-			return nil
-		}
-		return &t.MongoDB.Image
-	}},
-	{"spec.target.opensearch.image", DefaultOpenSearchImage, func(t *benchv1.TargetSpec) *string {
-		if t.OpenSearch == nil {
-			return nil
-		}
-		return &t.OpenSearch.Image
-	}},
-	{"spec.target.clickhouse.image", DefaultClickHouseImage, func(t *benchv1.TargetSpec) *string {
-		if t.ClickHouse == nil {
-			return nil
-		}
-		return &t.ClickHouse.Image
-	}},
-	{"spec.target.clickhouse.keeper.image", DefaultClickHouseKeeperImage, func(t *benchv1.TargetSpec) *string {
-		if t.ClickHouse == nil || t.ClickHouse.Keeper == nil {
-			return nil
-		}
-		return &t.ClickHouse.Keeper.Image
-	}},
+// targetImageFields are the target's image fields that have a default,
+// sorted by field; each kind's builder (target_<kind>.go) adds its own. A
+// kind that adds none has no default of the operator's (postgres: left
+// empty, CloudNativePG runs its own default image).
+var targetImageFields []defaultImageField
+
+// addDefaultImage registers an image field of a target kind and its
+// default; of returns nil when a spec does not select the kind.
+func addDefaultImage(field, def string, of func(*benchv1.TargetSpec) *string) {
+	targetImageFields = append(targetImageFields, defaultImageField{Field: field, Default: def, of: of})
+	sort.Slice(targetImageFields, func(i, j int) bool { return targetImageFields[i].Field < targetImageFields[j].Field })
 }
 
 // DefaultTargetImages are the targets' default images by the field they

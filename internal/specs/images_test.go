@@ -2,6 +2,7 @@ package specs
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -213,5 +214,35 @@ func TestPodsCarryThePullSecrets(t *testing.T) {
 	}
 	if _, ok := cluster.Object["spec"].(map[string]any)["imageName"]; ok {
 		t.Error("CloudNativePG Cluster names an image: its default is CloudNativePG's")
+	}
+}
+
+// Every target kind with an image field of its own registers its default:
+// a kind added without one would escape the remap and the allow-list.
+func TestEveryTargetImageFieldHasItsDefault(t *testing.T) {
+	got := DefaultTargetImages()
+	typ := reflect.TypeOf(benchv1.TargetSpec{})
+	checked := 0
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if f.Type.Kind() != reflect.Pointer || f.Type.Elem().Kind() != reflect.Struct {
+			continue
+		}
+		img, ok := f.Type.Elem().FieldByName("Image")
+		if !ok || img.Type.Kind() != reflect.String {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		field := "spec.target." + name + ".image"
+		if got[field] == "" {
+			t.Errorf("%s has no default image registered (addDefaultImage in its target_<kind>.go)", field)
+		}
+		checked++
+	}
+	if checked < 5 {
+		t.Errorf("checked %d kinds: is the test reading TargetSpec?", checked)
+	}
+	if got["spec.target.clickhouse.keeper.image"] != DefaultClickHouseKeeperImage {
+		t.Errorf("the keeper's default: %v", got)
 	}
 }

@@ -25,6 +25,17 @@ const (
 	valkeyDir  = "/data"
 )
 
+// The kind's default images, for the registry remap and the allow-list
+// (images.go).
+func init() {
+	addDefaultImage("spec.target.valkey.image", DefaultValkeyImage, func(t *benchv1.TargetSpec) *string {
+		if t.Valkey == nil {
+			return nil
+		}
+		return &t.Valkey.Image
+	})
+}
+
 // ValkeyName names the Valkey server's StatefulSet and Service.
 func ValkeyName(run *benchv1.BenchmarkRun) string { return ServerName(run, ValkeyKind) }
 
