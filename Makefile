@@ -79,6 +79,10 @@ build: generate ## Build the manager and the static runner.
 images: ## Print the images docker-build builds, one a line.
 	@printf '%s\n' $(IMG) $(RUNNER_IMG) $(YCSB_IMG)
 
+.PHONY: default-images
+default-images: ## Print every image a cluster pulls by default (docs/install.md); REGISTRY=host/path adds each one's name under it, for a mirror.
+	@go run ./hack/defaultimages $(if $(REGISTRY),-registry $(REGISTRY))
+
 .PHONY: docker-build
 docker-build: ## Build the manager, runner and YCSB images for this machine's platform.
 	$(CONTAINER_TOOL) build --target manager --build-arg VERSION=$(VERSION) -t $(IMG) .

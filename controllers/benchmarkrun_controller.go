@@ -30,6 +30,7 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/controllers/targets"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/registry"
 )
@@ -51,6 +52,9 @@ type BenchmarkRunReconciler struct {
 	Logs LogReader
 	// RunnerImage holds the static dbperf-runner binary.
 	RunnerImage string
+	// Images remaps the default images, checks them against the
+	// allow-list and names the pods' pull secrets (specs.Images).
+	Images specs.Images
 	// KubernetesVersion and OperatorVersion are recorded in each run's environment.
 	KubernetesVersion string
 	OperatorVersion   string
@@ -84,7 +88,10 @@ type BenchmarkRunReconciler struct {
 
 // runState is what one reconcile works with.
 type runState struct {
-	run      *benchv1.BenchmarkRun
+	run *benchv1.BenchmarkRun
+	// built is run as its children are built: its default images and
+	// pull secrets resolved (specs.Images.Resolve). Never written back.
+	built    *benchv1.BenchmarkRun
 	workload workloads.Workload
 	prov     targets.Provisioner
 	target   targets.Observed
@@ -224,7 +231,11 @@ func (r *BenchmarkRunReconciler) load(ctx context.Context, run *benchv1.Benchmar
 		r.failInvalidSpec(st, err)
 		return nil, nil
 	}
-	if st.target, err = st.prov.Ensure(ctx, r.Client, run, targets.NeedsOf(w, &run.Spec.Workload)); err != nil {
+	if st.built, err = r.Images.Resolve(run, w.DefaultImage(), r.RunnerImage); err != nil {
+		r.failImageNotAllowed(st, err)
+		return nil, nil
+	}
+	if st.target, err = st.prov.Ensure(ctx, r.Client, st.built, targets.NeedsOf(w, &run.Spec.Workload)); err != nil {
 		return nil, err
 	}
 	run.Status.Target = st.target.Status.DeepCopy()

@@ -55,7 +55,7 @@ func (r *BenchmarkRunReconciler) ensureJob(ctx context.Context, st *runState, ro
 		filesCM = cm
 	}
 	job = specs.Job(specs.JobParams{
-		Run: run, Name: name, Role: role, Workload: st.workload.Name(), Step: step, Repetition: rep,
+		Run: st.built, Name: name, Role: role, Workload: st.workload.Name(), Step: step, Repetition: rep,
 		Invocation: inv, Image: st.loadgenImage(), RunnerImage: r.RunnerImage, FilesConfigMap: filesCM,
 		Endpoint: st.target.Endpoint, AvoidPods: st.target.PodSelector, ActiveDeadlineSeconds: remainingSeconds(st),
 		ServerStatistics: st.serverStatistics(), Protocol: workloads.SpeaksOf(st.workload, &st.run.Spec.Workload).Protocol,
@@ -104,8 +104,12 @@ func (r *BenchmarkRunReconciler) ensureFiles(ctx context.Context, run *benchv1.B
 	return cm.Name, nil
 }
 
-// loadgenImage is the tool's image: the spec's override or the workload's default.
+// loadgenImage is the tool's image: the spec's override or the workload's
+// default, remapped (runState.built).
 func (st *runState) loadgenImage() string {
+	if st.built != nil {
+		return st.built.Spec.Workload.Image
+	}
 	if img := st.run.Spec.Workload.Image; img != "" {
 		return img
 	}

@@ -71,6 +71,20 @@ func (r *BenchmarkRunReconciler) failInvalidSpec(st *runState, err error) {
 	setCondition(run, benchv1.ConditionValid, metav1.ConditionFalse, benchv1.ReasonInvalidSpec, msg)
 }
 
+// failImageNotAllowed ends a run before anything is created for it: a
+// default image it would run, or the runner image, is outside the
+// manager's allow-list (--allowed-images); the message names the image,
+// the field or flag, and the fix.
+func (r *BenchmarkRunReconciler) failImageNotAllowed(st *runState, err error) {
+	run := st.run
+	now := metav1.NewTime(st.now)
+	run.Status.Phase = benchv1.PhaseFailed
+	run.Status.CompletionTime = &now
+	msg := err.Error()
+	setCondition(run, benchv1.ConditionCompleted, metav1.ConditionFalse, benchv1.ReasonImageNotAllowed, msg)
+	setCondition(run, benchv1.ConditionValid, metav1.ConditionFalse, benchv1.ReasonImageNotAllowed, msg)
+}
+
 // phaseDetail adds the reason of a terminal phase to its event.
 func phaseDetail(run *benchv1.BenchmarkRun) string {
 	if !run.Status.Phase.Terminal() {

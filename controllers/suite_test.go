@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dbperf-io/dbperf-operator/controllers/targets"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/resources"
 	"github.com/dbperf-io/dbperf-operator/test/kit"
 )
@@ -37,6 +38,10 @@ type harness struct {
 	noLogs bool
 	// resources, when set, is the reconciler's resource telemetry.
 	resources *resources.Meter
+	// images are the reconciler's (--image-registry, --image-pull-secrets,
+	// --allowed-images); runnerImage, when set, replaces the tests'.
+	images      specs.Images
+	runnerImage string
 }
 
 func newHarness(t *testing.T) *harness {
@@ -67,7 +72,10 @@ func (h *harness) wire(mgr ctrl.Manager, k *kit.H) error {
 	r := &BenchmarkRunReconciler{
 		Client: rc, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{},
 		Logs: lr, RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:test", KubernetesVersion: "v1.34.3",
-		OperatorVersion: "test", Owned: owned,
+		OperatorVersion: "test", Owned: owned, Images: h.images,
+	}
+	if h.runnerImage != "" {
+		r.RunnerImage = h.runnerImage
 	}
 	if h.resources != nil {
 		r.Resources = h.resources

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -94,6 +95,16 @@ type BenchmarkRunSpec struct {
 	// +kubebuilder:validation:MaxItems=100
 	// +optional
 	APDEX []APDEXTarget `json:"apdex,omitempty"`
+
+	// ImagePullSecrets are Secrets of the run's namespace that every pod the
+	// run creates pulls its images with: the load generators', the target's
+	// servers' and CloudNativePG's instances'. The manager's own
+	// (--image-pull-secrets, the chart's runImagePullSecrets) come
+	// first; a Secret that does not exist leaves the pods ImagePullBackOff.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
 }
 
 // APDEXTarget is the target time of one operation's APDEX.

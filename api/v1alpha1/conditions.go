@@ -68,9 +68,13 @@ const (
 	ReasonClusterNotCreated = "ClusterNotCreated"
 	ReasonSecretNotFound    = "SecretNotFound"
 	ReasonInvalidSpec       = "InvalidSpec"
-	ReasonPreparing         = "Preparing"
-	ReasonPrepareFailed     = "PrepareFailed"
-	ReasonNotNeeded         = "NotNeeded"
+	// ReasonImageNotAllowed (Completed and Valid False, phase Failed): a
+	// default image the run would use, or the runner image, does not start
+	// with one of the manager's --allowed-images; the message names it.
+	ReasonImageNotAllowed = "ImageNotAllowed"
+	ReasonPreparing       = "Preparing"
+	ReasonPrepareFailed   = "PrepareFailed"
+	ReasonNotNeeded       = "NotNeeded"
 	// ReasonSkipped (Prepared=True): spec.workload.skipPrepare.
 	ReasonSkipped         = "Skipped"
 	ReasonPrepared        = "Prepared"

@@ -48,12 +48,13 @@ type BenchmarkRunStatus struct {
 	// runs (Preparing) or after it failed (PrepareFailed).
 	// Completed: True (AllMeasured) when every measurement finished and the
 	// results are written; False while measuring (Measuring) or when the run
-	// ended early (Timeout, PrepareFailed, InvalidSpec, PodNotStarted,
-	// DeadlineExceeded). TargetReady, Prepared and Completed are False with
+	// ended early (Timeout, PrepareFailed, InvalidSpec, ImageNotAllowed,
+	// PodNotStarted, DeadlineExceeded). TargetReady, Prepared and Completed are False with
 	// PodNotStarted while a pod of theirs cannot start.
 	// Valid: True (AllValid) when every measurement passed the validity
 	// checks; False with SomeFailed, SomeInvalid, Unstable, AwaitingResults,
-	// InvalidSpec or ResultsLost, and the reasons in its message.
+	// InvalidSpec, ImageNotAllowed or ResultsLost, and the reasons in its
+	// message.
 	// Rejected (only once a person rejected measurements, annotation
 	// bench.dbperf.io/rejections): True (RejectedByPerson) with what, who
 	// and why; False when every rejection was undone (NotRejected) or the

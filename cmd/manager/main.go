@@ -7,10 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -25,6 +27,7 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/controllers"
 	"github.com/dbperf-io/dbperf-operator/controllers/targets"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/kubelet"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/prometheus"
@@ -48,7 +51,11 @@ func main() {
 	flag.BoolVar(&lease.releaseOnCancel, "leader-election-release-on-cancel", true, "release the Lease on a clean shutdown (SIGTERM), so that the next manager leads at once instead of after the lease duration")
 	var workers int
 	flag.IntVar(&workers, "max-concurrent-reconciles", 4, "how many runs (and comparisons, schedules) are reconciled side by side; each phase is idempotent and one run is never reconciled twice at once. With one, a thousand runs wait in the work queue for the API server's answers to each other's writes")
-	flag.StringVar(&runnerImage, "runner-image", "ghcr.io/dbperf-io/dbperf-runner:"+version.Version, "image holding the static dbperf-runner binary")
+	flag.StringVar(&runnerImage, "runner-image", DefaultRunnerImage, "image holding the static dbperf-runner binary; left at its default, --image-registry remaps it")
+	var img imageOptions
+	flag.StringVar(&img.registry, "image-registry", "", "registry that replaces the registry of every default image the operator chooses (the tools', the targets', the runner's unless --runner-image is given), keeping the repository's path, tag and digest: with registry.internal:5000/mirror, postgres:17 becomes registry.internal:5000/mirror/library/postgres:17 (docs/install.md, \"Air-gapped installs\"). Images written in a spec are never remapped")
+	flag.StringVar(&img.pullSecrets, "image-pull-secrets", "", "comma-separated names of Secrets every pod of every run pulls its images with (load generators, the target's servers, CloudNativePG's instances); they must exist in each run's namespace")
+	flag.StringVar(&img.allowed, "allowed-images", "", "comma-separated image prefixes the default images (after --image-registry) and the runner image must start with, as written or with their registry spelled out (docker.io/library/postgres:17); a run that would use another fails, reason ImageNotAllowed. Empty: any. The chart passes admission.allowedImages")
 	var tele telemetryOptions
 	flag.StringVar(&tele.resources, "telemetry-resources", "none", "source of the pods' and nodes' CPU, memory and network over each measurement: none, kubelet (the kubelets' /stats/summary through the API server's node proxy: needs RBAC get on nodes/proxy), prometheus (--prometheus-url)")
 	flag.DurationVar(&tele.interval, "telemetry-sampling-interval", kubelet.DefaultInterval, "how often the kubelet source polls each node while a measurement runs")
@@ -58,7 +65,8 @@ func main() {
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
-	o := options{metricsAddr: metricsAddr, probeAddr: probeAddr, runnerImage: runnerImage, leaderElect: leaderElect, leaderNamespace: leaderNamespace, lease: lease, telemetry: tele, workers: workers}
+	flag.Visit(func(f *flag.Flag) { img.runnerImageSet = img.runnerImageSet || f.Name == "runner-image" })
+	o := options{metricsAddr: metricsAddr, probeAddr: probeAddr, runnerImage: runnerImage, leaderElect: leaderElect, leaderNamespace: leaderNamespace, lease: lease, telemetry: tele, workers: workers, images: img}
 	if err := run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), o); err != nil {
 		ctrl.Log.Error(err, "Manager stopped")
 		os.Exit(1)
@@ -83,6 +91,51 @@ type options struct {
 	secondManager bool
 	// workers is MaxConcurrentReconciles of every controller; 0 is 1.
 	workers int
+	images  imageOptions
+}
+
+// DefaultRunnerImage is --runner-image's default.
+var DefaultRunnerImage = "ghcr.io/dbperf-io/dbperf-runner:" + version.Version
+
+// imageOptions are the flags of the images the operator chooses itself.
+type imageOptions struct {
+	registry, pullSecrets, allowed string
+	// runnerImageSet: --runner-image was given, and is used as written.
+	runnerImageSet bool
+}
+
+// build checks the flags and resolves the runner image: its default is
+// remapped like every other default image.
+func (o imageOptions) build(runnerImage string) (specs.Images, string, error) {
+	im := specs.Images{Registry: strings.TrimSuffix(o.registry, "/"), PullSecrets: commaList(o.pullSecrets), Allowed: commaList(o.allowed)}
+	if im.Registry != "" {
+		if err := specs.ValidateRegistry(im.Registry); err != nil {
+			return im, "", fmt.Errorf("--image-registry: %w", err)
+		}
+	}
+	for _, s := range im.PullSecrets {
+		if errs := validation.IsDNS1123Subdomain(s); len(errs) > 0 {
+			return im, "", fmt.Errorf("--image-pull-secrets: %q is not a Secret's name: %s", s, strings.Join(errs, "; "))
+		}
+	}
+	if runnerImage == "" {
+		runnerImage = DefaultRunnerImage
+	}
+	if !o.runnerImageSet {
+		runnerImage = im.Default(runnerImage)
+	}
+	return im, runnerImage, nil
+}
+
+// commaList splits a comma-separated flag, leaving out empty items.
+func commaList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // leaseOptions are leader election's timings (zero: controller-runtime's
@@ -164,6 +217,10 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	if err != nil {
 		return err
 	}
+	images, runnerImage, err := o.images.build(o.runnerImage)
+	if err != nil {
+		return err
+	}
 	kubeVersion := ""
 	if info, err := cs.Discovery().ServerVersion(); err == nil {
 		kubeVersion = info.GitVersion
@@ -181,7 +238,8 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		Recorder:          mgr.GetEventRecorderFor("dbperf-operator"),
 		Clock:             clock.RealClock{},
 		Logs:              controllers.ClientsetLogReader{Clientset: cs},
-		RunnerImage:       o.runnerImage,
+		RunnerImage:       runnerImage,
+		Images:            images,
 		KubernetesVersion: kubeVersion,
 		OperatorVersion:   version.Version,
 		Owned:             owned,
@@ -206,7 +264,8 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	ctrl.Log.Info("Starting manager", "version", version.Version, "kubernetes", kubeVersion, "runnerImage", o.runnerImage,
+	ctrl.Log.Info("Starting manager", "version", version.Version, "kubernetes", kubeVersion, "runnerImage", runnerImage,
+		"imageRegistry", orNone(images.Registry), "imagePullSecrets", images.PullSecrets, "allowedImages", images.Allowed,
 		"telemetryResources", orNone(o.telemetry.resources))
 	return mgr.Start(ctx)
 }

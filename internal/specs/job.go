@@ -140,9 +140,10 @@ func podSpec(p JobParams) corev1.PodSpec {
 			FSGroup:        ptr.To[int64](nonRootUID),
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
-		NodeSelector: w.Placement.Selector(),
-		Tolerations:  w.Placement.Tolerations,
-		Affinity:     loadgenAffinity(w.Placement.Affinity, p.AvoidPods),
+		NodeSelector:     w.Placement.Selector(),
+		Tolerations:      w.Placement.Tolerations,
+		Affinity:         loadgenAffinity(w.Placement.Affinity, p.AvoidPods),
+		ImagePullSecrets: p.Run.Spec.ImagePullSecrets,
 		InitContainers: []corev1.Container{{
 			Name:            InstallerName,
 			Image:           p.RunnerImage,

@@ -44,6 +44,23 @@ const (
 	clickHouseOverride = "dbperf.xml"
 )
 
+// The kind's default images, for the registry remap and the allow-list
+// (images.go).
+func init() {
+	addDefaultImage("spec.target.clickhouse.image", DefaultClickHouseImage, func(t *benchv1.TargetSpec) *string {
+		if t.ClickHouse == nil {
+			return nil
+		}
+		return &t.ClickHouse.Image
+	})
+	addDefaultImage("spec.target.clickhouse.keeper.image", DefaultClickHouseKeeperImage, func(t *benchv1.TargetSpec) *string {
+		if t.ClickHouse == nil || t.ClickHouse.Keeper == nil {
+			return nil
+		}
+		return &t.ClickHouse.Keeper.Image
+	})
+}
+
 // ClickHouse is a ClickHouse target: the lead server (the one server, or
 // the replica clients connect to), the shard's other replicas and the
 // Keeper ensemble, with the configuration they share.

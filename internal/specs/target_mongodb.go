@@ -14,6 +14,17 @@ const (
 	MongoDBKind = "mongodb"
 )
 
+// The kind's default images, for the registry remap and the allow-list
+// (images.go).
+func init() {
+	addDefaultImage("spec.target.mongodb.image", DefaultMongoDBImage, func(t *benchv1.TargetSpec) *string {
+		if t.MongoDB == nil {
+			return nil
+		}
+		return &t.MongoDB.Image
+	})
+}
+
 // MongoDBServer is the official MongoDB image with root credentials from
 // the generated Secret.
 func MongoDBServer(run *benchv1.BenchmarkRun) Server {

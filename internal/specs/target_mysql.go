@@ -20,6 +20,17 @@ const (
 	MySQLKind = "mysql"
 )
 
+// The kind's default images, for the registry remap and the allow-list
+// (images.go).
+func init() {
+	addDefaultImage("spec.target.mysql.image", DefaultMySQLImage, func(t *benchv1.TargetSpec) *string {
+		if t.MySQL == nil {
+			return nil
+		}
+		return &t.MySQL.Image
+	})
+}
+
 // MySQLServer is the official MySQL image with the root password from the
 // generated Secret, and TLS required when the spec asks for it.
 func MySQLServer(run *benchv1.BenchmarkRun) Server {

@@ -17,6 +17,17 @@ const (
 	OpenSearchKind = "opensearch"
 )
 
+// The kind's default images, for the registry remap and the allow-list
+// (images.go).
+func init() {
+	addDefaultImage("spec.target.opensearch.image", DefaultOpenSearchImage, func(t *benchv1.TargetSpec) *string {
+		if t.OpenSearch == nil {
+			return nil
+		}
+		return &t.OpenSearch.Image
+	})
+}
+
 // OpenSearchServer is an OpenSearch cluster of Nodes pods, each cluster-
 // manager eligible, without memory locking or mmap (which need host sysctls).
 func OpenSearchServer(run *benchv1.BenchmarkRun) Server {

@@ -69,6 +69,15 @@ func CNPGCluster(run *benchv1.BenchmarkRun, superuser bool) (*unstructured.Unstr
 	if pg.ImageName != "" {
 		spec["imageName"] = pg.ImageName
 	}
+	if ps := run.Spec.ImagePullSecrets; len(ps) > 0 {
+		// CloudNativePG pulls its instances' image (and its own, for the
+		// bootstrap) with them.
+		refs := make([]any, 0, len(ps))
+		for _, r := range ps {
+			refs = append(refs, map[string]any{"name": r.Name})
+		}
+		spec["imagePullSecrets"] = refs
+	}
 	postgresql := map[string]any{}
 	if len(pg.Parameters) > 0 {
 		params := map[string]any{}

@@ -25,6 +25,17 @@ const (
 	valkeyDir  = "/data"
 )
 
+// The kind's default images, for the registry remap and the allow-list
+// (images.go).
+func init() {
+	addDefaultImage("spec.target.valkey.image", DefaultValkeyImage, func(t *benchv1.TargetSpec) *string {
+		if t.Valkey == nil {
+			return nil
+		}
+		return &t.Valkey.Image
+	})
+}
+
 // ValkeyName names the Valkey server's StatefulSet and Service.
 func ValkeyName(run *benchv1.BenchmarkRun) string { return ServerName(run, ValkeyKind) }
 
@@ -224,8 +235,9 @@ func (v ValkeyCluster) CreateJob() *batchv1.Job {
 				RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(v.UID), RunAsGroup: ptr.To(v.UID),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
-			NodeSelector: pl.Selector(),
-			Tolerations:  pl.Tolerations,
+			NodeSelector:     pl.Selector(),
+			Tolerations:      pl.Tolerations,
+			ImagePullSecrets: v.Run.Spec.ImagePullSecrets,
 			Containers: []corev1.Container{{Name: "create-cluster", Image: v.Image, Command: command,
 				SecurityContext: containerSecurity(),
 				// The end of its log is what a failed Job reports on the run.

@@ -7,7 +7,9 @@
 // the docs quote are the code's, every make target and kubectl dbperf
 // command they name exists, every relative link and anchor resolves and
 // every repository path they name exists, every table and code block is
-// whole, and no user doc names an issue or a commit (drift_test.go).
+// whole, and no user doc names an issue or a commit (drift_test.go); the
+// default images docs/install.md lists for air-gapped installs, and its
+// remap examples, are the code's (airgap_test.go).
 package docs
 
 import (

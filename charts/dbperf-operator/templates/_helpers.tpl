@@ -42,9 +42,40 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{- define "dbperf-operator.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- include "dbperf-operator.remap" (list (printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag)) .Values.imageRegistry) }}
 {{- end }}
 
 {{- define "dbperf-operator.runnerImage" -}}
-{{- printf "%s:%s" .Values.runnerImage.repository (default .Chart.AppVersion .Values.runnerImage.tag) }}
+{{- include "dbperf-operator.remap" (list (printf "%s:%s" .Values.runnerImage.repository (default .Chart.AppVersion .Values.runnerImage.tag)) .Values.imageRegistry) }}
+{{- end }}
+
+{{- /*
+remap: (list image registry) is the image with its registry replaced by
+registry, keeping the repository's path, tag and digest; Docker Hub's
+one-component names are library/ ones. The manager's --image-registry does
+the same to its default images (internal/specs/images.go, RemapImage);
+an empty registry leaves the image as it is.
+*/}}
+{{- define "dbperf-operator.remap" -}}
+{{- $ref := index . 0 -}}
+{{- $registry := trimSuffix "/" (index . 1) -}}
+{{- if $registry -}}
+{{- $rhost := first (splitList "/" $registry) -}}
+{{- if not (or (contains "." $rhost) (contains ":" $rhost) (eq $rhost "localhost")) -}}
+{{- fail (printf "imageRegistry %q: its host %q has no \".\" or \":\" and is not localhost, so an image under it would be read as Docker Hub's" $registry $rhost) -}}
+{{- end -}}
+{{- $parts := splitList "/" $ref -}}
+{{- $host := "docker.io" -}}
+{{- $path := $ref -}}
+{{- if and (gt (len $parts) 1) (or (contains "." (first $parts)) (contains ":" (first $parts)) (eq (first $parts) "localhost")) -}}
+{{- $host = first $parts -}}
+{{- $path = join "/" (rest $parts) -}}
+{{- end -}}
+{{- if and (has $host (list "docker.io" "index.docker.io")) (not (contains "/" $path)) -}}
+{{- $path = printf "library/%s" $path -}}
+{{- end -}}
+{{- printf "%s/%s" $registry $path -}}
+{{- else -}}
+{{- $ref -}}
+{{- end -}}
 {{- end }}
