@@ -81,6 +81,13 @@ func TestCNPGInstalledAfterOperator(t *testing.T) {
 	}
 	t.Cleanup(stack.Stop)
 	c := stack.Cluster
+	// The chart's ServiceAccount reads CRDs (to notice CloudNativePG's), and only reads them.
+	for verb, want := range map[string]string{"watch": "yes", "list": "yes", "update": "no", "delete": "no"} {
+		out, _ := c.Kubectl(ctx, nil, "auth", "can-i", verb, "customresourcedefinitions.apiextensions.k8s.io", "--as", stack.Operator.User())
+		if got := strings.TrimSpace(string(out)); got != want {
+			t.Errorf("can %s %s CRDs? %q, want %q", stack.Operator.User(), verb, got, want)
+		}
+	}
 	dyn := dynamic.NewForConfigOrDie(c.Config)
 	apply(ctx, t, c, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+lateNS+"\n"+"---"+fmt.Sprintf(lateRunYAML, "late"))
 	testutil.Eventually(t, time.Minute, "late waiting with CRDNotInstalled", func() error {
