@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -23,9 +22,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
@@ -36,8 +37,10 @@ import (
 )
 
 // pollInterval is how often a run waiting on something it cannot watch
-// (a CloudNativePG cluster without its CRD watched) looks again.
-const pollInterval = 10 * time.Second
+// (a Secret that does not exist yet, a CRD not installed yet: optionalKinds
+// wakes it sooner) looks again. A variable only for a test to lengthen, so
+// that a run woken by an event is told from one that looked again.
+var pollInterval = 10 * time.Second
 
 // BenchmarkRunReconciler drives BenchmarkRuns through their phases.
 type BenchmarkRunReconciler struct {
@@ -63,7 +66,8 @@ type BenchmarkRunReconciler struct {
 	// the runner polls, still are).
 	Resources ResourceMeter
 	// Owned are the foreign kinds the targets own (targets.ForeignOwner)
-	// that were served at start-up: the controller watches them.
+	// that were served at start-up: the controller watches them from the
+	// start, and the others once their CRD is installed (optionalKinds).
 	Owned []schema.GroupVersionKind
 
 	// written holds, per run (runKey), the resourceVersion of the status
@@ -359,27 +363,33 @@ func (r *BenchmarkRunReconciler) withDeadline(st *runState, res ctrl.Result) ctr
 }
 
 // SetupWithManager watches runs, their Jobs, StatefulSets and workload
-// pods, and the nodes (for queued runs). Reconciles of different runs run
-// side by side (the manager's MaxConcurrentReconciles, --max-concurrent-reconciles):
+// pods, the nodes (for queued runs), and the foreign kinds the targets own:
+// those served now (Owned) from the start, the others once their CRD is
+// installed (optionalKinds). Reconciles of different runs run side by side
+// (the manager's MaxConcurrentReconciles, --max-concurrent-reconciles):
 // every phase is idempotent and a run is never reconciled twice at once.
 func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	RegisterMetrics(mgr.GetCache())
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &benchv1.BenchmarkRun{}, indexPhase, phaseIndex); err != nil {
 		return err
 	}
+	wake := make(chan event.GenericEvent)
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&benchv1.BenchmarkRun{}, builder.WithPredicates(runChanged)).
 		Watches(&benchv1.BenchmarkRun{}, handler.EnqueueRequestsFromMapFunc(r.wakeQueued), builder.WithPredicates(releasedNodes)).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.nodeChanged), builder.WithPredicates(schedulingChanged)).
 		Owns(&batchv1.Job{}, builder.WithPredicates(jobChanged)).
 		Owns(&appsv1.StatefulSet{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToRun), builder.WithPredicates(ofRun, podChanged))
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToRun), builder.WithPredicates(ofRun, podChanged)).
+		WatchesRawSource(source.Channel(wake, &handler.EnqueueRequestForObject{}))
 	for _, gvk := range r.Owned {
-		owned := &unstructured.Unstructured{}
-		owned.SetGroupVersionKind(gvk)
-		b = b.Owns(owned)
+		b = b.WatchesRawSource(ownedSource(mgr, gvk))
 	}
-	return b.Named("benchmarkrun").Complete(r)
+	c, err := b.Named("benchmarkrun").Build(r)
+	if err != nil {
+		return err
+	}
+	return setupOptionalKinds(mgr, c, r.Owned, wake)
 }
 
 // podToRun maps a workload pod to its run through the annotation every

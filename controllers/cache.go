@@ -14,7 +14,8 @@ import (
 
 // CacheOptions caches only the objects of runs (everything a run makes, and
 // the pods of its target, carry the run's UID), not every pod, Job or
-// ConfigMap of the cluster.
+// ConfigMap of the cluster, and of CRDs only the optional kinds' metadata
+// (optionalCRDs).
 func CacheOptions() cache.Options {
 	hasRun, err := labels.NewRequirement(benchv1.LabelRunUID, selection.Exists, nil)
 	if err != nil {
@@ -27,6 +28,7 @@ func CacheOptions() cache.Options {
 		&corev1.Service{}:     ofRuns,
 		&batchv1.Job{}:        ofRuns,
 		&appsv1.StatefulSet{}: ofRuns,
+		crdMeta():             optionalCRDs(),
 	}}
 }
 

@@ -230,7 +230,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 		return err
 	}
 	for _, gvk := range missing {
-		ctrl.Log.Info("A target kind's CRD is not installed: its runs wait with TargetReady=False, reason CRDNotInstalled, until it is (then restart the manager)", "kind", gvk.String())
+		ctrl.Log.Info("A target kind's CRD is not installed: its runs wait with TargetReady=False, reason CRDNotInstalled, until it is; the manager watches for it and needs no restart", "kind", gvk.String())
 	}
 	rec := &controllers.BenchmarkRunReconciler{
 		Client:            mgr.GetClient(),

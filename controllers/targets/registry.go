@@ -97,32 +97,51 @@ type notHere interface{ notHere() }
 
 // ForeignOwner is implemented by provisioners whose target is an object of
 // another operator's API (CloudNativePG's Cluster): the run controller
-// watches the kinds it finds served at start-up, so their status changes
-// wake the run.
+// watches these kinds, so their status changes wake the run, from the
+// manager's start or from when their CRD is installed.
 type ForeignOwner interface {
 	OwnedKinds() []schema.GroupVersionKind
+}
+
+// OwnedKinds lists the foreign kinds the registered provisioners own.
+func OwnedKinds() []schema.GroupVersionKind {
+	var kinds []schema.GroupVersionKind
+	for _, e := range entries {
+		if fo, ok := e.provisioner.(ForeignOwner); ok {
+			kinds = append(kinds, fo.OwnedKinds()...)
+		}
+	}
+	return kinds
 }
 
 // ServedOwnedKinds lists the foreign kinds the registered provisioners own
 // that the API server serves, and those it does not (their targets report
 // the CRD missing on the run).
 func ServedOwnedKinds(mapper meta.RESTMapper) (served, missing []schema.GroupVersionKind, err error) {
-	for _, e := range entries {
-		fo, ok := e.provisioner.(ForeignOwner)
-		if !ok {
-			continue
-		}
-		for _, gvk := range fo.OwnedKinds() {
-			_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-			switch {
-			case meta.IsNoMatchError(err):
-				missing = append(missing, gvk)
-			case err != nil:
-				return nil, nil, fmt.Errorf("while looking for %s: %w", gvk, err)
-			default:
-				served = append(served, gvk)
-			}
+	for _, gvk := range OwnedKinds() {
+		ok, err := Served(mapper, gvk)
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case ok:
+			served = append(served, gvk)
+		default:
+			missing = append(missing, gvk)
 		}
 	}
 	return served, missing, nil
+}
+
+// Served says whether the API server serves gvk. controller-runtime's
+// RESTMapper asks discovery again on every miss, so a CRD installed since
+// the last look is found.
+func Served(mapper meta.RESTMapper, gvk schema.GroupVersionKind) (bool, error) {
+	_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	switch {
+	case meta.IsNoMatchError(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("while looking for %s: %w", gvk, err)
+	}
+	return true, nil
 }

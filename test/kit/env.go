@@ -76,6 +76,18 @@ func Start(cnpg bool) (*Env, error) {
 	return e, nil
 }
 
+// InstallCNPGCRDs installs CloudNativePG's CRDs into a running API server,
+// as installing CloudNativePG after the operator would, and waits until
+// the API server serves them.
+func (e *Env) InstallCNPGCRDs() error {
+	_, dir, err := assets()
+	if err != nil {
+		return err
+	}
+	_, err = envtest.InstallCRDs(e.Config, envtest.CRDInstallOptions{Paths: []string{dir}, ErrorIfPathMissing: true})
+	return err
+}
+
 // assets returns the control-plane binaries and CloudNativePG's CRDs, from
 // the environment (make test sets them) or by running the hack scripts,
 // which reuse their caches.

@@ -57,11 +57,31 @@ type Stack struct {
 // same flags, which takes over once the dead one's leader lease expires.
 func (s *Stack) RestartManager(ctx context.Context) error {
 	s.Manager.Kill()
+	return s.startAgain(ctx)
+}
+
+// StopStartManager stops the manager cleanly (SIGINT: it releases its
+// leader Lease) and starts another with the same flags, which leads at once.
+func (s *Stack) StopStartManager(ctx context.Context) error {
+	s.Manager.Stop()
+	return s.startAgain(ctx)
+}
+
+func (s *Stack) startAgain(ctx context.Context) error {
 	m, err := s.StartManager(ctx, s.opts.Manager, s.Operator, s.opts.ManagerLog, s.opts.ManagerArgs...)
 	if err != nil {
 		return err
 	}
 	s.Manager = m
+	return nil
+}
+
+// InstallCNPGCRDs installs CloudNativePG's CRDs from dir, as its release
+// manifest would (server-side: they are too big for kubectl's annotation).
+func (c *Cluster) InstallCNPGCRDs(ctx context.Context, dir string) error {
+	if out, err := c.Kubectl(ctx, nil, "apply", "--server-side", "-f", dir); err != nil {
+		return fmt.Errorf("%w\n%s", err, out)
+	}
 	return nil
 }
 
@@ -108,8 +128,8 @@ func Up(ctx context.Context, o StackOptions) (_ *Stack, err error) {
 	}
 	if o.CNPGCRDs != "" {
 		step("installing the CloudNativePG CRDs")
-		if out, err := c.Kubectl(ctx, nil, "apply", "--server-side", "-f", o.CNPGCRDs); err != nil {
-			return nil, fmt.Errorf("%w\n%s", err, out)
+		if err := c.InstallCNPGCRDs(ctx, o.CNPGCRDs); err != nil {
+			return nil, err
 		}
 	}
 	step("helm install dbperf-operator (CRDs, RBAC, ServiceAccount)")
