@@ -206,6 +206,18 @@ type BenchmarkComparisonSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Criteria ComparisonCriteria `json:"criteria,omitempty"`
+	// DeletionPolicy says what becomes of the comparison's runs and report
+	// ConfigMap when it is deleted: Retain (the default) releases them, so
+	// that they stay (runs in progress run to completion), marked with the
+	// annotation bench.dbperf.io/released-from; Delete deletes them with
+	// the comparison. A comparison a BenchmarkSchedule still controls
+	// follows the schedule instead: the schedule's history limits delete it
+	// with its runs, and the schedule's deletionPolicy applies when the
+	// schedule is deleted (Retain releases the comparison, whose own policy
+	// applies from then on).
+	// +kubebuilder:default=Retain
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 }
 
 // ComparisonRun is one child run.
