@@ -128,7 +128,7 @@ func (r retention) release(ctx context.Context) error {
 				what = "stays and goes on to compare its runs"
 			}
 		}
-		r.rec.Eventf(child, corev1.EventTypeNormal, benchv1.ReasonResultsReleased,
+		r.rec.Eventf(child, corev1.EventTypeNormal, benchv1.EventResultsReleased,
 			"%s %s is being deleted with deletionPolicy Retain: released, this %s (annotation %s)", r.kind, r.parent.GetName(), what, benchv1.AnnotationReleasedFrom)
 	}
 	for _, name := range r.configMaps {
@@ -160,7 +160,7 @@ func (r retention) release(ctx context.Context) error {
 		msg += fmt.Sprintf("; %d in progress run to completion", inFlight)
 	}
 	log.FromContext(ctx).Info("Released results", "runs", runs, "inProgress", inFlight, "comparisons", comparisons, "configMaps", configMaps)
-	r.rec.Event(r.parent, corev1.EventTypeNormal, benchv1.ReasonResultsReleased, status.Truncate(msg, status.MaxEventMessage))
+	r.rec.Event(r.parent, corev1.EventTypeNormal, benchv1.EventResultsReleased, status.Truncate(msg, status.MaxEventMessage))
 	return nil
 }
 

@@ -70,7 +70,7 @@ func releasedEvents(t *testing.T, ns, kind, name string) (n int32, messages []st
 		t.Fatal(err)
 	}
 	for _, e := range evs.Items {
-		if e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name && e.Reason == benchv1.ReasonResultsReleased {
+		if e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name && e.Reason == benchv1.EventResultsReleased {
 			n += max(e.Count, 1)
 			messages = append(messages, e.Message)
 		}

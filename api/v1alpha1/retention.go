@@ -38,10 +38,11 @@ const (
 	AnnotationReleasedFrom = "bench.dbperf.io/released-from"
 )
 
-// Reasons of the events said when results are released.
+// The reason of the events said when results are released (an event's,
+// not a condition's).
 const (
-	// ReasonResultsReleased (on the parent and on each child released):
+	// EventResultsReleased (on the parent and on each child released):
 	// the parent is being deleted with deletionPolicy Retain and the child
 	// stays.
-	ReasonResultsReleased = "ResultsReleased"
+	EventResultsReleased = "ResultsReleased"
 )
