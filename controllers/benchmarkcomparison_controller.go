@@ -457,7 +457,7 @@ func (r *BenchmarkComparisonReconciler) retention(cmp *benchv1.BenchmarkComparis
 			for i := range runs.Items {
 				out[i] = &runs.Items[i]
 			}
-			return ownedBy(cmp.UID, out), nil
+			return out, nil
 		},
 	}
 }

@@ -431,7 +431,7 @@ func (r *BenchmarkScheduleReconciler) retention(s *benchv1.BenchmarkSchedule) re
 			for i := range cmps.Items {
 				out = append(out, &cmps.Items[i])
 			}
-			return ownedBy(s.UID, out), nil
+			return out, nil
 		},
 	}
 }

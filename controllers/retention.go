@@ -99,48 +99,57 @@ func (r retention) uncachedReader() client.Reader {
 func (r retention) releasedFrom() string { return r.kind + "/" + r.parent.GetName() }
 
 // release removes the parent's owner reference from each of its children
-// and marks them; the events say what stays.
+// and marks them; the events say what stays. A pass that meets a conflict
+// returns it and the next one goes on from what is stored: each child is
+// released once (one event on it), and the parent's event, said by the
+// pass that completes the release, counts every child released, by this
+// pass or an earlier one.
 func (r retention) release(ctx context.Context) error {
 	children, err := r.children(ctx)
 	if err != nil {
 		return err
 	}
-	var runs, inFlight, comparisons, configMaps int
+	from := r.releasedFrom()
+	var runs, inFlight, comparisons, configMaps, now int
 	for _, child := range children {
-		released, err := releaseObject(ctx, r.c, child, r.parent.GetUID(), r.releasedFrom())
-		if err != nil {
-			return err
+		switch {
+		case hasOwnerUID(child, r.parent.GetUID()):
+			released, err := releaseObject(ctx, r.c, child, r.parent.GetUID(), from)
+			if err != nil {
+				return err
+			}
+			if !released {
+				continue
+			}
+			now++
+			r.rec.Eventf(child, corev1.EventTypeNormal, benchv1.EventResultsReleased,
+				"%s %s is being deleted with deletionPolicy Retain: released, this %s (annotation %s)", r.kind, r.parent.GetName(), stays(child), benchv1.AnnotationReleasedFrom)
+		case child.GetAnnotations()[benchv1.AnnotationReleasedFrom] != from:
+			continue // not this parent's, or released by another
 		}
-		if !released {
-			continue
-		}
-		what := "stays"
 		switch x := child.(type) {
 		case *benchv1.BenchmarkRun:
 			runs++
 			if !x.Status.Phase.Terminal() {
 				inFlight++
-				what = "stays and runs to completion"
 			}
 		case *benchv1.BenchmarkComparison:
 			comparisons++
-			if !x.Status.Phase.Terminal() {
-				what = "stays and goes on to compare its runs"
-			}
 		}
-		r.rec.Eventf(child, corev1.EventTypeNormal, benchv1.EventResultsReleased,
-			"%s %s is being deleted with deletionPolicy Retain: released, this %s (annotation %s)", r.kind, r.parent.GetName(), what, benchv1.AnnotationReleasedFrom)
 	}
 	for _, name := range r.configMaps {
-		released, err := releaseConfigMap(ctx, r.c, r.uncachedReader(), r.parent.GetNamespace(), name, r.parent.GetUID(), r.releasedFrom())
+		kept, released, err := releaseConfigMap(ctx, r.c, r.uncachedReader(), r.parent.GetNamespace(), name, r.parent.GetUID(), from)
 		if err != nil {
 			return err
 		}
 		if released {
+			now++
+		}
+		if kept {
 			configMaps++
 		}
 	}
-	if runs+comparisons+configMaps == 0 {
+	if now == 0 {
 		return nil
 	}
 	var parts []string
@@ -155,13 +164,34 @@ func (r retention) release(ctx context.Context) error {
 		}
 	}
 	msg := fmt.Sprintf("deletionPolicy Retain: released %s, which stay after this %s is deleted (annotation %s=%s)",
-		strings.Join(parts, ", "), r.kind, benchv1.AnnotationReleasedFrom, r.releasedFrom())
+		strings.Join(parts, ", "), r.kind, benchv1.AnnotationReleasedFrom, from)
 	if inFlight > 0 {
 		msg += fmt.Sprintf("; %d in progress run to completion", inFlight)
 	}
 	log.FromContext(ctx).Info("Released results", "runs", runs, "inProgress", inFlight, "comparisons", comparisons, "configMaps", configMaps)
 	r.rec.Event(r.parent, corev1.EventTypeNormal, benchv1.EventResultsReleased, status.Truncate(msg, status.MaxEventMessage))
 	return nil
+}
+
+// stays says what becomes of a released child.
+func stays(child client.Object) string {
+	switch x := child.(type) {
+	case *benchv1.BenchmarkRun:
+		if !x.Status.Phase.Terminal() {
+			return "run stays and runs to completion"
+		}
+		return "run stays"
+	case *benchv1.BenchmarkComparison:
+		if !x.Status.Phase.Terminal() {
+			return "comparison stays and goes on"
+		}
+		return "comparison stays"
+	}
+	return "object stays"
+}
+
+func hasOwnerUID(obj client.Object, uid types.UID) bool {
+	return slices.ContainsFunc(obj.GetOwnerReferences(), func(ref metav1.OwnerReference) bool { return ref.UID == uid })
 }
 
 // releaseObject removes the owner reference to owner from obj and marks it
@@ -197,19 +227,19 @@ func releaseObject(ctx context.Context, c client.Client, obj client.Object, owne
 // patch that deletes the owner's reference by its UID: no other owner
 // reference is touched, and a ConfigMap gone is left alone. The ConfigMap
 // is read first past the cache (which holds only the ConfigMaps of runs)
-// when there is a reader, so that one released already is
-// not written again.
-func releaseConfigMap(ctx context.Context, c client.Client, reader client.Reader, namespace, name string, owner types.UID, from string) (released bool, err error) {
+// when there is a reader, so that one released already is not written
+// again. kept: it exists and is released; released: by this call.
+func releaseConfigMap(ctx context.Context, c client.Client, reader client.Reader, namespace, name string, owner types.UID, from string) (kept, released bool, err error) {
 	if reader != nil {
 		cur := &corev1.ConfigMap{}
 		if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, cur); err != nil {
 			if apierrors.IsNotFound(err) {
-				return false, nil
+				return false, false, nil
 			}
-			return false, fmt.Errorf("while reading ConfigMap %s: %w", name, err)
+			return false, false, fmt.Errorf("while reading ConfigMap %s: %w", name, err)
 		}
-		if !slices.ContainsFunc(cur.OwnerReferences, func(ref metav1.OwnerReference) bool { return ref.UID == owner }) {
-			return false, nil
+		if !hasOwnerUID(cur, owner) {
+			return cur.Annotations[benchv1.AnnotationReleasedFrom] == from, false, nil
 		}
 	}
 	patch := map[string]any{"metadata": map[string]any{
@@ -218,21 +248,14 @@ func releaseConfigMap(ctx context.Context, c client.Client, reader client.Reader
 	}}
 	raw, err := json.Marshal(patch)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
 	if err := c.Patch(ctx, cm, client.RawPatch(types.StrategicMergePatchType, raw)); err != nil {
 		if apierrors.IsNotFound(err) {
-			return false, nil
+			return false, false, nil
 		}
-		return false, fmt.Errorf("while releasing ConfigMap %s: %w", name, err)
+		return false, false, fmt.Errorf("while releasing ConfigMap %s: %w", name, err)
 	}
-	return true, nil
-}
-
-// ownedBy keeps the objects with an owner reference to uid.
-func ownedBy(uid types.UID, objs []client.Object) []client.Object {
-	return slices.DeleteFunc(objs, func(o client.Object) bool {
-		return !slices.ContainsFunc(o.GetOwnerReferences(), func(ref metav1.OwnerReference) bool { return ref.UID == uid })
-	})
+	return true, true, nil
 }

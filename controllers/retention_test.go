@@ -3,6 +3,9 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -370,10 +373,93 @@ func TestComparisonReleaseUnderConflictsAndRestart(t *testing.T) {
 	if len(refused) != 4 {
 		t.Errorf("conflicts met at %v, want the two runs, the report and the finalizer", refused)
 	}
+	waitReleasedEvent(t, h.NS, "BenchmarkComparison", "again", "released 2 BenchmarkRuns, 1 ConfigMap")
 	time.Sleep(time.Second) // an event said twice would be counted by now
+	if n, msgs := releasedEvents(t, h.NS, "BenchmarkComparison", "again"); n != 1 {
+		t.Errorf("comparison: %d ResultsReleased events %q, want 1 (said by the pass that completed the release)", n, msgs)
+	}
 	for i := range runs {
 		if n, msgs := releasedEvents(t, h.NS, "BenchmarkRun", runs[i].Name); n != 1 {
 			t.Errorf("run %s: %d ResultsReleased events %q, want 1", runs[i].Name, n, msgs)
+		}
+	}
+}
+
+// The finalizer follows the policy: set to Delete, the comparison loses
+// it; back to Retain, it takes it again.
+func TestTheFinalizerFollowsThePolicy(t *testing.T) {
+	h := newHarness(t)
+	cmp := kit.Comparison("switch", benchv1.OrderInterleaved, 1)
+	h.Create(cmp)
+	finalizer := func(want bool) {
+		t.Helper()
+		testutil.Eventually(t, 10*time.Second, fmt.Sprintf("finalizer present: %v", want), func() error {
+			cur := get(t, &benchv1.BenchmarkComparison{ObjectMeta: metav1.ObjectMeta{Namespace: h.NS, Name: "switch"}})
+			if controllerutil.ContainsFinalizer(cur, benchv1.FinalizerReleaseResults) != want {
+				return fmt.Errorf("finalizers %v", cur.Finalizers)
+			}
+			return nil
+		})
+	}
+	setPolicy := func(p benchv1.DeletionPolicy) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"spec":{"deletionPolicy":%q}}`, p)
+		if err := k8s.Patch(context.Background(), cmp.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finalizer(true)
+	// deletionPolicy is the one field of a comparison's spec that changes.
+	err := k8s.Patch(context.Background(), cmp.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"runsPerVariant":2}}`)))
+	if err == nil || !strings.Contains(err.Error(), "spec is immutable but for deletionPolicy") {
+		t.Errorf("runsPerVariant changed: %v", err)
+	}
+	setPolicy(benchv1.DeletionDelete)
+	finalizer(false)
+	setPolicy(benchv1.DeletionRetain)
+	finalizer(true)
+}
+
+// What becomes of a comparison once deleted is no change of what it
+// measures: a schedule's template hashes the same whatever its
+// deletionPolicy (and as before the field existed).
+func TestTheDeletionPolicyIsNoTemplateChange(t *testing.T) {
+	s := &benchv1.BenchmarkSchedule{Spec: benchv1.BenchmarkScheduleSpec{
+		ComparisonTemplate: &benchv1.ComparisonTemplate{Spec: kit.Comparison("x", benchv1.OrderInterleaved, 1).Spec}}}
+	before := templateHash(s)
+	for _, p := range []benchv1.DeletionPolicy{benchv1.DeletionRetain, benchv1.DeletionDelete} {
+		s.Spec.ComparisonTemplate.Spec.DeletionPolicy = p
+		if got := templateHash(s); got != before {
+			t.Errorf("deletionPolicy %s: hash %s, want %s", p, got, before)
+		}
+	}
+	s.Spec.ComparisonTemplate.Spec.RunsPerVariant = 7
+	if templateHash(s) == before {
+		t.Error("a change of what the template measures kept its hash")
+	}
+}
+
+// The comparison's immutability rule names every field of its spec but
+// deletionPolicy: a field added later is immutable too, or this fails.
+func TestTheImmutabilityRuleNamesEveryOtherField(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "api", "v1alpha1", "benchmarkcomparison_types.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rule string
+	for _, line := range strings.Split(string(src), "\n") {
+		if strings.Contains(line, "XValidation:rule=\"self.template == oldSelf.template") {
+			rule = line
+		}
+	}
+	if rule == "" {
+		t.Fatal("no immutability rule on the comparison's spec")
+	}
+	st := reflect.TypeOf(benchv1.BenchmarkComparisonSpec{})
+	for i := range st.NumField() {
+		name, _, _ := strings.Cut(st.Field(i).Tag.Get("json"), ",")
+		if covered := strings.Contains(rule, "self."+name+" == oldSelf."+name); covered == (name == "deletionPolicy") {
+			t.Errorf("spec.%s: in the immutability rule %v", name, covered)
 		}
 	}
 }

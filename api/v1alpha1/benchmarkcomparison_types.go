@@ -334,8 +334,10 @@ type BenchmarkComparison struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// Spec cannot change once created: the runs already made belong to it.
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: create a new BenchmarkComparison instead"
+	// Spec cannot change once created (the runs already made belong to
+	// it), but for deletionPolicy, which says what becomes of them.
+	// Every other field is required or defaulted, so always there.
+	// +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template && self.variants == oldSelf.variants && self.baseline == oldSelf.baseline && self.order == oldSelf.order && self.runsPerVariant == oldSelf.runsPerVariant && self.stepPairing == oldSelf.stepPairing && self.criteria == oldSelf.criteria",message="spec is immutable but for deletionPolicy: create a new BenchmarkComparison instead"
 	Spec   BenchmarkComparisonSpec   `json:"spec"`
 	Status BenchmarkComparisonStatus `json:"status,omitempty"`
 }
