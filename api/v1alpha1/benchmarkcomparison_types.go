@@ -214,7 +214,8 @@ type BenchmarkComparisonSpec struct {
 	// follows the schedule instead: the schedule's history limits delete it
 	// with its runs, and the schedule's deletionPolicy applies when the
 	// schedule is deleted (Retain releases the comparison, whose own policy
-	// applies from then on).
+	// applies from then on). It is the one field of the spec that may
+	// change after creation.
 	// +kubebuilder:default=Retain
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`

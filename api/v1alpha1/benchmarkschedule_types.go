@@ -174,7 +174,8 @@ type BenchmarkScheduleSpec struct {
 	// in progress run to completion), marked with the annotation
 	// bench.dbperf.io/released-from; Delete deletes them with the schedule.
 	// The history limits delete old runs and comparisons whatever the
-	// policy. A change of it is not a template change.
+	// policy. (The deletionPolicy of a comparisonTemplate is not part of
+	// the template's hash: changing it starts no comparison.)
 	// +kubebuilder:default=Retain
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
