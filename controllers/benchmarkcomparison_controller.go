@@ -133,7 +133,7 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkComparison", klog.KObj(cmp)))
 	if stop, err := r.retention(cmp).handle(ctx); stop || err != nil {
-		return ctrl.Result{}, err
+		return conflictLater(ctx, err)
 	}
 	base := cmp.DeepCopy()
 	defer func() {

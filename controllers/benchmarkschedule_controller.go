@@ -109,7 +109,7 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkSchedule", klog.KObj(s)))
 	if stop, err := r.retention(s).handle(ctx); stop || err != nil {
-		return ctrl.Result{}, err
+		return conflictLater(ctx, err)
 	}
 	base := s.DeepCopy()
 	var events []status.Event

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -94,6 +96,20 @@ func (r retention) uncachedReader() client.Reader {
 	}
 	return nil
 }
+
+// conflictLater is a reconcile's ending after a write refused with a
+// conflict (another writer changed the object meanwhile): not an error,
+// but another pass soon, from what is stored, as status.Patch leaves it.
+func conflictLater(ctx context.Context, err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		log.FromContext(ctx).V(1).Info("Changed underneath, retrying", "error", err.Error())
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// conflictRetry is how soon a pass refused with a conflict is tried again.
+const conflictRetry = 200 * time.Millisecond
 
 // releasedFrom is the value of the annotation on what the parent released.
 func (r retention) releasedFrom() string { return r.kind + "/" + r.parent.GetName() }
