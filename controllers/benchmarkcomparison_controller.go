@@ -35,12 +35,18 @@ const maxStatusRows = 64
 // BenchmarkRuns in the requested order and compares them with the baseline.
 type BenchmarkComparisonReconciler struct {
 	client.Client
-	Recorder record.EventRecorder
+	// APIReader, when set, lists the runs a comparison releases as it is
+	// deleted past the cache (which may not have seen a run just created);
+	// without it the client's cache is read.
+	APIReader client.Reader
+	Recorder  record.EventRecorder
 }
 
 // +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkcomparisons,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkcomparisons/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkruns,verbs=create
+// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkcomparisons/finalizers,verbs=update
+// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkruns,verbs=list;create;patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=patch
 
 // plannedRun is one child run and the batch it starts in.
 type plannedRun struct {
@@ -126,6 +132,9 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkComparison", klog.KObj(cmp)))
+	if stop, err := r.retention(cmp).handle(ctx); stop || err != nil {
+		return conflictLater(ctx, err)
+	}
 	base := cmp.DeepCopy()
 	defer func() {
 		written, perr := status.Patch(ctx, r.Client, base, cmp, base.Status, cmp.Status)
@@ -409,6 +418,48 @@ func (r *BenchmarkComparisonReconciler) writeReport(ctx context.Context, cmp *be
 	}
 	cmp.Status.ReportConfigMap = name
 	return nil
+}
+
+// comparisonDeletionPolicy is the policy a comparison's deletion follows: a
+// comparison a schedule controls goes with its runs (the schedule's history
+// limits delete it; a schedule deleted with Retain releases it first), any
+// other its spec's.
+func comparisonDeletionPolicy(cmp *benchv1.BenchmarkComparison) benchv1.DeletionPolicy {
+	if ref := metav1.GetControllerOf(cmp); ref != nil && ref.Kind == "BenchmarkSchedule" && strings.HasPrefix(ref.APIVersion, benchv1.GroupVersion.Group+"/") {
+		return benchv1.DeletionDelete
+	}
+	if cmp.Spec.DeletionPolicy == "" {
+		return benchv1.DeletionRetain
+	}
+	return cmp.Spec.DeletionPolicy
+}
+
+// retention releases the comparison's runs and its report ConfigMap when it
+// is deleted with deletionPolicy Retain.
+func (r *BenchmarkComparisonReconciler) retention(cmp *benchv1.BenchmarkComparison) retention {
+	report := cmp.Status.ReportConfigMap
+	if report == "" {
+		report = specs.Name(cmp.Name, "report", cmp.UID, specs.MaxObjectNameLength)
+	}
+	var reader client.Reader = r.Client
+	if r.APIReader != nil {
+		reader = r.APIReader
+	}
+	return retention{
+		c: r.Client, reader: reader, uncached: r.APIReader != nil, rec: r.Recorder, parent: cmp, kind: "BenchmarkComparison", policy: comparisonDeletionPolicy(cmp),
+		configMaps: []string{report},
+		children: func(ctx context.Context) ([]client.Object, error) {
+			var runs benchv1.BenchmarkRunList
+			if err := reader.List(ctx, &runs, client.InNamespace(cmp.Namespace), client.MatchingLabels{benchv1.LabelComparison: string(cmp.UID)}); err != nil {
+				return nil, err
+			}
+			out := make([]client.Object, len(runs.Items))
+			for i := range runs.Items {
+				out[i] = &runs.Items[i]
+			}
+			return out, nil
+		},
+	}
 }
 
 // SetupWithManager watches comparisons and the runs they own.

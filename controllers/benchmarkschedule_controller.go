@@ -34,21 +34,31 @@ import (
 // and watches their results for regressions.
 type BenchmarkScheduleReconciler struct {
 	client.Client
-	Recorder record.EventRecorder
-	Clock    clock.PassiveClock
+	// APIReader, when set, lists the runs and comparisons a schedule
+	// releases as it is deleted past the cache (which may not have seen one
+	// just created); without it the client's cache is read.
+	APIReader client.Reader
+	Recorder  record.EventRecorder
+	Clock     clock.PassiveClock
 }
 
 // +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkschedules,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkschedules/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkruns,verbs=create;delete
-// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkcomparisons,verbs=create;delete
+// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkschedules/finalizers,verbs=update
+// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkruns,verbs=list;create;patch;delete
+// +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkcomparisons,verbs=list;create;patch;delete
 
 // templateHash identifies the schedule's template: a change of it is a new
 // release to measure.
 func templateHash(s *benchv1.BenchmarkSchedule) string {
 	var raw []byte
 	if s.Spec.ComparisonTemplate != nil {
-		raw, _ = json.Marshal(s.Spec.ComparisonTemplate)
+		// What becomes of a comparison once deleted is no change of what
+		// it measures (and a template stored before the field existed
+		// hashes as it did).
+		t := s.Spec.ComparisonTemplate.DeepCopy()
+		t.Spec.DeletionPolicy = ""
+		raw, _ = json.Marshal(t)
 	} else {
 		raw, _ = json.Marshal(s.Spec.RunTemplate)
 	}
@@ -98,6 +108,9 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkSchedule", klog.KObj(s)))
+	if stop, err := r.retention(s).handle(ctx); stop || err != nil {
+		return conflictLater(ctx, err)
+	}
 	base := s.DeepCopy()
 	defer func() {
 		written, perr := status.Patch(ctx, r.Client, base, s, base.Status, s.Status)
@@ -387,6 +400,41 @@ func (r *BenchmarkScheduleReconciler) prune(ctx context.Context, s *benchv1.Benc
 		}
 	}
 	return nil
+}
+
+// retention releases the schedule's runs and comparisons when it is deleted
+// with deletionPolicy Retain.
+func (r *BenchmarkScheduleReconciler) retention(s *benchv1.BenchmarkSchedule) retention {
+	policy := s.Spec.DeletionPolicy
+	if policy == "" {
+		policy = benchv1.DeletionRetain
+	}
+	var reader client.Reader = r.Client
+	if r.APIReader != nil {
+		reader = r.APIReader
+	}
+	return retention{
+		c: r.Client, reader: reader, uncached: r.APIReader != nil, rec: r.Recorder, parent: s, kind: "BenchmarkSchedule", policy: policy,
+		children: func(ctx context.Context) ([]client.Object, error) {
+			sel := client.MatchingLabels{benchv1.LabelSchedule: string(s.UID)}
+			var runs benchv1.BenchmarkRunList
+			if err := reader.List(ctx, &runs, client.InNamespace(s.Namespace), sel); err != nil {
+				return nil, err
+			}
+			var cmps benchv1.BenchmarkComparisonList
+			if err := reader.List(ctx, &cmps, client.InNamespace(s.Namespace), sel); err != nil {
+				return nil, err
+			}
+			var out []client.Object
+			for i := range runs.Items {
+				out = append(out, &runs.Items[i])
+			}
+			for i := range cmps.Items {
+				out = append(out, &cmps.Items[i])
+			}
+			return out, nil
+		},
+	}
 }
 
 // SetupWithManager watches schedules and the runs they own.

@@ -34,6 +34,9 @@ type harness struct {
 	// wrap, when set, stands between the run reconciler and the API server
 	// (to force write conflicts).
 	wrap func(client.Client) client.Client
+	// wrapParents, when set, stands between the comparison and schedule
+	// reconcilers and the API server.
+	wrapParents func(client.Client) client.Client
 	// noLogs leaves the run reconciler without a log reader.
 	noLogs bool
 	// resources, when set, is the reconciler's resource telemetry.
@@ -83,10 +86,14 @@ func (h *harness) wire(mgr ctrl.Manager, k *kit.H) error {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	cr := &BenchmarkComparisonReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dbperf-operator")}
+	pc := mgr.GetClient()
+	if h.wrapParents != nil {
+		pc = h.wrapParents(pc)
+	}
+	cr := &BenchmarkComparisonReconciler{Client: pc, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("dbperf-operator")}
 	if err := cr.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	sr := &BenchmarkScheduleReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{}}
+	sr := &BenchmarkScheduleReconciler{Client: pc, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{}}
 	return sr.SetupWithManager(mgr)
 }

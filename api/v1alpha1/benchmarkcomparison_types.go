@@ -206,6 +206,19 @@ type BenchmarkComparisonSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Criteria ComparisonCriteria `json:"criteria,omitempty"`
+	// DeletionPolicy says what becomes of the comparison's runs and report
+	// ConfigMap when it is deleted: Retain (the default) releases them, so
+	// that they stay (runs in progress run to completion), marked with the
+	// annotation bench.dbperf.io/released-from; Delete deletes them with
+	// the comparison. A comparison a BenchmarkSchedule still controls
+	// follows the schedule instead: the schedule's history limits delete it
+	// with its runs, and the schedule's deletionPolicy applies when the
+	// schedule is deleted (Retain releases the comparison, whose own policy
+	// applies from then on). It is the one field of the spec that may
+	// change after creation.
+	// +kubebuilder:default=Retain
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 }
 
 // ComparisonRun is one child run.
@@ -322,8 +335,10 @@ type BenchmarkComparison struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// Spec cannot change once created: the runs already made belong to it.
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: create a new BenchmarkComparison instead"
+	// Spec cannot change once created (the runs already made belong to
+	// it), but for deletionPolicy, which says what becomes of them.
+	// Every other field is required or defaulted, so always there.
+	// +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template && self.variants == oldSelf.variants && self.baseline == oldSelf.baseline && self.order == oldSelf.order && self.runsPerVariant == oldSelf.runsPerVariant && self.stepPairing == oldSelf.stepPairing && self.criteria == oldSelf.criteria",message="spec is immutable but for deletionPolicy: create a new BenchmarkComparison instead"
 	Spec   BenchmarkComparisonSpec   `json:"spec"`
 	Status BenchmarkComparisonStatus `json:"status,omitempty"`
 }

@@ -168,6 +168,17 @@ type BenchmarkScheduleSpec struct {
 	// Regression policy; without it no Regressed condition is computed.
 	// +optional
 	Regression *RegressionPolicy `json:"regression,omitempty"`
+	// DeletionPolicy says what becomes of the runs and comparisons the
+	// schedule made when the schedule is deleted: Retain (the default)
+	// releases them, so that they and their results ConfigMaps stay (runs
+	// in progress run to completion), marked with the annotation
+	// bench.dbperf.io/released-from; Delete deletes them with the schedule.
+	// The history limits delete old runs and comparisons whatever the
+	// policy. (The deletionPolicy of a comparisonTemplate is not part of
+	// the template's hash: changing it starts no comparison.)
+	// +kubebuilder:default=Retain
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 }
 
 // HistoryEntry is one finished run of a schedule.

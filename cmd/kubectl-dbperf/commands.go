@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -183,24 +184,55 @@ func (k *cluster) fullRun(ctx context.Context, name string) (compare.Run, error)
 	return out, nil
 }
 
-// comparisonReports reads a finished BenchmarkComparison's report.
+// comparisonReports reads a finished BenchmarkComparison's report, or the
+// report a comparison of that name deleted with deletionPolicy Retain left
+// behind (released).
 func (k *cluster) comparisonReports(ctx context.Context, name string) ([]*compare.Report, error) {
 	cmp := &benchv1.BenchmarkComparison{}
-	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.namespace, Name: name}, cmp); err != nil {
-		return nil, fmt.Errorf("BenchmarkComparison %s/%s: %w", k.namespace, name, err)
-	}
-	if cmp.Status.ReportConfigMap == "" {
-		return nil, fmt.Errorf("BenchmarkComparison %s has no report yet: phase %s, progress %s", name, cmp.Status.Phase, cmp.Status.Progress)
-	}
 	cm := &corev1.ConfigMap{}
-	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.namespace, Name: cmp.Status.ReportConfigMap}, cm); err != nil {
-		return nil, err
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.namespace, Name: name}, cmp); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("BenchmarkComparison %s/%s: %w", k.namespace, name, err)
+		}
+		released, rerr := k.releasedReport(ctx, name)
+		if rerr != nil || released == nil {
+			return nil, errors.Join(fmt.Errorf("BenchmarkComparison %s/%s: %w", k.namespace, name, err), rerr)
+		}
+		cm = released
+	} else {
+		if cmp.Status.ReportConfigMap == "" {
+			return nil, fmt.Errorf("BenchmarkComparison %s has no report yet: phase %s, progress %s", name, cmp.Status.Phase, cmp.Status.Progress)
+		}
+		if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.namespace, Name: cmp.Status.ReportConfigMap}, cm); err != nil {
+			return nil, err
+		}
 	}
 	reports, err := compare.ReadReports(cm.Data, cm.BinaryData)
 	if err != nil {
 		return nil, fmt.Errorf("report of %s: %w", name, err)
 	}
 	return reports, nil
+}
+
+// releasedReport is the newest report ConfigMap released by a deleted
+// comparison of that name (annotation bench.dbperf.io/released-from), or
+// nil.
+func (k *cluster) releasedReport(ctx context.Context, name string) (*corev1.ConfigMap, error) {
+	var cms corev1.ConfigMapList
+	if err := k.c.List(ctx, &cms, client.InNamespace(k.namespace), client.HasLabels{benchv1.LabelComparison}); err != nil {
+		return nil, fmt.Errorf("while looking for the report of a deleted BenchmarkComparison %s: %w", name, err)
+	}
+	var newest *corev1.ConfigMap
+	for i := range cms.Items {
+		cm := &cms.Items[i]
+		if cm.Annotations[benchv1.AnnotationReleasedFrom] != "BenchmarkComparison/"+name {
+			continue
+		}
+		if newest == nil || newest.CreationTimestamp.Before(&cm.CreationTimestamp) {
+			newest = cm
+		}
+	}
+	return newest, nil
 }
 
 // readSide reads one side of an offline comparison: one exported run or a

@@ -250,11 +250,11 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	if err := rec.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("while setting up the BenchmarkRun controller: %w", err)
 	}
-	cmp := &controllers.BenchmarkComparisonReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dbperf-operator")}
+	cmp := &controllers.BenchmarkComparisonReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("dbperf-operator")}
 	if err := cmp.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("while setting up the BenchmarkComparison controller: %w", err)
 	}
-	sched := &controllers.BenchmarkScheduleReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{}}
+	sched := &controllers.BenchmarkScheduleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{}}
 	if err := sched.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("while setting up the BenchmarkSchedule controller: %w", err)
 	}

@@ -385,8 +385,18 @@ func TestChartMatchesKustomize(t *testing.T) {
 		t.Errorf("chart CRDs differ from config/crd/bases (run `make manifests`): chart has %d, kustomize %d", len(c), len(k))
 	}
 
-	if c, k := one[rbacv1.ClusterRole](t, chart, "ClusterRole"), one[rbacv1.ClusterRole](t, kust, "ClusterRole"); !reflect.DeepEqual(c.Rules, k.Rules) {
-		t.Errorf("ClusterRole rules drift:\nchart:     %+v\nkustomize: %+v", c.Rules, k.Rules)
+	for _, suffix := range []string{"-manager", "-editor", "-viewer"} {
+		ksuffix := map[string]string{"-manager": "-manager-role"}[suffix]
+		if ksuffix == "" {
+			ksuffix = suffix
+		}
+		c, k := clusterRole(t, chart, suffix), clusterRole(t, kust, ksuffix)
+		if !reflect.DeepEqual(c.Rules, k.Rules) {
+			t.Errorf("ClusterRole *%s rules drift:\nchart:     %+v\nkustomize: %+v", suffix, c.Rules, k.Rules)
+		}
+		if ca, ka := aggregation(c.Labels), aggregation(k.Labels); !reflect.DeepEqual(ca, ka) {
+			t.Errorf("ClusterRole *%s aggregates differently: chart %v, kustomize %v", suffix, ca, ka)
+		}
 	}
 	if c, k := one[rbacv1.Role](t, chart, "Role"), one[rbacv1.Role](t, kust, "Role"); !reflect.DeepEqual(c.Rules, k.Rules) {
 		t.Errorf("leader-election Role rules drift:\nchart:     %+v\nkustomize: %+v", c.Rules, k.Rules)
@@ -459,6 +469,125 @@ func TestGeneratedTemplatesAreCurrent(t *testing.T) {
 			t.Errorf("charts/dbperf-operator/%s is stale: run `make manifests`", rel)
 		}
 	}
+}
+
+// clusterRole is the one ClusterRole whose name ends in suffix.
+func clusterRole(t *testing.T, objs []unstructured.Unstructured, suffix string) *rbacv1.ClusterRole {
+	t.Helper()
+	var found []rbacv1.ClusterRole
+	for _, o := range ofKind(objs, "ClusterRole") {
+		if strings.HasSuffix(o.GetName(), suffix) {
+			var r rbacv1.ClusterRole
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &r); err != nil {
+				t.Fatal(err)
+			}
+			found = append(found, r)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("want exactly one ClusterRole named *%s, got %d", suffix, len(found))
+	}
+	return &found[0]
+}
+
+// aggregation is a role's aggregate-to-* labels.
+func aggregation(labels map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range labels {
+		if strings.HasPrefix(k, "rbac.authorization.k8s.io/aggregate-to-") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// The users' roles: the editor aggregates into admin and edit and may
+// create, change and delete runs, comparisons and schedules; the viewer
+// aggregates into view and only reads; both read the results ConfigMaps.
+// rbac.aggregateUserRoles=false keeps them out of the built-in roles.
+func TestUserRoles(t *testing.T) {
+	write := []string{"create", "delete", "deletecollection", "patch", "update"}
+	kinds := []string{"benchmarkruns", "benchmarkcomparisons", "benchmarkschedules"}
+	allows := func(r *rbacv1.ClusterRole, group, resource, verb string) bool {
+		for _, rule := range r.Rules {
+			if slices.Contains(rule.APIGroups, group) && slices.Contains(rule.Resources, resource) && slices.Contains(rule.Verbs, verb) {
+				return true
+			}
+		}
+		return false
+	}
+	for name, objs := range map[string][]unstructured.Unstructured{"chart": render(t), "kustomize": kustomize(t)} {
+		editor, viewer := clusterRole(t, objs, "-editor"), clusterRole(t, objs, "-viewer")
+		if name == "kustomize" && (editor.Name != "dbperf-operator-editor" || viewer.Name != "dbperf-operator-viewer") {
+			t.Errorf("%s: roles %s and %s, want dbperf-operator-editor and dbperf-operator-viewer", name, editor.Name, viewer.Name)
+		}
+		if got := aggregation(editor.Labels); !reflect.DeepEqual(got, map[string]string{
+			"rbac.authorization.k8s.io/aggregate-to-admin": "true", "rbac.authorization.k8s.io/aggregate-to-edit": "true"}) {
+			t.Errorf("%s: editor aggregates to %v", name, got)
+		}
+		if got := aggregation(viewer.Labels); !reflect.DeepEqual(got, map[string]string{"rbac.authorization.k8s.io/aggregate-to-view": "true"}) {
+			t.Errorf("%s: viewer aggregates to %v", name, got)
+		}
+		for _, k := range kinds {
+			for _, v := range append([]string{"get", "list", "watch"}, write...) {
+				if !allows(editor, "bench.dbperf.io", k, v) {
+					t.Errorf("%s: the editor may not %s %s", name, v, k)
+				}
+				if want := !slices.Contains(write, v); allows(viewer, "bench.dbperf.io", k, v) != want {
+					t.Errorf("%s: the viewer may %s %s: %v, want %v", name, v, k, !want, want)
+				}
+			}
+			for _, r := range []*rbacv1.ClusterRole{editor, viewer} {
+				if !allows(r, "bench.dbperf.io", k+"/status", "get") || allows(r, "bench.dbperf.io", k+"/status", "update") || allows(r, "bench.dbperf.io", k+"/status", "patch") {
+					t.Errorf("%s: %s on %s/status: want get only", name, r.Name, k)
+				}
+			}
+		}
+		for _, r := range []*rbacv1.ClusterRole{editor, viewer} {
+			if !allows(r, "", "configmaps", "get") || !allows(r, "", "configmaps", "list") || allows(r, "", "configmaps", "update") || allows(r, "", "secrets", "get") {
+				t.Errorf("%s: %s: want the results ConfigMaps read, nothing written, no Secret", name, r.Name)
+			}
+		}
+	}
+	objs := render(t, "rbac.aggregateUserRoles=false")
+	for _, suffix := range []string{"-editor", "-viewer"} {
+		if got := aggregation(clusterRole(t, objs, suffix).Labels); len(got) != 0 {
+			t.Errorf("rbac.aggregateUserRoles=false: *%s aggregates to %v", suffix, got)
+		}
+	}
+}
+
+// docs/install.md deletes the three CRDs by the label
+// app.kubernetes.io/name=dbperf-operator: the chart's and config/default's
+// carry it.
+func TestCRDsCarryTheUninstallLabel(t *testing.T) {
+	for name, objs := range map[string][]unstructured.Unstructured{"chart": render(t), "kustomize": kustomize(t)} {
+		crds := ofKind(objs, "CustomResourceDefinition")
+		if len(crds) != 3 {
+			t.Errorf("%s: %d CRDs, want 3", name, len(crds))
+		}
+		for _, c := range crds {
+			if got := c.GetLabels()["app.kubernetes.io/name"]; got != "dbperf-operator" {
+				t.Errorf("%s: CRD %s has app.kubernetes.io/name=%q, want dbperf-operator", name, c.GetName(), got)
+			}
+		}
+	}
+	install := readDoc(t, "docs/install.md")
+	notes := readDoc(t, "charts/dbperf-operator/templates/NOTES.txt")
+	for doc, text := range map[string]string{"docs/install.md": install, "NOTES.txt": notes} {
+		if !strings.Contains(text, "kubectl delete crd -l app.kubernetes.io/name=") {
+			t.Errorf("%s does not say how to delete the CRDs by their label", doc)
+		}
+	}
+}
+
+func readDoc(t *testing.T, rel string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
 }
 
 func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
