@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
@@ -141,18 +142,7 @@ func checkQueryLog(t *testing.T, ch testutil.ClickHouse, raw []byte) []string {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ch.Query("SYSTEM FLUSH LOGS"); err != nil {
-		t.Fatal(err)
-	}
-	out, err := ch.Query("SELECT query_id, query_duration_ms FROM system.query_log WHERE type = 2 AND query_id LIKE 'dbperf-%'")
-	if err != nil {
-		t.Fatal(err)
-	}
-	server := map[string]float64{}
-	for _, line := range strings.Split(out, "\n") {
-		id, ms, _ := strings.Cut(line, "\t")
-		server[id], _ = strconv.ParseFloat(ms, 64)
-	}
+	server := serverTimes(t, ch, rep)
 	var diffs []float64
 	var off []string
 	within, bestWithin := 0, 0
@@ -196,4 +186,35 @@ func checkQueryLog(t *testing.T, ch testutil.ClickHouse, raw []byte) []string {
 	t.Logf("client − server over %d runs: median %.3f ms, max %.3f ms, min %.3f ms; %d runs and the best run of %d queries within max(%.0f ms, %.0f%%)",
 		len(diffs), diffs[len(diffs)/2], diffs[len(diffs)-1], diffs[0], within, bestWithin, queryLogSlackMillis, 100*queryLogSlackShare)
 	return off
+}
+
+// serverTimes reads every finished query's time from system.query_log. The
+// server logs a query after its answer is sent, so the last one may not be
+// in the log yet when the client has it: the log is flushed and read again
+// until every run of rep is there, for up to 10 s.
+func serverTimes(t *testing.T, ch testutil.ClickHouse, rep query.Report) map[string]float64 {
+	t.Helper()
+	server := map[string]float64{}
+	testutil.Eventually(t, 10*time.Second, "every run in system.query_log", func() error {
+		if _, err := ch.Query("SYSTEM FLUSH LOGS"); err != nil {
+			return err
+		}
+		out, err := ch.Query("SELECT query_id, query_duration_ms FROM system.query_log WHERE type = 2 AND query_id LIKE 'dbperf-%'")
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(out, "\n") {
+			id, ms, _ := strings.Cut(line, "\t")
+			server[id], _ = strconv.ParseFloat(ms, 64)
+		}
+		for _, q := range rep.Queries {
+			for _, run := range q.Runs {
+				if _, ok := server[run.QueryID]; !ok && !run.Failed() {
+					return fmt.Errorf("%s is not logged yet", run.QueryID)
+				}
+			}
+		}
+		return nil
+	})
+	return server
 }
