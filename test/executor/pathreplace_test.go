@@ -38,3 +38,21 @@ func TestKeepTLSNameForEveryTLSClient(t *testing.T) {
 		t.Fatalf("changed: %s", got)
 	}
 }
+
+// The name kept is not rewritten with the addresses: the certificate names
+// the Service, not the loopback address the executor dials (found by make
+// samples: mysql-replica-tls13's session check refused 127.77.0.67).
+func TestRewriteArgsKeepsTheTLSName(t *testing.T) {
+	argv := []string{"dbperf-runner", "exec", "--server-address", "r-mysql.perf.svc:3306", "--server-tls",
+		"--session-check", "r-mysql.perf.svc:3306", "--session-tls", "--", "tool", "r-mysql.perf.svc"}
+	toLoopback := func(s string) (string, error) { return strings.ReplaceAll(s, "r-mysql.perf.svc", "127.77.0.67"), nil }
+	got, err := rewriteArgs(argv, toLoopback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "dbperf-runner exec --server-address 127.77.0.67:3306 --server-tls-name r-mysql.perf.svc --server-tls " +
+		"--session-check 127.77.0.67:3306 --session-tls-name r-mysql.perf.svc --session-tls -- tool 127.77.0.67"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("got  %s\nwant %s", strings.Join(got, " "), want)
+	}
+}

@@ -282,11 +282,8 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 		}
 		env[i] = k + "=" + nv
 	}
-	argv = keepTLSName(argv)
-	for i := 1; i < len(argv); i++ {
-		if argv[i], err = rewrite(argv[i]); err != nil {
-			return nil, cleanup, &notRunnable{"CreateContainerConfigError", fmt.Sprintf("argument %d: %v", i, err)}
-		}
+	if argv, err = rewriteArgs(argv, rewrite); err != nil {
+		return nil, cleanup, &notRunnable{"CreateContainerConfigError", err.Error()}
 	}
 
 	// The runner of this build stands for the installed one; its summary
@@ -628,6 +625,33 @@ func keepTLSName(argv []string) []string {
 var tlsClients = []struct{ tls, address, name string }{
 	{"--server-tls", "--server-address", "--server-tls-name"},
 	{"--session-tls", "--session-check", "--session-tls-name"},
+}
+
+// rewriteArgs rewrites the arguments after the command (paths, Service
+// names to loopback addresses), keeping first the names TLS clients check
+// certificates against (keepTLSName), which are not rewritten.
+func rewriteArgs(argv []string, rewrite func(string) (string, error)) ([]string, error) {
+	argv = keepTLSName(argv)
+	for i := 1; i < len(argv); i++ {
+		if isTLSNameFlag(argv[i-1]) {
+			continue
+		}
+		var err error
+		if argv[i], err = rewrite(argv[i]); err != nil {
+			return nil, fmt.Errorf("argument %d: %w", i, err)
+		}
+	}
+	return argv, nil
+}
+
+// isTLSNameFlag says whether arg is the flag of a TLS client's server name.
+func isTLSNameFlag(arg string) bool {
+	for _, c := range tlsClients {
+		if arg == c.name {
+			return true
+		}
+	}
+	return false
 }
 
 func keepTLSNameOf(argv []string, tlsFlag, addressFlag, nameFlag string) []string {
