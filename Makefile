@@ -113,7 +113,7 @@ test: build ## Run every test: parsers, runner against real servers, controller 
 	bash hack/test.sh
 
 .PHONY: compat
-compat: build ## The envtest suites and a simulated-cluster subset on the oldest Kubernetes claimed (COMPAT_K8S_VERSIONS, default 1.28.15; its control plane built once, 10-20 min; docs/install.md#compatibility).
+compat: build ## The envtest suites and a simulated-cluster subset on the oldest Kubernetes claimed (COMPAT_K8S_VERSIONS, default 1.28.15; its control plane built once, ~40 min on 2 busy cores; docs/install.md#compatibility).
 	bash hack/compat.sh
 
 .PHONY: hammerdb-full
