@@ -7,6 +7,7 @@
 #   COMPAT_K8S_VERSIONS  space-separated Kubernetes versions (default 1.28.15);
 #                        each control plane is built once by
 #                        hack/build-control-plane.sh and cached
+#   COMPAT_ENVTEST_PKGS  the envtest packages (default ./controllers/... ./cmd/manager)
 #   COMPAT_E2E_RUN       the -run pattern of the simulated-cluster subset
 #
 # Every suite prints its duration; the last lines sum them up per version.
@@ -18,7 +19,7 @@ versions="${COMPAT_K8S_VERSIONS:-1.28.15}"
 # The envtest suites: the controllers (CRDs with their CEL rules and
 # CloudNativePG's CRDs installed in a real API server) and the manager's
 # start-up.
-envtest_pkgs="./controllers/... ./cmd/manager"
+envtest_pkgs="${COMPAT_ENVTEST_PKGS:-./controllers/... ./cmd/manager}"
 # The simulated-cluster subset (a few minutes): the cluster itself (pools,
 # scheduler, kwok); the chart installed with helm and runs of every tool
 # failing for real reasons; a run measured with the target's CPU read from
