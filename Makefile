@@ -116,6 +116,10 @@ control-plane: ## Build (or reuse) the cached Kubernetes control-plane binaries.
 test: build ## Run every test: parsers, runner against real servers, controller in envtest.
 	bash hack/test.sh
 
+.PHONY: compat
+compat: build ## The envtest suites and a simulated-cluster subset on the oldest Kubernetes claimed (COMPAT_K8S_VERSIONS, default 1.28.15; its control plane built once, ~40 min on 2 busy cores; docs/install.md#compatibility).
+	bash hack/compat.sh
+
 .PHONY: hammerdb-full
 hammerdb-full: ## HammerDB TPROC-C in full: 1-minute ramp-up and test at 2 and 4 VUs, PostgreSQL and MariaDB, plain and two-way TLS (~15 min).
 	DBPERF_HAMMERDB_FULL=1 bash hack/test.sh -run '^TestRealTPCC$$' -v

@@ -172,7 +172,8 @@ func TestComparisonAndScheduleAdmission(t *testing.T) {
 			return writeStatus(ctx, obj, status)
 		}
 		for _, p := range []string{"Provisioning", "Queued", "Collecting", "Invalid"} {
-			if err := setStatus(map[string]any{"phase": p}); err == nil || !strings.Contains(err.Error(), "status.phase") {
+			// Kubernetes 1.28 names the field "phase", later ones "status.phase".
+			if err := setStatus(map[string]any{"phase": p}); err == nil || !strings.Contains(err.Error(), "phase: Unsupported value") {
 				t.Errorf("phase %s: %v, want refused", p, err)
 			}
 		}

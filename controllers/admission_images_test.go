@@ -34,6 +34,9 @@ import (
 // object is created with dry-run, which goes through the same admission but
 // leaves nothing behind for the other tests' managers.
 func TestAdmissionImageAllowList(t *testing.T) {
+	if !serverServes(t, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy") {
+		t.Skipf("the API server (%s) serves no admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (Kubernetes 1.30 or later): the allow-list needs it (docs/install.md)", serverVersion(t))
+	}
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "adm-img-"}}
 	if err := k8s.Create(ctx, ns); err != nil {

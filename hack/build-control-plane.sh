@@ -48,11 +48,39 @@ mkdir -p "${BIN_DIR}"
 work="$(mktemp -d)"
 trap 'rm -rf "${work}"' EXIT
 
-staging=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider
-  cluster-bootstrap code-generator component-base component-helpers controller-manager cri-api
-  cri-client csi-translation-lib dynamic-resource-allocation endpointslice externaljwt kms
-  kube-aggregator kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics
-  mount-utils pod-security-admission sample-apiserver sample-cli-plugin sample-controller)
+# The staging modules k8s.io/kubernetes replaces by ./staging/src paths differ
+# between minors (legacy-cloud-providers until 1.30, cri-client from 1.31,
+# externaljwt from 1.32...): read them from that release's own go.mod, and
+# fall back to the 1.34 list when the go.mod cannot be read.
+staging_modules() {
+  local mod
+  mod="$(GOFLAGS=-mod=mod go list -m -json "k8s.io/kubernetes@v${K8S_VERSION}" 2>/dev/null |
+    awk -F'"' '$2 == "GoMod" { print $4; exit }')" || true
+  if [ -n "${mod}" ] && [ -r "${mod}" ]; then
+    awk '$2 == "=>" && $3 ~ /^\.\/staging\/src\/k8s\.io\// { sub(/^k8s\.io\//, "", $1); print $1 }' "${mod}"
+    return
+  fi
+  printf '%s\n' api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider \
+    cluster-bootstrap code-generator component-base component-helpers controller-manager cri-api \
+    cri-client csi-translation-lib dynamic-resource-allocation endpointslice externaljwt kms \
+    kube-aggregator kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics \
+    mount-utils pod-security-admission sample-apiserver sample-cli-plugin sample-controller
+}
+
+# reuse_sibling copies etcd, kwok and kwokctl of the same versions from the
+# cached control plane of another Kubernetes version (they do not depend on it).
+reuse_sibling() {
+  local sib b
+  for sib in "${CACHE_ROOT}"/control-plane/k8s-v*-etcd-"${ETCD_VERSION}"-kwok-"${KWOK_VERSION}"/bin; do
+    [ -d "${sib}" ] && [ "${sib}" != "${BIN_DIR}" ] || continue
+    for b in etcd kwok kwokctl; do
+      if [ ! -x "${BIN_DIR}/${b}" ] && [ -x "${sib}/${b}" ]; then
+        cp "${sib}/${b}" "${BIN_DIR}/${b}.tmp" && mv "${BIN_DIR}/${b}.tmp" "${BIN_DIR}/${b}" &&
+          log "reused ${b} from ${sib}"
+      fi
+    done
+  done
+}
 
 # download_k8s fetches the released kube-* binaries; false when the release
 # host cannot be reached or a sum does not match (then they are built).
@@ -90,7 +118,7 @@ build_k8s() {
     echo "require k8s.io/kubernetes v${K8S_VERSION}"
     echo
     echo "replace ("
-    for s in "${staging[@]}"; do echo "	k8s.io/${s} => k8s.io/${s} v${STAGING_MINOR}"; done
+    staging_modules | while read -r s; do echo "	k8s.io/${s} => k8s.io/${s} v${STAGING_MINOR}"; done
     echo ")"
   } >"$d/go.mod"
   cat >"$d/tools.go" <<'GO'
@@ -169,6 +197,7 @@ GO
 }
 
 start=$(date +%s)
+reuse_sibling
 download_etcd || build_etcd
 build_kwok
 download_k8s || build_k8s

@@ -364,7 +364,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	t.Logf("kubectl get benchmarkruns:\n%s", out)
 	header := strings.Fields(strings.SplitN(string(out), "\n", 2)[0])
-	if strings.Join(header, " ") != "NAME TARGET WORKLOAD PHASE PRIMARY TARGET CPU VALID AGE" {
+	if strings.Join(header, " ") != "NAME TARGET WORKLOAD PHASE PRIMARY TARGET CPU VALID MESSAGE AGE" {
 		t.Errorf("columns %v", header)
 	}
 	// An external PostgreSQL: its own statistics give commits and sessions
