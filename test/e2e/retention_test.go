@@ -3,20 +3,14 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
-	"github.com/dbperf-io/dbperf-operator/test/sim"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -30,33 +24,15 @@ import (
 // operator releases them, and the test says which won (docs/install.md
 // warns of it) without failing on it.
 func TestDeletedSchedulesKeepTheirRunsWithTheRealGarbageCollector(t *testing.T) {
-	binDir := testutil.NeedEnv(t, "KUBEBUILDER_ASSETS")
-	helm := testutil.NeedEnv(t, "HELM")
+	testutil.NeedEnv(t, "KUBEBUILDER_ASSETS") // skips before the builds without a control plane
+	testutil.NeedEnv(t, "HELM")
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	work, logf := workDir(t, "dbperf-e2e-retention-")
 	bins := t.TempDir()
 	manager := build(t, bins, "./cmd/manager", "manager")
 	runner := build(t, bins, "./cmd/runner", "dbperf-runner")
-	stack, err := sim.Up(ctx, sim.StackOptions{Name: fmt.Sprintf("e2e-retain-%d", os.Getpid()), Dir: work, BinDir: binDir, Helm: helm,
-		Chart: filepath.Join(testutil.RepoRoot(), "charts", "dbperf-operator"), Manager: manager, Runner: runner,
-		Pools: []sim.Pool{{Name: "loadgen", Nodes: 1, InstanceType: "local", CPUModel: "local", Arch: "amd64", CPU: "2", Memory: "8Gi", Zones: []string{"zone-a"}, Kernel: "local", OSImage: "local"}},
-		Log:   logf, Progress: func(s string) { t.Log(s) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stack.Stop)
-	c := stack.Cluster
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = benchv1.AddToScheme(scheme)
-	k, err := client.New(c.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := c.Kubectl(ctx, strings.NewReader("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n"), "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	_, k := oneNodeStack(ctx, t, "e2e-retain", work, logf, manager, runner, ns)
 	template := benchv1.BenchmarkRunSpec{
 		Repetitions: 1, AllowSharedNodes: true,
 		Target: benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "127.0.0.1", Port: 1}},

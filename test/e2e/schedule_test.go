@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,14 +13,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
-	"github.com/dbperf-io/dbperf-operator/test/sim"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -60,8 +55,8 @@ spec:
 // (`kubectl dbperf ack`), after which a slowed run is no regression. One
 // Regression event per regression, `kubectl dbperf history` marks both.
 func TestScheduleKeepsARealRegression(t *testing.T) {
-	binDir := testutil.NeedEnv(t, "KUBEBUILDER_ASSETS")
-	helm := testutil.NeedEnv(t, "HELM")
+	testutil.NeedEnv(t, "KUBEBUILDER_ASSETS") // skips before the builds without a control plane
+	testutil.NeedEnv(t, "HELM")
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	server, err := localdb.Tool("redis-server")
@@ -102,25 +97,8 @@ func TestScheduleKeepsARealRegression(t *testing.T) {
 	manager := build(t, bins, "./cmd/manager", "manager")
 	runner := build(t, bins, "./cmd/runner", "dbperf-runner")
 	plugin := build(t, bins, "./cmd/kubectl-dbperf", "kubectl-dbperf")
-	stack, err := sim.Up(ctx, sim.StackOptions{Name: fmt.Sprintf("e2e-sched-%d", os.Getpid()), Dir: work, BinDir: binDir, Helm: helm,
-		Chart: filepath.Join(testutil.RepoRoot(), "charts", "dbperf-operator"), Manager: manager, Runner: runner,
-		Pools: []sim.Pool{{Name: "loadgen", Nodes: 1, InstanceType: "local", CPUModel: "local", Arch: "amd64", CPU: "2", Memory: "8Gi", Zones: []string{"zone-a"}, Kernel: "local", OSImage: "local"}},
-		Log:   logf, Progress: func(s string) { t.Log(s) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stack.Stop)
+	stack, k := oneNodeStack(ctx, t, "e2e-sched", work, logf, manager, runner, ns)
 	c := stack.Cluster
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = benchv1.AddToScheme(scheme)
-	k, err := client.New(c.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := c.Kubectl(ctx, strings.NewReader("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n"), "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
 	if out, err := c.Kubectl(ctx, strings.NewReader(fmt.Sprintf(scheduleYAML, port)), "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
