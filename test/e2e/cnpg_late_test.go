@@ -67,6 +67,9 @@ func TestCNPGInstalledAfterOperator(t *testing.T) {
 	binDir := testutil.NeedEnv(t, "KUBEBUILDER_ASSETS")
 	helm := testutil.NeedEnv(t, "HELM")
 	cnpgCRDs := testutil.NeedEnv(t, "CNPG_CRD_DIR")
+	// Beside the retention story, once the package's other tests are done:
+	// two small clusters at once keep make test within its budget.
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	work, logf := workDir(t, "dbperf-e2e-cnpg-late-")

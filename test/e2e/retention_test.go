@@ -26,6 +26,7 @@ import (
 func TestDeletedSchedulesKeepTheirRunsWithTheRealGarbageCollector(t *testing.T) {
 	testutil.NeedEnv(t, "KUBEBUILDER_ASSETS") // skips before the builds without a control plane
 	testutil.NeedEnv(t, "HELM")
+	t.Parallel() // beside TestCNPGInstalledAfterOperator, after the package's other tests
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	work, logf := workDir(t, "dbperf-e2e-retention-")
