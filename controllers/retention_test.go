@@ -374,7 +374,7 @@ func TestComparisonReleaseUnderConflictsAndRestart(t *testing.T) {
 		t.Errorf("conflicts met at %v, want the two runs, the report and the finalizer", refused)
 	}
 	waitReleasedEvent(t, h.NS, "BenchmarkComparison", "again", "released 2 BenchmarkRuns, 1 ConfigMap")
-	time.Sleep(time.Second) // an event said twice would be counted by now
+	h.eventsWritten(t, &runs[0])
 	if n, msgs := releasedEvents(t, h.NS, "BenchmarkComparison", "again"); n != 1 {
 		t.Errorf("comparison: %d ResultsReleased events %q, want 1 (said by the pass that completed the release)", n, msgs)
 	}

@@ -1,9 +1,15 @@
 package controllers
 
 import (
+	"context"
+	"fmt"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -12,6 +18,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/resources"
 	"github.com/dbperf-io/dbperf-operator/test/kit"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // One API server serves every test of the package (kit.Main); each test
@@ -45,6 +52,9 @@ type harness struct {
 	// --allowed-images); runnerImage, when set, replaces the tests'.
 	images      specs.Images
 	runnerImage string
+	// recorder is the manager's event recorder (one broadcaster for all
+	// the reconcilers), for eventsWritten's marker.
+	recorder record.EventRecorder
 }
 
 func newHarness(t *testing.T) *harness {
@@ -68,6 +78,7 @@ func (h *harness) wire(mgr ctrl.Manager, k *kit.H) error {
 	if h.noLogs {
 		lr = nil
 	}
+	h.recorder = mgr.GetEventRecorderFor("dbperf-operator")
 	rc := mgr.GetClient()
 	if h.wrap != nil {
 		rc = h.wrap(rc)
@@ -96,4 +107,34 @@ func (h *harness) wire(mgr ctrl.Manager, k *kit.H) error {
 	}
 	sr := &BenchmarkScheduleReconciler{Client: pc, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{}}
 	return sr.SetupWithManager(mgr)
+}
+
+// eventsWritten waits for the sign that every event the reconcilers said
+// so far is in the API server: no reconcile in flight, then a marker said
+// through the same broadcaster (which writes in order) is there. A test
+// that counts events to prove none came twice counts after it.
+func (h *harness) eventsWritten(t *testing.T, on client.Object) {
+	t.Helper()
+	testutil.Eventually(t, 30*time.Second, "no reconcile in flight", func() error {
+		for c, n := range kit.Gauge(t, "controller_runtime_active_workers") {
+			if n > 0 {
+				return fmt.Errorf("%s: %.0f in flight", c, n)
+			}
+		}
+		return nil
+	})
+	marker := fmt.Sprintf("marker %d", time.Now().UnixNano())
+	h.recorder.Event(on, corev1.EventTypeNormal, "TestMarker", marker)
+	testutil.Eventually(t, 30*time.Second, "the marker event written", func() error {
+		var list corev1.EventList
+		if err := k8s.List(context.Background(), &list, client.InNamespace(on.GetNamespace())); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.Message == marker {
+				return nil
+			}
+		}
+		return fmt.Errorf("not yet")
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,6 +79,15 @@ func TestDeletedSchedulesKeepTheirRunsWithTheRealGarbageCollector(t *testing.T) 
 		}
 		return nil
 	})
+	// A ConfigMap the operator did not make, owned by the Retain schedule:
+	// nothing releases it, so the garbage collector deletes it once the
+	// schedule is gone — the sign that the collector has dealt with that
+	// schedule's dependents, the released run among them.
+	sentinel := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep-sentinel",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: benchv1.GroupVersion.String(), Kind: "BenchmarkSchedule", Name: "keep", UID: created["keep"].UID}}}}
+	if err := k.Create(ctx, sentinel); err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"keep", "gone"} {
 		if err := k.Delete(ctx, created[name], client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 			t.Fatal(err)
@@ -103,9 +113,16 @@ func TestDeletedSchedulesKeepTheirRunsWithTheRealGarbageCollector(t *testing.T) 
 		}
 		return nil
 	})
-	// The collector has acted: give it as long again to (wrongly) take the
-	// released run.
-	time.Sleep(5 * time.Second)
+	testutil.Eventually(t, time.Minute, "the garbage collector deleting the Retain schedule's own ConfigMap", func() error {
+		err := k.Get(ctx, client.ObjectKeyFromObject(sentinel), &corev1.ConfigMap{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%s still there", sentinel.Name)
+	})
 	gone, run := runGone("keep")
 	if gone {
 		t.Fatalf("run %s of the schedule deleted with Retain was deleted", runOf["keep"])
