@@ -24,8 +24,9 @@ import (
 // emptied after. A manager stopped in between leaves the list for the next
 // reconcile; a retry finds the event already there.
 
-// eventComponent is the source the manager's event recorders name.
-const eventComponent = "dbperf-operator"
+// EventSource is the component the manager's events name as their source:
+// its recorders' (cmd/manager) and the events a schedule creates itself.
+const EventSource = "dbperf-operator"
 
 // maxUnannounced bounds status.regression.unannounced (its schema's MaxItems).
 const maxUnannounced = 16
@@ -80,8 +81,8 @@ func transitionEvent(s *benchv1.BenchmarkSchedule, e benchv1.TransitionEvent) *c
 			Namespace: s.Namespace, Name: s.Name, UID: s.UID},
 		Type: e.Type, Reason: e.Reason, Message: e.Message,
 		FirstTimestamp: e.Time, LastTimestamp: e.Time, Count: 1,
-		Source:              corev1.EventSource{Component: eventComponent},
-		ReportingController: eventComponent,
+		Source:              corev1.EventSource{Component: EventSource},
+		ReportingController: EventSource,
 	}
 }
 

@@ -78,13 +78,13 @@ func (h *harness) wire(mgr ctrl.Manager, k *kit.H) error {
 	if h.noLogs {
 		lr = nil
 	}
-	h.recorder = mgr.GetEventRecorderFor("dbperf-operator")
+	h.recorder = mgr.GetEventRecorderFor(EventSource)
 	rc := mgr.GetClient()
 	if h.wrap != nil {
 		rc = h.wrap(rc)
 	}
 	r := &BenchmarkRunReconciler{
-		Client: rc, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{},
+		Client: rc, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor(EventSource), Clock: clock.RealClock{},
 		Logs: lr, RunnerImage: "ghcr.io/dbperf-io/dbperf-runner:test", KubernetesVersion: "v1.34.3",
 		OperatorVersion: "test", Owned: owned, Images: h.images,
 	}
@@ -101,11 +101,11 @@ func (h *harness) wire(mgr ctrl.Manager, k *kit.H) error {
 	if h.wrapParents != nil {
 		pc = h.wrapParents(pc)
 	}
-	cr := &BenchmarkComparisonReconciler{Client: pc, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("dbperf-operator")}
+	cr := &BenchmarkComparisonReconciler{Client: pc, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor(EventSource)}
 	if err := cr.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	sr := &BenchmarkScheduleReconciler{Client: pc, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{}}
+	sr := &BenchmarkScheduleReconciler{Client: pc, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor(EventSource), Clock: clock.RealClock{}}
 	return sr.SetupWithManager(mgr)
 }
 

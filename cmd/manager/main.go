@@ -235,7 +235,7 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	rec := &controllers.BenchmarkRunReconciler{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
-		Recorder:          mgr.GetEventRecorderFor("dbperf-operator"),
+		Recorder:          mgr.GetEventRecorderFor(controllers.EventSource),
 		Clock:             clock.RealClock{},
 		Logs:              controllers.ClientsetLogReader{Clientset: cs},
 		RunnerImage:       runnerImage,
@@ -250,11 +250,11 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	if err := rec.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("while setting up the BenchmarkRun controller: %w", err)
 	}
-	cmp := &controllers.BenchmarkComparisonReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("dbperf-operator")}
+	cmp := &controllers.BenchmarkComparisonReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor(controllers.EventSource)}
 	if err := cmp.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("while setting up the BenchmarkComparison controller: %w", err)
 	}
-	sched := &controllers.BenchmarkScheduleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("dbperf-operator"), Clock: clock.RealClock{}}
+	sched := &controllers.BenchmarkScheduleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor(controllers.EventSource), Clock: clock.RealClock{}}
 	if err := sched.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("while setting up the BenchmarkSchedule controller: %w", err)
 	}
