@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // cgroupManager gives each pod's process a CPU cgroup of its own with the
@@ -175,5 +176,24 @@ func (pc *podCgroup) remove() {
 	}
 	if !strings.HasPrefix(pc.root, "/sys/") {
 		_ = os.RemoveAll(pc.root)
+	}
+}
+
+// killAll kills every process left in the pod's cgroups: a pod's end kills
+// its process group, but the runner starts its tool in a group of its own,
+// and a tool that ignores its runner's death (redis-benchmark retrying an
+// unreachable server) would spin on after the pod, as a container's
+// processes never outlive it.
+func (pc *podCgroup) killAll() {
+	for _, f := range pc.procs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, field := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(field); err == nil && pid > 1 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
 	}
 }

@@ -304,6 +304,7 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 			e.mu.Lock()
 			r.cgroup = nil
 			e.mu.Unlock()
+			cg.killAll() // what escaped the pod's process group ends with the pod
 			cg.remove()
 		}
 	} else {
