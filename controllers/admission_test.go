@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/comparison"
 	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads/registry"
@@ -538,7 +539,7 @@ func TestSamplesAreValid(t *testing.T) {
 					t.Errorf("%s: %v", filepath.Base(f), err)
 				}
 				for _, v := range cmp.Spec.Variants {
-					spec, err := variantSpec(&cmp, v)
+					spec, err := comparison.VariantSpec(&cmp, v)
 					if err != nil {
 						t.Errorf("%s: %v", filepath.Base(f), err)
 						continue

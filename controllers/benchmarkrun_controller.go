@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/metrics"
 	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/controllers/targets"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
@@ -144,7 +145,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	run := &benchv1.BenchmarkRun{}
 	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
 		if apierrors.IsNotFound(err) {
-			forgetRunMetrics(req.Namespace, req.Name) // its series go with it
+			metrics.ForgetRun(req.Namespace, req.Name) // its series go with it
 			r.forgetResources(ctx, runKey(req.Namespace, req.Name))
 			r.written.Delete(runKey(req.Namespace, req.Name))
 		}
@@ -174,7 +175,7 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 
 	noteRejections(run)
 	if run.Status.Phase.Terminal() {
-		recordRunMetrics(run)
+		metrics.RecordRun(run)
 		r.forgetResources(ctx, runKey(run.Namespace, run.Name))
 		// The cache has the run's end: no later read of it is older.
 		r.written.Delete(runKey(run.Namespace, run.Name))
@@ -266,7 +267,7 @@ func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, base, run *ben
 	}
 	var cleaned string
 	if written && !base.Status.Phase.Terminal() && run.Status.Phase.Terminal() {
-		recordRunMetrics(run)
+		metrics.RecordRun(run)
 		r.forgetResources(ctx, runKey(run.Namespace, run.Name))
 		if clean {
 			stored := run.DeepCopy()
@@ -369,7 +370,7 @@ func (r *BenchmarkRunReconciler) withDeadline(st *runState, res ctrl.Result) ctr
 // (the manager's MaxConcurrentReconciles, --max-concurrent-reconciles):
 // every phase is idempotent and a run is never reconciled twice at once.
 func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	RegisterMetrics(mgr.GetCache())
+	metrics.Register(mgr.GetCache())
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &benchv1.BenchmarkRun{}, indexPhase, phaseIndex); err != nil {
 		return err
 	}

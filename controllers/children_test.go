@@ -16,7 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/comparison"
 	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
+	"github.com/dbperf-io/dbperf-operator/controllers/schedule"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/kit"
 )
@@ -75,14 +77,14 @@ func TestComparisonRefusesAForeignRunOfItsName(t *testing.T) {
 			if err := k8s.Create(ctx, c); err != nil {
 				t.Fatal(err)
 			}
-			first := plan(c)[0].name
+			first := comparison.RunName(c, c.Spec.Variants[0].Name, 1)
 			var owner client.Object
 			if tc.ownedByComparison {
 				owner = c
 			}
 			squatter(t, ns, first, owner)
 			rec := record.NewFakeRecorder(20)
-			r := &BenchmarkComparisonReconciler{Client: k8s, Recorder: rec}
+			r := &comparison.Reconciler{Client: k8s, Recorder: rec}
 			_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)})
 			events := warnings(rec)
 			if err := k8s.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
@@ -128,14 +130,14 @@ func TestScheduleTriggerRefusesAForeignRunOfItsName(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The run the create trigger makes (the template as the API server defaulted it).
-			runName := specs.Name(s.Name, "t"+templateHash(s), s.UID, specs.MaxObjectNameLength)
+			runName := specs.Name(s.Name, "t"+schedule.TemplateHash(s), s.UID, specs.MaxObjectNameLength)
 			var owner client.Object
 			if tc.ownedBySchedule {
 				owner = s
 			}
 			squatter(t, ns, runName, owner)
 			rec := record.NewFakeRecorder(20)
-			r := &BenchmarkScheduleReconciler{Client: k8s, Recorder: rec, Clock: clock.RealClock{}}
+			r := &schedule.Reconciler{Client: k8s, Recorder: rec, Clock: clock.RealClock{}}
 			_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)})
 			events := warnings(rec)
 			if err := k8s.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {

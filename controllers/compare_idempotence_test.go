@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/comparison"
 	"github.com/dbperf-io/dbperf-operator/test/kit"
 )
 
@@ -59,7 +60,7 @@ func TestComparePhaseIsIdempotent(t *testing.T) {
 		},
 	})
 	rec := record.NewFakeRecorder(100)
-	r := &BenchmarkComparisonReconciler{Client: conflicted, Recorder: rec}
+	r := &comparison.Reconciler{Client: conflicted, Recorder: rec}
 	// A conflict is not an error (patchStatusIfChanged): the write that
 	// caused it brings the next reconcile, which starts from what is stored.
 	if _, err := r.Reconcile(ctx, req); err != nil || !refused.Load() {
@@ -81,7 +82,7 @@ func TestComparePhaseIsIdempotent(t *testing.T) {
 	}
 	// A new reconciler: what the next manager would run.
 	rec = record.NewFakeRecorder(100)
-	r = &BenchmarkComparisonReconciler{Client: k8s, Recorder: rec}
+	r = &comparison.Reconciler{Client: k8s, Recorder: rec}
 	if _, err := r.Reconcile(ctx, req); err != nil {
 		t.Fatal(err)
 	}

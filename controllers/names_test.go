@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/schedule"
 	"github.com/dbperf-io/dbperf-operator/internal/compare"
 	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
@@ -29,7 +30,7 @@ func waitTemplateHash(h *harness, s *benchv1.BenchmarkSchedule) {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(s), cur); err != nil {
 			return err
 		}
-		if want := templateHash(cur); cur.Status.TemplateHash != want {
+		if want := schedule.TemplateHash(cur); cur.Status.TemplateHash != want {
 			return fmt.Errorf("template hash %q, want %q", cur.Status.TemplateHash, want)
 		}
 		return nil

@@ -463,7 +463,7 @@ func drivePublished(t *testing.T, file string, want map[string]publishedComparis
 				checkMounts(ctx, t, j)
 				checkedJobs[j.Name] = true
 			}
-			nodes := schedule(ctx, t, publishedLoadgenNodes, &j.Spec.Template.Spec)
+			nodes := placePods(ctx, t, publishedLoadgenNodes, &j.Spec.Template.Spec)
 			if len(nodes) == 0 {
 				t.Fatalf("job %s: no load generator node matches %v", j.Name, j.Spec.Template.Spec.NodeSelector)
 			}

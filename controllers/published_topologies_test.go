@@ -58,9 +58,9 @@ func publishedNodes(h *harness) {
 	}
 }
 
-// schedule plays the scheduler for pods of spec among the named nodes:
+// placePods plays the scheduler for pods of spec among the named nodes:
 // those its required node affinity and node selector admit, by name.
-func schedule(ctx context.Context, t *testing.T, names []string, spec *corev1.PodSpec) []string {
+func placePods(ctx context.Context, t *testing.T, names []string, spec *corev1.PodSpec) []string {
 	t.Helper()
 	req := nodeaffinity.GetRequiredNodeAffinity(&corev1.Pod{Spec: *spec})
 	var out []string
@@ -146,7 +146,7 @@ func cnpgNodes(ctx context.Context, t *testing.T, cluster *unstructured.Unstruct
 	}
 	var out []string
 	used := map[string]bool{}
-	for _, node := range schedule(ctx, t, slices.Collect(maps.Keys(publishedDBNodes)), spec) {
+	for _, node := range placePods(ctx, t, slices.Collect(maps.Keys(publishedDBNodes)), spec) {
 		if d := domain(node); len(out) < n && !used[d] {
 			out, used[d] = append(out, node), true
 		}

@@ -1,9 +1,7 @@
 package controllers
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -54,45 +52,6 @@ func TestVerdict(t *testing.T) {
 			phase, reason, msg := verdict(run)
 			if phase != tc.phase || reason != tc.reason || msg == "" {
 				t.Errorf("verdict = %s, %s, %q; want %s, %s", phase, reason, msg, tc.phase, tc.reason)
-			}
-		})
-	}
-}
-
-func TestComparisonPlanOrder(t *testing.T) {
-	cases := map[string]struct {
-		order benchv1.ComparisonOrder
-		want  []string // variant-index@batch
-	}{
-		"interleaved: one at a time, repetition-major": {
-			order: benchv1.OrderInterleaved, want: []string{"a1@0", "b1@1", "a2@2", "b2@3"},
-		},
-		"default is interleaved": {
-			order: "", want: []string{"a1@0", "b1@1", "a2@2", "b2@3"},
-		},
-		"sequential: one at a time, variant-major": {
-			order: benchv1.OrderSequential, want: []string{"a1@0", "a2@1", "b1@2", "b2@3"},
-		},
-		"concurrent: every variant of a repetition together": {
-			order: benchv1.OrderConcurrent, want: []string{"a1@1", "b1@1", "a2@2", "b2@2"},
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			c := &benchv1.BenchmarkComparison{ObjectMeta: metav1.ObjectMeta{Name: "c", UID: "u"}}
-			c.Spec.Variants = []benchv1.Variant{{Name: "a"}, {Name: "b"}}
-			c.Spec.Order, c.Spec.RunsPerVariant = tc.order, 2
-			var got []string
-			names := map[string]bool{}
-			for _, p := range plan(c) {
-				got = append(got, fmt.Sprintf("%s%d@%d", p.variant, p.index, p.batch))
-				names[p.name] = true
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("plan (-want +got):\n%s", diff)
-			}
-			if len(names) != len(got) {
-				t.Errorf("child names collide: %v", names)
 			}
 		})
 	}
@@ -163,34 +122,5 @@ func TestServedOwnedKinds(t *testing.T) {
 	}
 	if len(served) == 0 || served[0] != specs.CNPGClusterGVK || len(missing) != 0 {
 		t.Fatalf("served %v, missing %v: want CloudNativePG's Cluster served", served, missing)
-	}
-}
-
-// A schedule's history leaves rejected measurements out: the watched value
-// is the median over the rest, and a run rejected whole has none.
-func TestWatchedLeavesRejectedMeasurementsOut(t *testing.T) {
-	s := &benchv1.BenchmarkSchedule{}
-	run := &benchv1.BenchmarkRun{}
-	run.Status.Primary = &benchv1.PrimaryMetric{Name: "tps", Step: "c=8"}
-	var reps []benchv1.RepetitionStatus
-	for i, v := range []float64{100, 102, 50} {
-		reps = append(reps, benchv1.RepetitionStatus{Index: int32(i + 1), Verdict: benchv1.VerdictSucceeded,
-			Metrics: []benchv1.MetricValue{{Name: "tps", Value: v, Unit: "tx/s"}}})
-	}
-	run.Status.Steps = []benchv1.StepStatus{{Name: "c=8", Repetitions: reps,
-		Summary: []benchv1.MetricSummary{{Name: "tps", Unit: "tx/s", N: 3, Median: 100}}}}
-	if v, _, _, ok := watched(s, run); !ok || v != 100 {
-		t.Fatalf("before: %v %v", v, ok)
-	}
-	run.Annotations = map[string]string{benchv1.AnnotationRejections: `[{"step":"c=8","repetition":3,"reason":"stalled","by":"bob","at":"2026-11-25T12:00:00Z"}]`}
-	if v, _, _, ok := watched(s, run); !ok || v != 101 {
-		t.Errorf("with repetition 3 rejected: %v %v, want the median of 100 and 102", v, ok)
-	}
-	if note := rejectedNote(run); !strings.Contains(note, "step c=8 repetition 3 rejected by bob") {
-		t.Errorf("note %q", note)
-	}
-	run.Annotations[benchv1.AnnotationRejections] = `[{"reason":"wrong image","at":"2026-11-25T12:00:00Z"}]`
-	if _, _, _, ok := watched(s, run); ok {
-		t.Error("a run rejected whole still has a value")
 	}
 }

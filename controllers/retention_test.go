@@ -21,6 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/comparison"
+	"github.com/dbperf-io/dbperf-operator/controllers/schedule"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
@@ -161,7 +163,7 @@ func TestComparisonDeletedMidRunLetsTheRunFinish(t *testing.T) {
 	h.Node("v3-node", map[string]string{"pool": "standard-v3"})
 	cmp := kit.Comparison("mid", benchv1.OrderInterleaved, 2)
 	h.Create(cmp)
-	first := comparisonRunName(cmp, "v3", 1)
+	first := comparison.RunName(cmp, "v3", 1)
 	var run *benchv1.BenchmarkRun
 	testutil.Eventually(t, 20*time.Second, "first run", func() error {
 		run = &benchv1.BenchmarkRun{}
@@ -190,7 +192,7 @@ func TestComparisonDeletePolicyLeavesRunsToTheGarbageCollector(t *testing.T) {
 	cmp := kit.Comparison("gc", benchv1.OrderInterleaved, 1)
 	cmp.Spec.DeletionPolicy = benchv1.DeletionDelete
 	h.Create(cmp)
-	first := comparisonRunName(cmp, "v3", 1)
+	first := comparison.RunName(cmp, "v3", 1)
 	testutil.Eventually(t, 20*time.Second, "first run", func() error {
 		return k8s.Get(context.Background(), client.ObjectKey{Namespace: h.NS, Name: first}, &benchv1.BenchmarkRun{})
 	})
@@ -426,15 +428,15 @@ func TestTheFinalizerFollowsThePolicy(t *testing.T) {
 func TestTheDeletionPolicyIsNoTemplateChange(t *testing.T) {
 	s := &benchv1.BenchmarkSchedule{Spec: benchv1.BenchmarkScheduleSpec{
 		ComparisonTemplate: &benchv1.ComparisonTemplate{Spec: kit.Comparison("x", benchv1.OrderInterleaved, 1).Spec}}}
-	before := templateHash(s)
+	before := schedule.TemplateHash(s)
 	for _, p := range []benchv1.DeletionPolicy{benchv1.DeletionRetain, benchv1.DeletionDelete} {
 		s.Spec.ComparisonTemplate.Spec.DeletionPolicy = p
-		if got := templateHash(s); got != before {
+		if got := schedule.TemplateHash(s); got != before {
 			t.Errorf("deletionPolicy %s: hash %s, want %s", p, got, before)
 		}
 	}
 	s.Spec.ComparisonTemplate.Spec.RunsPerVariant = 7
-	if templateHash(s) == before {
+	if schedule.TemplateHash(s) == before {
 		t.Error("a change of what the template measures kept its hash")
 	}
 }

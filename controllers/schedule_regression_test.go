@@ -16,12 +16,12 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/schedule"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
@@ -73,7 +73,7 @@ func (d *scheduleDriver) next(value float64) *benchv1.BenchmarkSchedule {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	name := d.s.Name + "-t" + templateHash(cur)
+	name := d.s.Name + "-t" + schedule.TemplateHash(cur)
 	var run *benchv1.BenchmarkRun
 	testutil.Eventually(t, 20*time.Second, "run "+name, func() error {
 		run = &benchv1.BenchmarkRun{}
@@ -269,16 +269,6 @@ func TestScheduleNeverForgetsARegression(t *testing.T) {
 	}
 }
 
-// historyEntries is a history of valid runs with these values.
-func historyEntries(prefix string, values ...float64) []benchv1.HistoryEntry {
-	out := make([]benchv1.HistoryEntry, len(values))
-	for i, v := range values {
-		out[i] = benchv1.HistoryEntry{Run: fmt.Sprintf("%s-%02d", prefix, i), Phase: benchv1.PhaseSucceeded, Release: fmt.Sprintf("v%d", i),
-			StartTime: metav1.NewTime(time.Date(2026, 11, 1, 0, i, 0, 0, time.UTC)), Value: ptr.To(v), Unit: "ops/s", Direction: benchv1.HigherIsBetter}
-	}
-	return out
-}
-
 // The judgement the way it breaks (no manager: the test reconciles by hand):
 // the first write of a transition is refused by a conflict, and no event is
 // said; the next reconcile, by another reconciler (a restarted manager),
@@ -306,7 +296,7 @@ func TestScheduleJudgementIsIdempotent(t *testing.T) {
 		}
 		return cur
 	}
-	history := historyEntries("idem", 80e3, 80e3, 80e3, 80e3, 47e3, 47e3, 80e3)
+	history := kit.History("idem", 80e3, 80e3, 80e3, 80e3, 47e3, 47e3, 80e3)
 	feed := func(n int) {
 		t.Helper()
 		cur := get()
@@ -326,7 +316,7 @@ func TestScheduleJudgementIsIdempotent(t *testing.T) {
 	})
 	reconcile := func(c client.Client) error {
 		t.Helper()
-		r := &BenchmarkScheduleReconciler{Client: c, Recorder: record.NewFakeRecorder(100), Clock: clock.RealClock{}}
+		r := &schedule.Reconciler{Client: c, Recorder: record.NewFakeRecorder(100), Clock: clock.RealClock{}}
 		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
 		return err
 	}
@@ -415,37 +405,5 @@ func TestScheduleJudgementIsIdempotent(t *testing.T) {
 	}
 	if reg := get().Status.Regression; reg.RegressionsDetected != 1 || reg.Open != nil || len(reg.Unannounced) != 0 || reg.Transitions != 2 {
 		t.Errorf("after the recovery: %+v", reg)
-	}
-}
-
-// A regression older than the history (historyLimit 5) is never forgotten:
-// the state of the dropped entries is carried in status, and the condition
-// still names the run that started it, which the history no longer holds.
-func TestScheduleCarriesARegressionPastTheHistoryLimit(t *testing.T) {
-	r := &BenchmarkScheduleReconciler{Recorder: record.NewFakeRecorder(100)}
-	s := &benchv1.BenchmarkSchedule{ObjectMeta: metav1.ObjectMeta{Name: "short", Namespace: "ns"},
-		Spec: benchv1.BenchmarkScheduleSpec{HistoryLimit: 5,
-			Regression: &benchv1.RegressionPolicy{Method: benchv1.RegressionThreshold, ThresholdPercent: 10, BaselineRuns: 3}}}
-	all := historyEntries("short", 80e3, 80e3, 80e3, 80e3, 47e3, 47e3, 47e3, 47e3, 47e3, 47e3, 47e3, 47e3, 47e3, 47e3)
-	for i, e := range all {
-		s.Status.History = append(s.Status.History, e)
-		r.judge(s)
-		c := regressed(s)
-		if i >= 4 && (c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "from run short-04") ||
-			!strings.Contains(c.Message, fmt.Sprintf("%d run", i-3))) {
-			t.Fatalf("after run %d: %+v (history %d entries)", i+1, c, len(s.Status.History))
-		}
-		if len(s.Status.History) > 5 {
-			t.Fatalf("history of %d entries beyond its limit", len(s.Status.History))
-		}
-	}
-	if c := s.Status.Regression.Carried; c == nil || c.Open == nil || c.Open.FirstRun != "short-04" {
-		t.Errorf("carried %+v", c)
-	}
-	// Back at 80k: recovered against the level the history no longer holds.
-	s.Status.History = append(s.Status.History, historyEntries("short", slices.Repeat([]float64{80e3}, 15)...)[14])
-	r.judge(s)
-	if c := regressed(s); c.Reason != benchv1.ReasonRecovered {
-		t.Errorf("back at 80k: %+v", c)
 	}
 }

@@ -9,12 +9,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/schedule"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
@@ -60,7 +59,7 @@ func TestScheduleTemplateChangesAndRegression(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		name := s.Name + "-t" + templateHash(cur)
+		name := s.Name + "-t" + schedule.TemplateHash(cur)
 		var run *benchv1.BenchmarkRun
 		testutil.Eventually(t, 20*time.Second, "run "+name, func() error {
 			run = &benchv1.BenchmarkRun{}
@@ -108,37 +107,6 @@ func TestScheduleTemplateChangesAndRegression(t *testing.T) {
 	}
 	if len(cur.Status.History) != 8 || cur.Status.History[0].Release != "v2" || cur.Status.History[7].Value == nil || *cur.Status.History[7].Value != 1002 {
 		t.Errorf("history %+v", cur.Status.History)
-	}
-}
-
-// Change points: a history with a 5 % drop in the middle is flagged at the
-// run that introduced it; pure noise is not.
-func TestScheduleChangePointRegression(t *testing.T) {
-	r := &BenchmarkScheduleReconciler{Recorder: record.NewFakeRecorder(10)}
-	mk := func(values []float64) *benchv1.BenchmarkSchedule {
-		s := &benchv1.BenchmarkSchedule{ObjectMeta: metav1.ObjectMeta{Name: "cp", Namespace: "ns"},
-			Spec: benchv1.BenchmarkScheduleSpec{Regression: &benchv1.RegressionPolicy{Method: benchv1.RegressionChangePoint, MinEffectPercent: 2}}}
-		for i, v := range values {
-			s.Status.History = append(s.Status.History, benchv1.HistoryEntry{Run: fmt.Sprintf("run-%d", i), Phase: benchv1.PhaseSucceeded,
-				Release: fmt.Sprintf("v%d", i), Value: ptr.To(v), Unit: "tx/s", Direction: benchv1.HigherIsBetter})
-		}
-		return s
-	}
-	noise := []float64{1000, 1008, 995, 1003, 998, 1006, 992, 1004, 999, 1001, 997, 1005, 1002, 996, 1003, 1000}
-	s := mk(noise)
-	r.judge(s)
-	if c := meta.FindStatusCondition(s.Status.Conditions, benchv1.ConditionRegressed); c == nil || c.Status != metav1.ConditionFalse {
-		t.Errorf("noise: %+v", c)
-	}
-	drop := append(append([]float64{}, noise[:10]...), 950, 955, 948, 952, 957, 951)
-	s = mk(drop)
-	r.judge(s)
-	c := meta.FindStatusCondition(s.Status.Conditions, benchv1.ConditionRegressed)
-	if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "run-10") {
-		t.Errorf("drop at run-10: %+v", c)
-	}
-	if !s.Status.History[10].ChangePoint {
-		t.Error("run-10 not marked as a change point in the history")
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/dbperf-io/dbperf-operator/controllers/comparison"
+	"github.com/dbperf-io/dbperf-operator/controllers/schedule"
 	"github.com/dbperf-io/dbperf-operator/controllers/targets"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/resources"
@@ -101,11 +103,11 @@ func (h *harness) wire(mgr ctrl.Manager, k *kit.H) error {
 	if h.wrapParents != nil {
 		pc = h.wrapParents(pc)
 	}
-	cr := &BenchmarkComparisonReconciler{Client: pc, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor(EventSource)}
+	cr := &comparison.Reconciler{Client: pc, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor(EventSource)}
 	if err := cr.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	sr := &BenchmarkScheduleReconciler{Client: pc, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor(EventSource), Clock: clock.RealClock{}}
+	sr := &schedule.Reconciler{Client: pc, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor(EventSource), Clock: clock.RealClock{}}
 	return sr.SetupWithManager(mgr)
 }
 

@@ -26,6 +26,8 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/controllers"
+	"github.com/dbperf-io/dbperf-operator/controllers/comparison"
+	"github.com/dbperf-io/dbperf-operator/controllers/schedule"
 	"github.com/dbperf-io/dbperf-operator/controllers/targets"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
@@ -250,11 +252,11 @@ func run(ctx context.Context, cfg *rest.Config, o options) error {
 	if err := rec.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("while setting up the BenchmarkRun controller: %w", err)
 	}
-	cmp := &controllers.BenchmarkComparisonReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor(controllers.EventSource)}
+	cmp := &comparison.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor(controllers.EventSource)}
 	if err := cmp.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("while setting up the BenchmarkComparison controller: %w", err)
 	}
-	sched := &controllers.BenchmarkScheduleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor(controllers.EventSource), Clock: clock.RealClock{}}
+	sched := &schedule.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor(controllers.EventSource), Clock: clock.RealClock{}}
 	if err := sched.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("while setting up the BenchmarkSchedule controller: %w", err)
 	}

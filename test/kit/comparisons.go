@@ -6,6 +6,8 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
@@ -116,4 +118,15 @@ func (h *H) ScheduleRuns(s *benchv1.BenchmarkSchedule) []benchv1.BenchmarkRun {
 		h.T.Fatal(err)
 	}
 	return runs.Items
+}
+
+// History is a schedule's history of valid runs with these values (in
+// ops/s, higher is better), a minute apart, named prefix-00, prefix-01, ...
+func History(prefix string, values ...float64) []benchv1.HistoryEntry {
+	out := make([]benchv1.HistoryEntry, len(values))
+	for i, v := range values {
+		out[i] = benchv1.HistoryEntry{Run: fmt.Sprintf("%s-%02d", prefix, i), Phase: benchv1.PhaseSucceeded, Release: fmt.Sprintf("v%d", i),
+			StartTime: metav1.NewTime(time.Date(2026, 11, 1, 0, i, 0, 0, time.UTC)), Value: ptr.To(v), Unit: "ops/s", Direction: benchv1.HigherIsBetter}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package controllers
+package schedule
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/metrics"
 	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
 )
@@ -24,7 +25,7 @@ import (
 // judge replays the history (with the acknowledgements), marks it, bounds
 // it, and sets the conditions; it returns the events of the transitions
 // between what status held and what it holds now.
-func (r *BenchmarkScheduleReconciler) judge(s *benchv1.BenchmarkSchedule) []status.Event {
+func (r *Reconciler) judge(s *benchv1.BenchmarkSchedule) []status.Event {
 	before := s.Status.DeepCopy()
 	p := s.Spec.Regression
 	if p == nil {
@@ -52,11 +53,7 @@ func (r *BenchmarkScheduleReconciler) judge(s *benchv1.BenchmarkSchedule) []stat
 	setScheduleCondition(s, benchv1.ConditionRegressed, j.Regressed, regressionReason(j.Reason), j.Message)
 	setScheduleCondition(s, benchv1.ConditionImproved, j.Improved, regressionReason(j.ImprovedReason), j.ImprovedMessage)
 	noteAcknowledgements(s, acks, ackErr, j)
-	v := 0.0
-	if j.Regressed {
-		v = 1
-	}
-	scheduleRegressed.WithLabelValues(s.Namespace, s.Name, watchedMetricName(p)).Set(v)
+	metrics.ScheduleRegressed(s, j.Regressed)
 	return transitions(before, &s.Status)
 }
 
@@ -278,15 +275,6 @@ func regressionReason(r stats.RegressionReason) string {
 	default:
 		return benchv1.ReasonNotEnoughHistory
 	}
-}
-
-// watchedMetricName labels the regression metric: the policy's metric or,
-// by default, the primary one.
-func watchedMetricName(p *benchv1.RegressionPolicy) string {
-	if p.Metric == "" {
-		return "the primary metric"
-	}
-	return p.Metric
 }
 
 func method(p *benchv1.RegressionPolicy) benchv1.RegressionMethod {

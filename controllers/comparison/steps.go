@@ -1,4 +1,4 @@
-package controllers
+package comparison
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package controllers
+package schedule
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/robfig/cron/v3"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,14 +24,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/metrics"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/retention"
 	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
 )
 
-// BenchmarkScheduleReconciler starts runs on a cron and on template changes
+// Reconciler starts runs on a cron and on template changes
 // and watches their results for regressions.
-type BenchmarkScheduleReconciler struct {
+type Reconciler struct {
 	client.Client
 	// APIReader, when set, lists the runs and comparisons a schedule
 	// releases as it is deleted past the cache (which may not have seen one
@@ -48,9 +49,9 @@ type BenchmarkScheduleReconciler struct {
 // +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkruns,verbs=list;create;patch;delete
 // +kubebuilder:rbac:groups=bench.dbperf.io,resources=benchmarkcomparisons,verbs=list;create;patch;delete
 
-// templateHash identifies the schedule's template: a change of it is a new
+// TemplateHash identifies the schedule's template: a change of it is a new
 // release to measure.
-func templateHash(s *benchv1.BenchmarkSchedule) string {
+func TemplateHash(s *benchv1.BenchmarkSchedule) string {
 	var raw []byte
 	if s.Spec.ComparisonTemplate != nil {
 		// What becomes of a comparison once deleted is no change of what
@@ -74,7 +75,7 @@ type scheduled struct {
 	fromComp *benchv1.BenchmarkComparison
 }
 
-func (r *BenchmarkScheduleReconciler) owned(ctx context.Context, s *benchv1.BenchmarkSchedule) ([]scheduled, error) {
+func (r *Reconciler) owned(ctx context.Context, s *benchv1.BenchmarkSchedule) ([]scheduled, error) {
 	sel := client.MatchingLabels{benchv1.LabelSchedule: string(s.UID)}
 	var out []scheduled
 	var runs benchv1.BenchmarkRunList
@@ -99,17 +100,17 @@ func (r *BenchmarkScheduleReconciler) owned(ctx context.Context, s *benchv1.Benc
 }
 
 // Reconcile handles triggers, keeps the history and judges regressions.
-func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	s := &benchv1.BenchmarkSchedule{}
 	if err := r.Get(ctx, req.NamespacedName, s); err != nil {
 		if apierrors.IsNotFound(err) {
-			scheduleRegressed.DeletePartialMatch(prometheus.Labels{"namespace": req.Namespace, "schedule": req.Name})
+			metrics.ForgetSchedule(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkSchedule", klog.KObj(s)))
-	if stop, err := r.retention(s).handle(ctx); stop || err != nil {
-		return conflictLater(ctx, err)
+	if stop, err := r.retention(s).Handle(ctx); stop || err != nil {
+		return status.ConflictLater(ctx, err)
 	}
 	base := s.DeepCopy()
 	defer func() {
@@ -151,7 +152,7 @@ func (r *BenchmarkScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{}, nil
 	}
 
-	hash := templateHash(s)
+	hash := TemplateHash(s)
 	onChange := s.Spec.OnTemplateChange == nil || *s.Spec.OnTemplateChange
 	switch {
 	case s.Status.TemplateHash == "" && !s.Spec.RunOnCreate:
@@ -206,7 +207,7 @@ func policy(s *benchv1.BenchmarkSchedule) benchv1.ConcurrencyPolicy {
 
 // trigger creates the run for one trigger; its name comes from the trigger,
 // so a retried reconcile cannot create it twice.
-func (r *BenchmarkScheduleReconciler) trigger(ctx context.Context, s *benchv1.BenchmarkSchedule, active []client.Object, suffix, why string) error {
+func (r *Reconciler) trigger(ctx context.Context, s *benchv1.BenchmarkSchedule, active []client.Object, suffix, why string) error {
 	if policy(s) == benchv1.ConcurrencyReplace {
 		for _, a := range active {
 			if err := r.Delete(ctx, a); client.IgnoreNotFound(err) != nil {
@@ -334,7 +335,7 @@ func rejectedNote(run *benchv1.BenchmarkRun) string {
 	return status.Truncate(strings.Join(parts, "; "), 1024)
 }
 
-func (r *BenchmarkScheduleReconciler) updateHistory(s *benchv1.BenchmarkSchedule, owned []scheduled) {
+func (r *Reconciler) updateHistory(s *benchv1.BenchmarkSchedule, owned []scheduled) {
 	known := map[string]int{}
 	for i, h := range s.Status.History {
 		known[h.Run] = i
@@ -372,7 +373,7 @@ func (r *BenchmarkScheduleReconciler) updateHistory(s *benchv1.BenchmarkSchedule
 
 // prune deletes finished runs (or comparisons) beyond the history limits,
 // oldest first.
-func (r *BenchmarkScheduleReconciler) prune(ctx context.Context, s *benchv1.BenchmarkSchedule, owned []scheduled) error {
+func (r *Reconciler) prune(ctx context.Context, s *benchv1.BenchmarkSchedule, owned []scheduled) error {
 	keepOK, keepFailed := int32(10), int32(3)
 	if s.Spec.SuccessfulRunsHistoryLimit != nil {
 		keepOK = *s.Spec.SuccessfulRunsHistoryLimit
@@ -404,7 +405,7 @@ func (r *BenchmarkScheduleReconciler) prune(ctx context.Context, s *benchv1.Benc
 
 // retention releases the schedule's runs and comparisons when it is deleted
 // with deletionPolicy Retain.
-func (r *BenchmarkScheduleReconciler) retention(s *benchv1.BenchmarkSchedule) retention {
+func (r *Reconciler) retention(s *benchv1.BenchmarkSchedule) retention.Parent {
 	policy := s.Spec.DeletionPolicy
 	if policy == "" {
 		policy = benchv1.DeletionRetain
@@ -413,9 +414,9 @@ func (r *BenchmarkScheduleReconciler) retention(s *benchv1.BenchmarkSchedule) re
 	if r.APIReader != nil {
 		reader = r.APIReader
 	}
-	return retention{
-		c: r.Client, reader: reader, uncached: r.APIReader != nil, rec: r.Recorder, parent: s, kind: "BenchmarkSchedule", policy: policy,
-		children: func(ctx context.Context) ([]client.Object, error) {
+	return retention.Parent{
+		Client: r.Client, Reader: reader, Uncached: r.APIReader != nil, Recorder: r.Recorder, Object: s, Kind: "BenchmarkSchedule", Policy: policy,
+		Children: func(ctx context.Context) ([]client.Object, error) {
 			sel := client.MatchingLabels{benchv1.LabelSchedule: string(s.UID)}
 			var runs benchv1.BenchmarkRunList
 			if err := reader.List(ctx, &runs, client.InNamespace(s.Namespace), sel); err != nil {
@@ -438,8 +439,8 @@ func (r *BenchmarkScheduleReconciler) retention(s *benchv1.BenchmarkSchedule) re
 }
 
 // SetupWithManager watches schedules and the runs they own.
-func (r *BenchmarkScheduleReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	RegisterMetrics(mgr.GetCache())
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	metrics.Register(mgr.GetCache())
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&benchv1.BenchmarkSchedule{}).
 		Owns(&benchv1.BenchmarkRun{}).

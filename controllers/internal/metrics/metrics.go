@@ -1,4 +1,7 @@
-package controllers
+// Package metrics holds the manager's Prometheus metrics: each finished
+// run's headline, each comparison's verdicts, each schedule's open
+// regression and the counts read from the cache at scrape time.
+package metrics
 
 import (
 	"context"
@@ -8,7 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 )
@@ -95,7 +98,7 @@ func (c *changesCollector) Collect(ch chan<- prometheus.Metric) {
 		if s.Spec.Regression == nil || s.Status.Regression == nil {
 			continue
 		}
-		metric := watchedMetricName(s.Spec.Regression)
+		metric := WatchedMetricName(s.Spec.Regression)
 		ch <- prometheus.MustNewConstMetric(c.regressions, prometheus.CounterValue, float64(s.Status.Regression.RegressionsDetected), s.Namespace, s.Name, metric)
 		ch <- prometheus.MustNewConstMetric(c.improvement, prometheus.CounterValue, float64(s.Status.Regression.ImprovementsDetected), s.Namespace, s.Name, metric)
 	}
@@ -111,18 +114,18 @@ var (
 			[]string{"namespace", "schedule", "metric"}, nil)}
 )
 
-// RegisterMetrics adds the dbperf metrics to the manager's registry (once
+// Register adds the dbperf metrics to the manager's registry (once
 // per process) and counts runs from the given reader (the latest manager's).
-func RegisterMetrics(reader client.Reader) {
+func Register(reader client.Reader) {
 	runsByPhase.reader.Store(&reader)
 	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(runResult, runValid, comparisonVerdicts, scheduleRegressed, runsByPhase, changes)
+		crmetrics.Registry.MustRegister(runResult, runValid, comparisonVerdicts, scheduleRegressed, runsByPhase, changes)
 	})
 }
 
-// recordRunMetrics publishes a finished run's headline numbers.
-func recordRunMetrics(run *benchv1.BenchmarkRun) {
-	forgetRunMetrics(run.Namespace, run.Name)
+// RecordRun publishes a finished run's headline numbers.
+func RecordRun(run *benchv1.BenchmarkRun) {
+	ForgetRun(run.Namespace, run.Name)
 	pool, release := runPool(run), run.Labels[benchv1.LabelRelease]
 	for _, st := range run.Status.Steps {
 		for _, s := range st.Summary {
@@ -139,7 +142,8 @@ func recordRunMetrics(run *benchv1.BenchmarkRun) {
 	runValid.WithLabelValues(run.Namespace, run.Name, run.Status.Workload, pool, release).Set(valid)
 }
 
-func forgetRunMetrics(namespace, name string) {
+// ForgetRun removes a run's series (the run was deleted).
+func ForgetRun(namespace, name string) {
 	runResult.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "run": name})
 	runValid.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "run": name})
 }
@@ -160,10 +164,35 @@ func runPool(run *benchv1.BenchmarkRun) string {
 	return ""
 }
 
-func recordComparisonMetrics(cmp *benchv1.BenchmarkComparison, better, worse, same, unsure int) {
+// RecordComparison publishes a finished comparison's verdict counts.
+func RecordComparison(cmp *benchv1.BenchmarkComparison, better, worse, same, unsure int) {
 	comparisonVerdicts.DeletePartialMatch(prometheus.Labels{"namespace": cmp.Namespace, "comparison": cmp.Name})
 	for v, n := range map[benchv1.ComparisonVerdict]int{
 		benchv1.VerdictBetter: better, benchv1.VerdictWorse: worse, benchv1.VerdictNoChange: same, benchv1.VerdictInconclusive: unsure} {
 		comparisonVerdicts.WithLabelValues(cmp.Namespace, cmp.Name, string(v)).Set(float64(n))
 	}
+}
+
+// ScheduleRegressed says whether a schedule's regression is open (its
+// Regressed condition is True) for the metric it watches.
+func ScheduleRegressed(s *benchv1.BenchmarkSchedule, open bool) {
+	v := 0.0
+	if open {
+		v = 1
+	}
+	scheduleRegressed.WithLabelValues(s.Namespace, s.Name, WatchedMetricName(s.Spec.Regression)).Set(v)
+}
+
+// ForgetSchedule removes a schedule's series (the schedule was deleted).
+func ForgetSchedule(namespace, name string) {
+	scheduleRegressed.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "schedule": name})
+}
+
+// WatchedMetricName labels the regression metric: the policy's metric or,
+// by default, the primary one.
+func WatchedMetricName(p *benchv1.RegressionPolicy) string {
+	if p.Metric == "" {
+		return "the primary metric"
+	}
+	return p.Metric
 }

@@ -1,4 +1,4 @@
-package controllers
+package schedule
 
 import (
 	"context"
@@ -24,10 +24,6 @@ import (
 // emptied after. A manager stopped in between leaves the list for the next
 // reconcile; a retry finds the event already there.
 
-// EventSource is the component the manager's events name as their source:
-// its recorders' (cmd/manager) and the events a schedule creates itself.
-const EventSource = "dbperf-operator"
-
 // maxUnannounced bounds status.regression.unannounced (its schema's MaxItems).
 const maxUnannounced = 16
 
@@ -50,7 +46,7 @@ func queueTransitions(s *benchv1.BenchmarkSchedule, events []status.Event, now t
 
 // announce creates the events of the unannounced transitions and empties
 // the list in s's status (the caller stores it).
-func (r *BenchmarkScheduleReconciler) announce(ctx context.Context, s *benchv1.BenchmarkSchedule) error {
+func (r *Reconciler) announce(ctx context.Context, s *benchv1.BenchmarkSchedule) error {
 	reg := s.Status.Regression
 	if reg == nil || len(reg.Unannounced) == 0 {
 		return nil
@@ -81,15 +77,15 @@ func transitionEvent(s *benchv1.BenchmarkSchedule, e benchv1.TransitionEvent) *c
 			Namespace: s.Namespace, Name: s.Name, UID: s.UID},
 		Type: e.Type, Reason: e.Reason, Message: e.Message,
 		FirstTimestamp: e.Time, LastTimestamp: e.Time, Count: 1,
-		Source:              corev1.EventSource{Component: EventSource},
-		ReportingController: EventSource,
+		Source:              corev1.EventSource{Component: status.EventSource},
+		ReportingController: status.EventSource,
 	}
 }
 
 // announceStored announces the transitions of a status just stored and
 // stores the emptied list; a refused write leaves it to the next reconcile,
 // which finds the events made.
-func (r *BenchmarkScheduleReconciler) announceStored(ctx context.Context, s *benchv1.BenchmarkSchedule) error {
+func (r *Reconciler) announceStored(ctx context.Context, s *benchv1.BenchmarkSchedule) error {
 	if s.Status.Regression == nil || len(s.Status.Regression.Unannounced) == 0 {
 		return nil
 	}

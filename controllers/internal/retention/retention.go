@@ -1,4 +1,7 @@
-package controllers
+// Package retention keeps a parent's results when it goes: the finalizer of
+// a schedule or comparison with deletionPolicy Retain, and the release of
+// its runs and ConfigMaps from the garbage collector.
+package retention
 
 import (
 	"context"
@@ -6,14 +9,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -22,37 +23,37 @@ import (
 	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 )
 
-// retention is what a parent (a schedule or a comparison) needs to keep its
+// Parent is what a parent (a schedule or a comparison) needs to keep its
 // results when it is deleted with deletionPolicy Retain: its finalizer while
 // it lives, and the release of its children when it goes.
-type retention struct {
-	c client.Client
-	// reader lists the children and reads the ConfigMaps past the cache
+type Parent struct {
+	Client client.Client
+	// Reader lists the children and reads the ConfigMaps past the cache
 	// when the reconciler has an API reader.
-	reader client.Reader
-	// uncached: reader is an API reader, not the cached client.
-	uncached bool
-	rec      record.EventRecorder
-	parent   client.Object
-	kind     string // BenchmarkSchedule or BenchmarkComparison
-	policy   benchv1.DeletionPolicy
-	children func(ctx context.Context) ([]client.Object, error)
-	// configMaps are the parent's own ConfigMaps (a comparison's report),
+	Reader client.Reader
+	// Uncached: Reader is an API reader, not the cached client.
+	Uncached bool
+	Recorder record.EventRecorder
+	Object   client.Object
+	Kind     string // BenchmarkSchedule or BenchmarkComparison
+	Policy   benchv1.DeletionPolicy
+	Children func(ctx context.Context) ([]client.Object, error)
+	// ConfigMaps are the parent's own ConfigMaps (a comparison's report),
 	// released by name: the manager's cache holds only the ConfigMaps of
 	// runs.
-	configMaps []string
+	ConfigMaps []string
 }
 
-// handle keeps the finalizer in agreement with the policy and, once the
+// Handle keeps the finalizer in agreement with the policy and, once the
 // parent is being deleted, releases its children (Retain) and removes the
 // finalizer. stop says that the parent is being deleted: its reconcile
 // does nothing else (it starts no run). A conflict with another writer
 // returns an error and the next reconcile starts again from what is
 // stored; a child already released is not touched twice.
-func (r retention) handle(ctx context.Context) (stop bool, err error) {
-	has := controllerutil.ContainsFinalizer(r.parent, benchv1.FinalizerReleaseResults)
-	if r.parent.GetDeletionTimestamp() == nil {
-		if want := r.policy == benchv1.DeletionRetain; want != has {
+func (r Parent) Handle(ctx context.Context) (stop bool, err error) {
+	has := controllerutil.ContainsFinalizer(r.Object, benchv1.FinalizerReleaseResults)
+	if r.Object.GetDeletionTimestamp() == nil {
+		if want := r.Policy == benchv1.DeletionRetain; want != has {
 			return false, r.setFinalizer(ctx, want)
 		}
 		return false, nil
@@ -60,7 +61,7 @@ func (r retention) handle(ctx context.Context) (stop bool, err error) {
 	if !has {
 		return true, nil // Delete: the garbage collector takes the children
 	}
-	if r.policy == benchv1.DeletionRetain {
+	if r.Policy == benchv1.DeletionRetain {
 		if err := r.release(ctx); err != nil {
 			return true, err
 		}
@@ -68,51 +69,37 @@ func (r retention) handle(ctx context.Context) (stop bool, err error) {
 	return true, r.setFinalizer(ctx, false)
 }
 
-func (r retention) setFinalizer(ctx context.Context, want bool) error {
-	base, ok := r.parent.DeepCopyObject().(client.Object)
+func (r Parent) setFinalizer(ctx context.Context, want bool) error {
+	base, ok := r.Object.DeepCopyObject().(client.Object)
 	if !ok {
-		return fmt.Errorf("%s %s: not a client.Object", r.kind, r.parent.GetName())
+		return fmt.Errorf("%s %s: not a client.Object", r.Kind, r.Object.GetName())
 	}
 	if want {
-		controllerutil.AddFinalizer(r.parent, benchv1.FinalizerReleaseResults)
+		controllerutil.AddFinalizer(r.Object, benchv1.FinalizerReleaseResults)
 	} else {
-		controllerutil.RemoveFinalizer(r.parent, benchv1.FinalizerReleaseResults)
+		controllerutil.RemoveFinalizer(r.Object, benchv1.FinalizerReleaseResults)
 	}
-	err := r.c.Patch(ctx, r.parent, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	err := r.Client.Patch(ctx, r.Object, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 	if apierrors.IsNotFound(err) && !want {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("while %s the finalizer %s of %s %s: %w", map[bool]string{true: "adding", false: "removing"}[want],
-			benchv1.FinalizerReleaseResults, r.kind, r.parent.GetName(), err)
+			benchv1.FinalizerReleaseResults, r.Kind, r.Object.GetName(), err)
 	}
 	return nil
 }
 
 // uncachedReader is the API reader, or nil.
-func (r retention) uncachedReader() client.Reader {
-	if r.uncached {
-		return r.reader
+func (r Parent) uncachedReader() client.Reader {
+	if r.Uncached {
+		return r.Reader
 	}
 	return nil
 }
 
-// conflictLater is a reconcile's ending after a write refused with a
-// conflict (another writer changed the object meanwhile): not an error,
-// but another pass soon, from what is stored, as status.Patch leaves it.
-func conflictLater(ctx context.Context, err error) (ctrl.Result, error) {
-	if apierrors.IsConflict(err) {
-		log.FromContext(ctx).V(1).Info("Changed underneath, retrying", "error", err.Error())
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
-	}
-	return ctrl.Result{}, err
-}
-
-// conflictRetry is how soon a pass refused with a conflict is tried again.
-const conflictRetry = 200 * time.Millisecond
-
 // releasedFrom is the value of the annotation on what the parent released.
-func (r retention) releasedFrom() string { return r.kind + "/" + r.parent.GetName() }
+func (r Parent) releasedFrom() string { return r.Kind + "/" + r.Object.GetName() }
 
 // release removes the parent's owner reference from each of its children
 // and marks them; the events say what stays. A pass that meets a conflict
@@ -120,8 +107,8 @@ func (r retention) releasedFrom() string { return r.kind + "/" + r.parent.GetNam
 // released once (one event on it), and the parent's event, said by the
 // pass that completes the release, counts every child released, by this
 // pass or an earlier one.
-func (r retention) release(ctx context.Context) error {
-	children, err := r.children(ctx)
+func (r Parent) release(ctx context.Context) error {
+	children, err := r.Children(ctx)
 	if err != nil {
 		return err
 	}
@@ -129,8 +116,8 @@ func (r retention) release(ctx context.Context) error {
 	var runs, inFlight, comparisons, configMaps, now int
 	for _, child := range children {
 		switch {
-		case hasOwnerUID(child, r.parent.GetUID()):
-			released, err := releaseObject(ctx, r.c, child, r.parent.GetUID(), from)
+		case hasOwnerUID(child, r.Object.GetUID()):
+			released, err := releaseObject(ctx, r.Client, child, r.Object.GetUID(), from)
 			if err != nil {
 				return err
 			}
@@ -138,8 +125,8 @@ func (r retention) release(ctx context.Context) error {
 				continue
 			}
 			now++
-			r.rec.Eventf(child, corev1.EventTypeNormal, benchv1.EventResultsReleased,
-				"%s %s is being deleted with deletionPolicy Retain: released, this %s (annotation %s)", r.kind, r.parent.GetName(), stays(child), benchv1.AnnotationReleasedFrom)
+			r.Recorder.Eventf(child, corev1.EventTypeNormal, benchv1.EventResultsReleased,
+				"%s %s is being deleted with deletionPolicy Retain: released, this %s (annotation %s)", r.Kind, r.Object.GetName(), stays(child), benchv1.AnnotationReleasedFrom)
 		case child.GetAnnotations()[benchv1.AnnotationReleasedFrom] != from:
 			continue // not this parent's, or released by another
 		}
@@ -153,8 +140,8 @@ func (r retention) release(ctx context.Context) error {
 			comparisons++
 		}
 	}
-	for _, name := range r.configMaps {
-		kept, released, err := releaseConfigMap(ctx, r.c, r.uncachedReader(), r.parent.GetNamespace(), name, r.parent.GetUID(), from)
+	for _, name := range r.ConfigMaps {
+		kept, released, err := releaseConfigMap(ctx, r.Client, r.uncachedReader(), r.Object.GetNamespace(), name, r.Object.GetUID(), from)
 		if err != nil {
 			return err
 		}
@@ -180,12 +167,12 @@ func (r retention) release(ctx context.Context) error {
 		}
 	}
 	msg := fmt.Sprintf("deletionPolicy Retain: released %s, which stay after this %s is deleted (annotation %s=%s)",
-		strings.Join(parts, ", "), r.kind, benchv1.AnnotationReleasedFrom, from)
+		strings.Join(parts, ", "), r.Kind, benchv1.AnnotationReleasedFrom, from)
 	if inFlight > 0 {
 		msg += fmt.Sprintf("; %d in progress run to completion", inFlight)
 	}
 	log.FromContext(ctx).Info("Released results", "runs", runs, "inProgress", inFlight, "comparisons", comparisons, "configMaps", configMaps)
-	r.rec.Event(r.parent, corev1.EventTypeNormal, benchv1.EventResultsReleased, status.Truncate(msg, status.MaxEventMessage))
+	r.Recorder.Event(r.Object, corev1.EventTypeNormal, benchv1.EventResultsReleased, status.Truncate(msg, status.MaxEventMessage))
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package controllers
+package comparison
 
 import (
 	"bytes"
@@ -23,6 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/metrics"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/retention"
 	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/internal/compare"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
@@ -31,9 +33,9 @@ import (
 // maxStatusRows bounds status.results; the report ConfigMap has them all.
 const maxStatusRows = 64
 
-// BenchmarkComparisonReconciler runs the variants of a comparison as
+// Reconciler runs the variants of a comparison as
 // BenchmarkRuns in the requested order and compares them with the baseline.
-type BenchmarkComparisonReconciler struct {
+type Reconciler struct {
 	client.Client
 	// APIReader, when set, lists the runs a comparison releases as it is
 	// deleted past the cache (which may not have seen a run just created);
@@ -65,7 +67,7 @@ func plan(cmp *benchv1.BenchmarkComparison) []plannedRun {
 	}
 	var out []plannedRun
 	add := func(v benchv1.Variant, i int32, batch int) {
-		out = append(out, plannedRun{name: comparisonRunName(cmp, v.Name, i), variant: v.Name, index: i, batch: batch})
+		out = append(out, plannedRun{name: RunName(cmp, v.Name, i), variant: v.Name, index: i, batch: batch})
 	}
 	switch cmp.Spec.Order {
 	case benchv1.OrderSequential:
@@ -90,13 +92,15 @@ func plan(cmp *benchv1.BenchmarkComparison) []plannedRun {
 	return out
 }
 
-func comparisonRunName(cmp *benchv1.BenchmarkComparison, variant string, i int32) string {
+// RunName is the name of a comparison's run of a variant, repetition i
+// (from 1).
+func RunName(cmp *benchv1.BenchmarkComparison, variant string, i int32) string {
 	return specs.Name(cmp.Name, fmt.Sprintf("%s-%d", variant, i), cmp.UID, specs.MaxObjectNameLength)
 }
 
-// variantSpec applies a variant's merge patch to the template, refusing
+// VariantSpec applies a variant's merge patch to the template, refusing
 // fields the BenchmarkRun spec does not have.
-func variantSpec(cmp *benchv1.BenchmarkComparison, v benchv1.Variant) (benchv1.BenchmarkRunSpec, error) {
+func VariantSpec(cmp *benchv1.BenchmarkComparison, v benchv1.Variant) (benchv1.BenchmarkRunSpec, error) {
 	spec := cmp.Spec.Template
 	if v.Patch == nil || len(v.Patch.Raw) == 0 {
 		return spec, nil
@@ -126,14 +130,14 @@ func setCompared(cmp *benchv1.BenchmarkComparison, s metav1.ConditionStatus, rea
 }
 
 // Reconcile creates the next batch of runs, or compares when all are done.
-func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	cmp := &benchv1.BenchmarkComparison{}
 	if err := r.Get(ctx, req.NamespacedName, cmp); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("BenchmarkComparison", klog.KObj(cmp)))
-	if stop, err := r.retention(cmp).handle(ctx); stop || err != nil {
-		return conflictLater(ctx, err)
+	if stop, err := r.retention(cmp).Handle(ctx); stop || err != nil {
+		return status.ConflictLater(ctx, err)
 	}
 	base := cmp.DeepCopy()
 	defer func() {
@@ -161,7 +165,7 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 
 	specsByVariant := map[string]benchv1.BenchmarkRunSpec{}
 	for _, v := range cmp.Spec.Variants {
-		s, err := variantSpec(cmp, v)
+		s, err := VariantSpec(cmp, v)
 		if err != nil {
 			r.fail(cmp, benchv1.ReasonInvalidPatch, err.Error())
 			return ctrl.Result{}, nil
@@ -230,7 +234,7 @@ func (r *BenchmarkComparisonReconciler) Reconcile(ctx context.Context, req ctrl.
 
 // fail ends the comparison; its event is said once the status is stored
 // (endingEvent).
-func (r *BenchmarkComparisonReconciler) fail(cmp *benchv1.BenchmarkComparison, reason, msg string) {
+func (r *Reconciler) fail(cmp *benchv1.BenchmarkComparison, reason, msg string) {
 	cmp.Status.Phase = benchv1.ComparisonFailed
 	setCompared(cmp, metav1.ConditionFalse, reason, msg)
 }
@@ -254,7 +258,7 @@ func endingEvent(cmp *benchv1.BenchmarkComparison, before, after *benchv1.Benchm
 	return status.Event{Type: corev1.EventTypeWarning, Reason: now.Reason, Message: now.Message}, true
 }
 
-func (r *BenchmarkComparisonReconciler) createRun(ctx context.Context, cmp *benchv1.BenchmarkComparison, p plannedRun, spec benchv1.BenchmarkRunSpec) error {
+func (r *Reconciler) createRun(ctx context.Context, cmp *benchv1.BenchmarkComparison, p plannedRun, spec benchv1.BenchmarkRunSpec) error {
 	run := &benchv1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: cmp.Namespace, Labels: map[string]string{
 			benchv1.LabelComparison: string(cmp.UID), benchv1.LabelVariant: p.variant, "app.kubernetes.io/managed-by": "dbperf-operator",
@@ -290,7 +294,7 @@ func (r *BenchmarkComparisonReconciler) createRun(ctx context.Context, cmp *benc
 }
 
 // compareAll compares every variant with the baseline and writes the report.
-func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *benchv1.BenchmarkComparison, existing map[string]*benchv1.BenchmarkRun,
+func (r *Reconciler) compareAll(ctx context.Context, cmp *benchv1.BenchmarkComparison, existing map[string]*benchv1.BenchmarkRun,
 	planned []plannedRun, pairs map[string]map[string]string) error {
 	sides := map[string]*compare.Side{}
 	paths := map[string][]string{}
@@ -348,7 +352,7 @@ func (r *BenchmarkComparisonReconciler) compareAll(ctx context.Context, cmp *ben
 			})
 		}
 	}
-	recordComparisonMetrics(cmp, better, worse, same, unsure)
+	metrics.RecordComparison(cmp, better, worse, same, unsure)
 	cmp.Status.ExcludedMeasurements = int32(excluded)
 	cmp.Status.Summary = fmt.Sprintf("%d better, %d worse, %d no change, %d inconclusive", better, worse, same, unsure)
 	cmp.Status.Rejections = rejectionsOf(runsOf(existing, planned))
@@ -395,7 +399,7 @@ func candidates(cmp *benchv1.BenchmarkComparison) []string {
 
 // writeReport applies the report ConfigMap (server-side apply: no read of
 // ConfigMaps outside the cache is needed).
-func (r *BenchmarkComparisonReconciler) writeReport(ctx context.Context, cmp *benchv1.BenchmarkComparison, reports []*compare.Report) error {
+func (r *Reconciler) writeReport(ctx context.Context, cmp *benchv1.BenchmarkComparison, reports []*compare.Report) error {
 	data, binary, note, err := compare.ReportData(reports)
 	if err != nil {
 		return err
@@ -436,7 +440,7 @@ func comparisonDeletionPolicy(cmp *benchv1.BenchmarkComparison) benchv1.Deletion
 
 // retention releases the comparison's runs and its report ConfigMap when it
 // is deleted with deletionPolicy Retain.
-func (r *BenchmarkComparisonReconciler) retention(cmp *benchv1.BenchmarkComparison) retention {
+func (r *Reconciler) retention(cmp *benchv1.BenchmarkComparison) retention.Parent {
 	report := cmp.Status.ReportConfigMap
 	if report == "" {
 		report = specs.Name(cmp.Name, "report", cmp.UID, specs.MaxObjectNameLength)
@@ -445,10 +449,10 @@ func (r *BenchmarkComparisonReconciler) retention(cmp *benchv1.BenchmarkComparis
 	if r.APIReader != nil {
 		reader = r.APIReader
 	}
-	return retention{
-		c: r.Client, reader: reader, uncached: r.APIReader != nil, rec: r.Recorder, parent: cmp, kind: "BenchmarkComparison", policy: comparisonDeletionPolicy(cmp),
-		configMaps: []string{report},
-		children: func(ctx context.Context) ([]client.Object, error) {
+	return retention.Parent{
+		Client: r.Client, Reader: reader, Uncached: r.APIReader != nil, Recorder: r.Recorder, Object: cmp, Kind: "BenchmarkComparison", Policy: comparisonDeletionPolicy(cmp),
+		ConfigMaps: []string{report},
+		Children: func(ctx context.Context) ([]client.Object, error) {
 			var runs benchv1.BenchmarkRunList
 			if err := reader.List(ctx, &runs, client.InNamespace(cmp.Namespace), client.MatchingLabels{benchv1.LabelComparison: string(cmp.UID)}); err != nil {
 				return nil, err
@@ -463,8 +467,8 @@ func (r *BenchmarkComparisonReconciler) retention(cmp *benchv1.BenchmarkComparis
 }
 
 // SetupWithManager watches comparisons and the runs they own.
-func (r *BenchmarkComparisonReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	RegisterMetrics(mgr.GetCache())
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	metrics.Register(mgr.GetCache())
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&benchv1.BenchmarkComparison{}).
 		Owns(&benchv1.BenchmarkRun{}).
@@ -475,7 +479,7 @@ func (r *BenchmarkComparisonReconciler) SetupWithManager(mgr ctrl.Manager) error
 // document is a run's results document, from the cache; nil when it is
 // not there (the comparison then uses the status's headline metrics and
 // its report says so).
-func (r *BenchmarkComparisonReconciler) document(ctx context.Context, run *benchv1.BenchmarkRun) *specs.Document {
+func (r *Reconciler) document(ctx context.Context, run *benchv1.BenchmarkRun) *specs.Document {
 	cm := &corev1.ConfigMap{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: specs.ResultsConfigMapName(run)}, cm); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -494,7 +498,7 @@ func (r *BenchmarkComparisonReconciler) document(ctx context.Context, run *bench
 // rejectionsChanged says whether the rejections of a comparison's runs
 // differ from those its report left out (a comparison that compared
 // nothing, every measurement rejected, compares again too).
-func (r *BenchmarkComparisonReconciler) rejectionsChanged(ctx context.Context, cmp *benchv1.BenchmarkComparison) (bool, error) {
+func (r *Reconciler) rejectionsChanged(ctx context.Context, cmp *benchv1.BenchmarkComparison) (bool, error) {
 	compared := meta.FindStatusCondition(cmp.Status.Conditions, benchv1.ConditionCompared)
 	if cmp.Status.Phase != benchv1.ComparisonSucceeded && (compared == nil || compared.Reason != benchv1.ReasonNothingCompared) {
 		return false, nil

@@ -1,0 +1,52 @@
+package comparison
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+)
+
+// The plan of a comparison's runs: which run of which variant starts in
+// which batch, for each order.
+func TestComparisonPlanOrder(t *testing.T) {
+	cases := map[string]struct {
+		order benchv1.ComparisonOrder
+		want  []string // variant-index@batch
+	}{
+		"interleaved: one at a time, repetition-major": {
+			order: benchv1.OrderInterleaved, want: []string{"a1@0", "b1@1", "a2@2", "b2@3"},
+		},
+		"default is interleaved": {
+			order: "", want: []string{"a1@0", "b1@1", "a2@2", "b2@3"},
+		},
+		"sequential: one at a time, variant-major": {
+			order: benchv1.OrderSequential, want: []string{"a1@0", "a2@1", "b1@2", "b2@3"},
+		},
+		"concurrent: every variant of a repetition together": {
+			order: benchv1.OrderConcurrent, want: []string{"a1@1", "b1@1", "a2@2", "b2@2"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := &benchv1.BenchmarkComparison{ObjectMeta: metav1.ObjectMeta{Name: "c", UID: "u"}}
+			c.Spec.Variants = []benchv1.Variant{{Name: "a"}, {Name: "b"}}
+			c.Spec.Order, c.Spec.RunsPerVariant = tc.order, 2
+			var got []string
+			names := map[string]bool{}
+			for _, p := range plan(c) {
+				got = append(got, fmt.Sprintf("%s%d@%d", p.variant, p.index, p.batch))
+				names[p.name] = true
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+			if len(names) != len(got) {
+				t.Errorf("child names collide: %v", names)
+			}
+		})
+	}
+}
