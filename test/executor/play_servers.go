@@ -126,7 +126,9 @@ func (e *Executor) startMySQL(ctx context.Context, p *corev1.Pod) (*playedServer
 		for mount, local := range files {
 			a = strings.ReplaceAll(a, mount, local)
 		}
-		args = append(args, mariaDBArg(a))
+		if a = mariaDBArg(a); a != "" {
+			args = append(args, a)
+		}
 	}
 	m, err := localdb.StartMariaDB(dir, args...)
 	if err != nil {
@@ -162,6 +164,10 @@ func mariaDBArg(a string) string {
 		return "--innodb-log-file-size=" + v
 	case "--innodb-buffer-pool-size":
 		return "--innodb-buffer-pool-size=256M"
+	case "--gtid-mode", "--enforce-gtid-consistency":
+		// MySQL's switches for GTID replication: MariaDB keeps GTIDs
+		// always and refuses both (exit 7, "unknown variable").
+		return ""
 	}
 	return a
 }
