@@ -142,7 +142,7 @@ scale: build ## The scale benchmark: 100, 300 and 1,000 runs at once on the simu
 
 .PHONY: samples
 samples: build ## Every sample of config/samples (with getting-started/) and config/samples/published in its smoke form on the embedded cluster, local servers playing the targets (~15 min; docs/local-cluster.md).
-	DBPERF_SAMPLES=1 DBPERF_TEST_PKGS=./test/e2e bash hack/test.sh -run '^TestEverySampleRunsInItsSmokeForm$$' -v -timeout 40m
+	DBPERF_SAMPLES=$${SAMPLES:-1} DBPERF_TEST_PKGS=./test/e2e bash hack/test.sh -run '^TestEverySampleRunsInItsSmokeForm$$' -v -timeout 40m
 
 .PHONY: upgrade
 upgrade: build ## The chart upgrade test: an older commit's chart, manager and runner upgraded while runs and a comparison are in flight (~4 min; docs/install.md).
