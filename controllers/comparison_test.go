@@ -179,6 +179,23 @@ func TestComparisonRefusesBadPatchesAndSpecs(t *testing.T) {
 	if c := meta.FindStatusCondition(cmp.Status.Conditions, benchv1.ConditionCompared); c == nil || c.Reason != benchv1.ReasonInvalidPatch || !strings.Contains(c.Message, "clientz") {
 		t.Errorf("condition %+v: want InvalidPatch naming the unknown field", c)
 	}
+	// A variant whose run the API server refuses (a CEL rule of the patched
+	// template: here a replica placement without replicas, what a patch
+	// that removes replicas with null becomes after client-side kubectl
+	// apply) fails the comparison before any run starts, naming the variant
+	// and the rule.
+	late := kit.Comparison("late", benchv1.OrderInterleaved, 2)
+	late.Spec.Variants[1].Patch = &apiextensionsv1.JSON{Raw: []byte(`{"target":{"replicaPlacement":{"zone":"zone-b"}}}`)}
+	h.Create(late)
+	cmp = h.WaitComparison("late", benchv1.ComparisonFailed)
+	if c := meta.FindStatusCondition(cmp.Status.Conditions, benchv1.ConditionCompared); c == nil || c.Reason != benchv1.ReasonInvalidPatch ||
+		!strings.Contains(c.Message, "variant "+late.Spec.Variants[1].Name) || !strings.Contains(c.Message, "replicaPlacement needs replicas") {
+		t.Errorf("condition %+v: want InvalidPatch naming the variant and the rule", c)
+	}
+	var runs benchv1.BenchmarkRunList
+	if err := k8s.List(context.Background(), &runs, client.InNamespace(h.NS), client.MatchingLabels{benchv1.LabelComparison: string(cmp.UID)}); err != nil || len(runs.Items) != 0 {
+		t.Errorf("runs of a comparison refused before its first run: %d (%v)", len(runs.Items), err)
+	}
 	// Admission: the baseline must be a variant, names unique.
 	noBase := kit.Comparison("nobase", benchv1.OrderInterleaved, 2)
 	noBase.Spec.Baseline = "v5"

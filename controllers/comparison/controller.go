@@ -204,6 +204,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	cmp.Status.Progress = fmt.Sprintf("%d/%d", done, len(planned))
 
+	if len(existing) == 0 {
+		// Before the first run: every variant's run as the API server
+		// would take it, so that a variant it refuses fails the comparison
+		// now, not after the runs before it.
+		if err := r.checkVariants(ctx, cmp, planned, specsByVariant); err != nil || cmp.Status.Phase == benchv1.ComparisonFailed {
+			return ctrl.Result{}, err
+		}
+	}
 	// The first batch with an unfinished run is the current one.
 	for batch := 0; batch <= planned[len(planned)-1].batch; batch++ {
 		pending := false
@@ -215,6 +223,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 			if !ok {
 				if err := r.createRun(ctx, cmp, p, specsByVariant[p.variant]); err != nil {
 					return ctrl.Result{}, err
+				}
+				if cmp.Status.Phase == benchv1.ComparisonFailed {
+					return ctrl.Result{}, nil // refused: the failure stays, said once
 				}
 				pending = true
 				continue
@@ -258,17 +269,57 @@ func endingEvent(cmp *benchv1.BenchmarkComparison, before, after *benchv1.Benchm
 	return status.Event{Type: corev1.EventTypeWarning, Reason: now.Reason, Message: now.Message}, true
 }
 
-func (r *Reconciler) createRun(ctx context.Context, cmp *benchv1.BenchmarkComparison, p plannedRun, spec benchv1.BenchmarkRunSpec) error {
+// newRun is the run p of the comparison, controlled by it.
+func (r *Reconciler) newRun(cmp *benchv1.BenchmarkComparison, p plannedRun, spec benchv1.BenchmarkRunSpec) (*benchv1.BenchmarkRun, error) {
 	run := &benchv1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: cmp.Namespace, Labels: map[string]string{
 			benchv1.LabelComparison: string(cmp.UID), benchv1.LabelVariant: p.variant, "app.kubernetes.io/managed-by": "dbperf-operator",
 		}},
 		Spec: spec,
 	}
-	if err := controllerutil.SetControllerReference(cmp, run, r.Scheme()); err != nil {
+	return run, controllerutil.SetControllerReference(cmp, run, r.Scheme())
+}
+
+// checkVariants sends the first run of every variant to the API server as
+// a dry run: one it refuses as invalid (a CEL rule the patched template
+// breaks) fails the comparison, naming the variant and the rule. Other
+// errors are returned (the next pass tries again); a name already taken is
+// createRun's to judge.
+func (r *Reconciler) checkVariants(ctx context.Context, cmp *benchv1.BenchmarkComparison, planned []plannedRun, specsByVariant map[string]benchv1.BenchmarkRunSpec) error {
+	seen := map[string]bool{}
+	for _, p := range planned {
+		if seen[p.variant] {
+			continue
+		}
+		seen[p.variant] = true
+		run, err := r.newRun(cmp, p, specsByVariant[p.variant])
+		if err != nil {
+			return err
+		}
+		switch err := r.Create(ctx, run, client.DryRunAll); {
+		case err == nil, apierrors.IsAlreadyExists(err):
+		case apierrors.IsInvalid(err):
+			r.refused(cmp, p.variant, err)
+			return nil
+		default:
+			return fmt.Errorf("while checking variant %s's run with the API server (dry run): %w", p.variant, err)
+		}
+	}
+	return nil
+}
+
+// refused fails the comparison for a variant whose run the API server
+// refused, with the server's reasons.
+func (r *Reconciler) refused(cmp *benchv1.BenchmarkComparison, variant string, err error) {
+	r.fail(cmp, benchv1.ReasonInvalidPatch, fmt.Sprintf("variant %s: the API server refused its run: %v", variant, err))
+}
+
+func (r *Reconciler) createRun(ctx context.Context, cmp *benchv1.BenchmarkComparison, p plannedRun, spec benchv1.BenchmarkRunSpec) error {
+	run, err := r.newRun(cmp, p, spec)
+	if err != nil {
 		return err
 	}
-	err := r.Create(ctx, run)
+	err = r.Create(ctx, run)
 	switch {
 	case apierrors.IsAlreadyExists(err):
 		// Ours (the cache had not seen it yet) is fine; anyone else's must
@@ -283,7 +334,7 @@ func (r *Reconciler) createRun(ctx context.Context, cmp *benchv1.BenchmarkCompar
 		}
 		return nil
 	case apierrors.IsInvalid(err):
-		r.fail(cmp, benchv1.ReasonInvalidPatch, fmt.Sprintf("variant %s: the API server refused its run: %v", p.variant, err))
+		r.refused(cmp, p.variant, err)
 		return nil
 	case err != nil:
 		return fmt.Errorf("while creating run %s: %w", p.name, err)
