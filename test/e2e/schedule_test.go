@@ -176,7 +176,18 @@ func TestScheduleKeepsARealRegression(t *testing.T) {
 		t.Errorf("the regression forgot where it started: %s", c2.Message)
 	}
 	slow(false)
-	want(next("appendfsync no again"), metav1.ConditionFalse, benchv1.ReasonRecovered)
+	// Back at the old level the regression clears. The machine runs the
+	// package's other stories beside this one, so one run of it can land
+	// 40 % low (CI: 462k against 788k ops/s): up to three runs of the old
+	// level are given, and one of them must clear it; a regression that
+	// never clears still fails.
+	var back *metav1.Condition
+	for range 3 {
+		if back = next("appendfsync no again"); back.Status == metav1.ConditionFalse || back.Reason != benchv1.ReasonRegression {
+			break
+		}
+	}
+	want(back, metav1.ConditionFalse, benchv1.ReasonRecovered)
 	slow(true)
 	want(next("appendfsync always"), metav1.ConditionTrue, benchv1.ReasonRegression)
 	want(next("appendfsync always"), metav1.ConditionTrue, benchv1.ReasonRegression)
