@@ -23,14 +23,18 @@ import (
 
 // scheduleYAML is a schedule of redis-benchmark SET, pipelined, against an
 // external redis-server; one run per template change, judged against the
-// median of two good runs, 30 % worse opens a regression.
+// median of two good runs, 50 % worse opens a regression. Beside the
+// package's other stories a run of 400,000 requests (half a second) swung
+// 415k–909k ops/s at the same setting and opened regressions of its own:
+// each run now lasts about 2 s (6 s slowed), and the threshold sits between
+// that noise (up to −45 %) and appendfsync always (−68 to −74 %).
 const scheduleYAML = `apiVersion: bench.dbperf.io/v1alpha1
 kind: BenchmarkSchedule
 metadata:
   name: nightly-set
 spec:
   onTemplateChange: true
-  regression: {method: Threshold, thresholdPercent: 30, baselineRuns: 2}
+  regression: {method: Threshold, thresholdPercent: 50, baselineRuns: 2}
   runTemplate:
     labels: {bench.dbperf.io/release: r0}
     spec:
@@ -40,7 +44,7 @@ spec:
       target:
         external: {host: 127.0.0.1, port: %d}
       workload:
-        redisBenchmark: {tests: [set], requests: 400000, clients: [20], pipeline: [16], keySpace: 1000}
+        redisBenchmark: {tests: [set], requests: 1600000, clients: [20], pipeline: [16], keySpace: 1000}
         placement:
           nodeSelector: {pool: loadgen}
 `
