@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -134,5 +136,64 @@ func TestComparePhaseIsIdempotent(t *testing.T) {
 				t.Errorf("%s %s: %d repetitions in status, want 1", run.Name, st.Name, len(st.Repetitions))
 			}
 		}
+	}
+}
+
+// A variant whose run the API server refuses, the way it breaks: the first
+// status write failing the comparison meets a conflict (nothing said), a
+// restarted reconciler stores it and says it once, a third pass writes and
+// says nothing; no run is ever created, not even for the valid variant.
+func TestRefusedVariantIsIdempotent(t *testing.T) {
+	h := newHarness(t)
+	h.StopManager()
+	ctx := context.Background()
+	cmp := kit.Comparison("refused", benchv1.OrderInterleaved, 2)
+	cmp.Namespace = h.NS
+	cmp.Spec.Variants[1].Patch = &apiextensionsv1.JSON{Raw: []byte(`{"target":{"replicaPlacement":{"zone":"zone-b"}}}`)}
+	if err := k8s.Create(ctx, cmp); err != nil {
+		t.Fatal(err)
+	}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cmp)}
+	var refused atomic.Bool
+	conflicted := kit.Intercept(k8s, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
+			if _, ok := obj.(*benchv1.BenchmarkComparison); ok && refused.CompareAndSwap(false, true) {
+				return kit.Conflict("benchmarkcomparisons", obj.GetName())
+			}
+			return c.SubResource(sub).Patch(ctx, obj, p, o...)
+		},
+	})
+	rec := record.NewFakeRecorder(100)
+	get := func() *benchv1.BenchmarkComparison {
+		t.Helper()
+		cur := &benchv1.BenchmarkComparison{}
+		if err := k8s.Get(ctx, req.NamespacedName, cur); err != nil {
+			t.Fatal(err)
+		}
+		return cur
+	}
+	for pass, r := range []*comparison.Reconciler{{Client: conflicted, Recorder: rec}, {Client: k8s, Recorder: rec}, {Client: k8s, Recorder: rec}} {
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			t.Fatalf("pass %d: %v", pass+1, err)
+		}
+		phase, events := get().Status.Phase, len(rec.Events)
+		want := map[int]struct {
+			phase  benchv1.ComparisonPhase
+			events int
+		}{0: {"", 0}, 1: {benchv1.ComparisonFailed, 1}, 2: {benchv1.ComparisonFailed, 1}}[pass]
+		if pass == 0 && !refused.Load() {
+			t.Fatal("the first status write met no conflict")
+		}
+		if phase != want.phase || events != want.events {
+			t.Errorf("pass %d: phase %q with %d events, want %q with %d", pass+1, phase, events, want.phase, want.events)
+		}
+	}
+	if c := meta.FindStatusCondition(get().Status.Conditions, benchv1.ConditionCompared); c == nil || c.Reason != benchv1.ReasonInvalidPatch ||
+		!strings.Contains(c.Message, "variant "+cmp.Spec.Variants[1].Name) {
+		t.Errorf("condition %+v", c)
+	}
+	var runs benchv1.BenchmarkRunList
+	if err := k8s.List(ctx, &runs, client.InNamespace(h.NS)); err != nil || len(runs.Items) != 0 {
+		t.Errorf("%d runs created (%v), want none", len(runs.Items), err)
 	}
 }
