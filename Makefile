@@ -148,6 +148,10 @@ samples: build ## Every sample of config/samples (with getting-started/) and con
 upgrade: build ## The chart upgrade test: an older commit's chart, manager and runner upgraded while runs and a comparison are in flight (~4 min; docs/install.md).
 	DBPERF_UPGRADE=1 DBPERF_TEST_PKGS=./test/e2e bash hack/test.sh -run '^TestChartUpgradeKeepsRunsInFlight$$' -v
 
+.PHONY: capacity
+capacity: build ## The capacity search in full: five searches of one pgbench setting against a local PostgreSQL (three trials a level, exceed ratio 34 %), the spread of their maxima (~15 min; docs/capacity.md).
+	DBPERF_CAPACITY_SEARCHES=$${DBPERF_CAPACITY_SEARCHES:-5} DBPERF_TEST_PKGS=./test/e2e bash hack/test.sh -run '^TestCapacitySearchFindsTheKnee$$' -v -timeout 60m
+
 .PHONY: chaos
 chaos: build ## The chaos test in full: the manager SIGKILLed 50 times while runs, a comparison and a schedule are in flight (~15 min; docs/reliability.md).
 	DBPERF_CHAOS_KILLS=$${DBPERF_CHAOS_KILLS:-50} DBPERF_MANY_RUNS=$${DBPERF_MANY_RUNS:-200} DBPERF_TEST_PKGS=./test/e2e bash hack/test.sh -run '^TestManyShortRunsKeepEveryMeasurement$$' -v -timeout 60m

@@ -57,6 +57,24 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 			[]string{"spec.target", "exactly one of postgres, valkey, mysql, mongodb, opensearch, clickhouse or external"}},
 		"two targets": {func(r *benchv1.BenchmarkRun) { r.Spec.Target.Valkey = &benchv1.ValkeyTarget{} },
 			[]string{"spec.target", "exactly one of"}},
+		"capacity with a ladder and a search": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Capacity = &benchv1.CapacitySpec{Parameter: "clients", Levels: []int32{8, 16}, Search: &benchv1.CapacitySearch{Start: 8},
+				Rules: benchv1.CapacityRules{MinGainPercent: ptrPercent(20)}}
+		}, []string{"spec.capacity", "give either levels (an explicit ladder) or search, not both"}},
+		"capacity without a rule": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Capacity = &benchv1.CapacitySpec{Parameter: "clients", Levels: []int32{8, 16}}
+		}, []string{"spec.capacity.rules", "give at least one rule"}},
+		"capacity over the measurement budget": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Repetitions = 10
+			r.Spec.Capacity = &benchv1.CapacitySpec{Parameter: "clients", MaxLevels: 100, Search: &benchv1.CapacitySearch{Start: 8},
+				Rules: benchv1.CapacityRules{MinGainPercent: ptrPercent(20)}}
+		}, []string{"spec", "a capacity run makes at most 1000 measurements"}},
+		"capacity search width and max": {func(r *benchv1.BenchmarkRun) {
+			m := int32(8)
+			r.Spec.Capacity = &benchv1.CapacitySpec{Parameter: "rate", Search: &benchv1.CapacitySearch{Start: 8, Max: &m, WidthPercent: 60},
+				Rules: benchv1.CapacityRules{Latency: []benchv1.LatencyRule{{Percentile: 100, Max: metav1.Duration{Duration: time.Millisecond}}}}}
+		}, []string{"spec.capacity.search.widthPercent", "must be between 0.1 and 50", "spec.capacity.search", "max must be above start",
+			"spec.capacity.rules.latency[0].percentile", "must be above 0 and below 100"}},
 		"hammerdb in parallel": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Workload = benchv1.WorkloadSpec{Parallelism: 2, HammerDB: &benchv1.HammerDBWorkload{Database: benchv1.HammerDBPostgres, VirtualUsers: []int32{20}}}
 		}, []string{"spec.workload", "parallelism above 1 is not possible for osb, hammerdb and queryBench"}},
@@ -605,3 +623,5 @@ func declaredConditionWords(t *testing.T) []string {
 	}
 	return words
 }
+
+func ptrPercent(v float64) *benchv1.Percent { p := benchv1.Percent(v); return &p }

@@ -116,6 +116,10 @@ type runState struct {
 	// podStuck: a pod of the phase cannot start, and the phase's
 	// condition says so (podNotStarted).
 	podStuck bool
+	// declared is the duration the current measurement was asked for when
+	// it is longer than the workload's (a capacity confirmation): its
+	// measure deadline follows it.
+	declared time.Duration
 }
 
 // eventNotes are a reconcile's routine events (the target ready, the prepare

@@ -75,6 +75,9 @@ func repetitions(run *benchv1.BenchmarkRun) int {
 // as it finishes.
 func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctrl.Result, error) {
 	run := st.run
+	if run.Spec.Capacity != nil {
+		return r.measureLevels(ctx, st)
+	}
 	steps := st.workload.Steps(&run.Spec.Workload)
 	if n := len(steps) * repetitions(run); n > benchv1.MaxMeasurements {
 		// The schema refuses such a run; a CRD installed without the rule does not.
@@ -87,77 +90,86 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 	for _, u := range all {
 		if recorded(run, u) {
 			r.forgetMeasurement(ctx, windowKey(st, specs.MeasureJobName(run, u.step, u.rep)))
-			done++
-			continue
+		} else if taken, res, err := r.measureOne(ctx, st, steps[u.step], u, fmt.Sprintf("%d/%d", done, len(all)), len(all)-done); !taken {
+			return res, err
 		}
-		if !st.target.Ready {
-			return r.waitForTarget(st), nil
-		}
-		inv := st.workload.Run(&run.Spec.Workload, st.target.Endpoint, steps[u.step])
-		job, err := r.ensureJob(ctx, st, benchv1.RoleLoadgen, u.step, u.rep, inv)
-		if apierrors.IsInvalid(err) { // a Job Kubernetes refuses: retrying cannot help
-			r.failInvalidSpec(st, err)
-			return ctrl.Result{}, nil
-		}
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		out, err := r.jobOutcome(ctx, st, job)
-		var wait time.Duration
-		if err == nil && out == nil {
-			var ended bool
-			var res ctrl.Result
-			out, ended, res, err = r.measuring(ctx, st, job)
-			if ended || err != nil {
-				return res, err
-			}
-			wait = res.RequeueAfter
-		}
-		if err == nil {
-			var settle time.Duration
-			settle, err = r.resources(ctx, st, job, out) // with no outcome: starts the sampler
-			if out != nil {
-				wait = settle
-			}
-		}
-		if err != nil || out == nil || wait > 0 {
-			run.Status.Progress = fmt.Sprintf("%d/%d", done, len(all))
-			started := job.CreationTimestamp
-			run.Status.Measuring = &benchv1.MeasurementProgress{Step: steps[u.step].Name, Repetition: u.rep, Job: job.Name, StartTime: &started}
-			run.Status.ExpectedCompletionTime = expectedCompletion(run, len(all)-done, started.Time)
-			msg := fmt.Sprintf("measuring step %s, repetition %d (job %s)", steps[u.step].Name, u.rep, job.Name)
-			if st.waiting != "" {
-				msg += ": " + st.waiting
-			}
-			if !st.podStuck { // else Completed names the pod that cannot start
-				setCondition(run, benchv1.ConditionCompleted, metav1.ConditionFalse, benchv1.ReasonMeasuring, msg)
-			}
-			return ctrl.Result{RequeueAfter: wait}, err
-		}
-		results.AddAPDEX(out.result, apdexTargets(run))
-		if err := r.judgeTarget(ctx, st, out.result, timeOf(out.started), timeOf(out.finished)); err != nil {
-			return ctrl.Result{}, err
-		}
-		if err := r.judgeZones(ctx, st, job, out.result); err != nil {
-			return ctrl.Result{}, err
-		}
-		stored, err := r.storeMeasurement(ctx, st, u, out.result)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		out.result = stored
-		recordMeasurement(run, u, job.Name, out)
-		if _, reason, msg := verdict(run); reason == benchv1.ReasonSomeFailed || reason == benchv1.ReasonSomeInvalid {
-			setCondition(run, benchv1.ConditionValid, metav1.ConditionFalse, reason, msg)
-		}
-		st.note(out.result.Verdict != results.Succeeded, "Measured", "step %s repetition %d: %s%s",
-			steps[u.step].Name, u.rep, out.result.Verdict, headline(out.result))
 		done++
 	}
 	run.Status.Progress = fmt.Sprintf("%d/%d", done, len(all))
 	run.Status.Measuring, run.Status.ExpectedCompletionTime = nil, nil
 	run.Status.Phase = benchv1.PhaseCollecting
 	return ctrl.Result{}, nil
+}
+
+// measureOne takes measurement u of step: it creates its Job, watches it,
+// and records its outcome. taken is false while the measurement goes on
+// (or when the run ended): the reconcile then returns res and err. progress
+// is status.progress meanwhile, and left the measurements left with this one.
+func (r *BenchmarkRunReconciler) measureOne(ctx context.Context, st *runState, step workloads.Step, u measurement, progress string, left int) (taken bool, _ ctrl.Result, _ error) {
+	run := st.run
+	if !st.target.Ready {
+		return false, r.waitForTarget(st), nil
+	}
+	inv := st.workload.Run(&run.Spec.Workload, st.target.Endpoint, step)
+	job, err := r.ensureJob(ctx, st, benchv1.RoleLoadgen, u.step, u.rep, inv)
+	if apierrors.IsInvalid(err) { // a Job Kubernetes refuses: retrying cannot help
+		r.failInvalidSpec(st, err)
+		return false, ctrl.Result{}, nil
+	}
+	if err != nil {
+		return false, ctrl.Result{}, err
+	}
+	out, err := r.jobOutcome(ctx, st, job)
+	var wait time.Duration
+	if err == nil && out == nil {
+		var ended bool
+		var res ctrl.Result
+		out, ended, res, err = r.measuring(ctx, st, job)
+		if ended || err != nil {
+			return false, res, err
+		}
+		wait = res.RequeueAfter
+	}
+	if err == nil {
+		var settle time.Duration
+		settle, err = r.resources(ctx, st, job, out) // with no outcome: starts the sampler
+		if out != nil {
+			wait = settle
+		}
+	}
+	if err != nil || out == nil || wait > 0 {
+		run.Status.Progress = progress
+		started := job.CreationTimestamp
+		run.Status.Measuring = &benchv1.MeasurementProgress{Step: step.Name, Repetition: u.rep, Job: job.Name, StartTime: &started}
+		run.Status.ExpectedCompletionTime = expectedCompletion(run, left, started.Time)
+		msg := fmt.Sprintf("measuring step %s, repetition %d (job %s)", step.Name, u.rep, job.Name)
+		if st.waiting != "" {
+			msg += ": " + st.waiting
+		}
+		if !st.podStuck { // else Completed names the pod that cannot start
+			setCondition(run, benchv1.ConditionCompleted, metav1.ConditionFalse, benchv1.ReasonMeasuring, msg)
+		}
+		return false, ctrl.Result{RequeueAfter: wait}, err
+	}
+	results.AddAPDEX(out.result, apdexTargets(run))
+	if err := r.judgeTarget(ctx, st, out.result, timeOf(out.started), timeOf(out.finished)); err != nil {
+		return false, ctrl.Result{}, err
+	}
+	if err := r.judgeZones(ctx, st, job, out.result); err != nil {
+		return false, ctrl.Result{}, err
+	}
+	stored, err := r.storeMeasurement(ctx, st, u, out.result)
+	if err != nil {
+		return false, ctrl.Result{}, err
+	}
+	out.result = stored
+	recordMeasurement(run, u, job.Name, out)
+	if _, reason, msg := verdict(run); reason == benchv1.ReasonSomeFailed || reason == benchv1.ReasonSomeInvalid {
+		setCondition(run, benchv1.ConditionValid, metav1.ConditionFalse, reason, msg)
+	}
+	st.note(out.result.Verdict != results.Succeeded, "Measured", "step %s repetition %d: %s%s",
+		step.Name, u.rep, out.result.Verdict, headline(out.result))
+	return true, ctrl.Result{}, nil
 }
 
 // measuring watches a measurement's Job while its load generators have not
@@ -177,6 +189,11 @@ func (r *BenchmarkRunReconciler) measuring(ctx context.Context, st *runState, jo
 		return nil, ended, res, err
 	}
 	limit := run.Spec.Deadlines.MeasureDeadline(longestMeasurement(run))
+	if st.declared > 0 {
+		// A measurement held longer than the others (a capacity
+		// confirmation) gets the deadline of its own duration.
+		limit = max(limit, benchv1.DefaultMeasureFactor*st.declared+benchv1.DefaultMeasureMargin)
+	}
 	passed, wait := st.phaseDeadline("job "+job.Name, w.clock, limit)
 	if !w.scheduled || !passed {
 		return nil, false, ctrl.Result{RequeueAfter: w.lookAgain(wait)}, nil

@@ -31,6 +31,7 @@ const (
 
 // BenchmarkRunSpec describes one benchmark: the database under test, the load
 // tool, where each runs, and how often the measurement is repeated.
+// +kubebuilder:validation:XValidation:rule="!has(self.capacity) || ((has(self.capacity.maxLevels) ? self.capacity.maxLevels : 20) + 2) * ((has(self.repetitions) ? self.repetitions : 1) + 1) <= 1000",message="a capacity run makes at most 1000 measurements (MaxMeasurements): capacity.maxLevels and two confirmations, times repetitions + 1 (a level is measured once more when a measurement fails)"
 type BenchmarkRunSpec struct {
 	// Target is the database under test.
 	Target TargetSpec `json:"target"`
@@ -46,6 +47,12 @@ type BenchmarkRunSpec struct {
 	// +kubebuilder:default=1
 	// +optional
 	Repetitions int32 `json:"repetitions,omitempty"`
+
+	// Capacity makes the run a capacity search or a ladder of load levels
+	// with a stop rule, instead of measuring the workload's sweep; the
+	// levels are its steps, and status.capacity says what it found.
+	// +optional
+	Capacity *CapacitySpec `json:"capacity,omitempty"`
 
 	// Timeout bounds the whole run, from its start (status.startTime: when it
 	// is admitted to its nodes; time spent Queued does not count) to the
@@ -261,6 +268,7 @@ type ValiditySpec struct {
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`,priority=1
 // +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=`.status.primary.display`
 // +kubebuilder:printcolumn:name="Target CPU",type=number,JSONPath=`.status.primary.targetCPUCores`
+// +kubebuilder:printcolumn:name="Capacity",type=integer,JSONPath=`.status.capacity.maximum`,priority=1
 // +kubebuilder:printcolumn:name="Valid",type=string,JSONPath=`.status.conditions[?(@.type=="Valid")].status`
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

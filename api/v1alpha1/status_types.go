@@ -116,6 +116,11 @@ type BenchmarkRunStatus struct {
 	// +optional
 	Steps []StepStatus `json:"steps,omitempty"`
 
+	// Capacity is what a capacity run (spec.capacity) found: its levels,
+	// the maximum and why it stopped.
+	// +optional
+	Capacity *CapacityStatus `json:"capacity,omitempty"`
+
 	// Primary is the headline number.
 	// +optional
 	Primary *PrimaryMetric `json:"primary,omitempty"`

@@ -52,6 +52,14 @@ type PgbenchWorkload struct {
 	// +optional
 	RateLimitPerSecond *int32 `json:"rateLimitPerSecond,omitempty"`
 
+	// LatencyLimit is --latency-limit: transactions over it are counted
+	// (and, with a rate limit, those already late at their scheduled start
+	// are skipped and counted), which is how a capacity latency rule judges
+	// pgbench exactly (status.capacity).
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1ms') && duration(self) <= duration('1h')",message="must be a duration between 1ms and 1h, such as 20ms"
+	// +optional
+	LatencyLimit *metav1.Duration `json:"latencyLimit,omitempty"`
+
 	// ProgressInterval prints progress this often (-P, whole seconds): the
 	// time series of the run; 0s turns it off.
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('1h') && duration(self).getMilliseconds() % 1000 == 0",message="must be whole seconds between 0s and 1h, such as 5s"

@@ -42,6 +42,7 @@ var commands = []command{
 	{"report", "report COMPARISON -o html > report.html", cmdReport},
 	{"results", "results RUN [-o json|csv] [--series]", cmdResults},
 	{"reject", `reject RUN [--step S] [--repetition N] --reason "..." [--undo]`, cmdReject},
+	{"capacity", "capacity RUN [-o table|json]", cmdCapacity},
 	{"logs", "logs RUN", cmdLogs},
 	{"history", "history SCHEDULE [-o table|markdown|json|html]", cmdHistory},
 	{"ack", `ack SCHEDULE [--run R] --reason "..." [--undo]`, cmdAck},

@@ -30,6 +30,14 @@ func (r *refusal) Error() string { return r.message }
 // baseline's by spec.stepPairing, naming the patched field.
 func stepPairs(cmp *benchv1.BenchmarkComparison, specsByVariant map[string]benchv1.BenchmarkRunSpec) (map[string]map[string]string, *refusal) {
 	baseSpec := specsByVariant[cmp.Spec.Baseline]
+	for _, v := range cmp.Spec.Variants {
+		if specsByVariant[v.Name].Capacity != nil {
+			// Its levels are decided as it runs: there are no steps to pair
+			// before it ran, and a step-by-step verdict is not a capacity Δ.
+			return nil, &refusal{benchv1.ReasonNotComparable, fmt.Sprintf("variant %s is a capacity run (spec.capacity): comparing capacities between variants is not supported yet; compare their status.capacity%s",
+				v.Name, patchedFields(cmp, v.Name))}
+		}
+	}
 	baseTool, err := registry.For(&baseSpec.Workload)
 	if err != nil {
 		return nil, &refusal{benchv1.ReasonInvalidPatch, fmt.Sprintf("variant %s (the baseline): %v%s", cmp.Spec.Baseline, err, patchedFields(cmp, cmp.Spec.Baseline))}

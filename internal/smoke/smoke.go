@@ -162,6 +162,7 @@ func RunSpec(s *benchv1.BenchmarkRunSpec) ([]string, error) {
 		out = append(out, fmt.Sprintf("warmup %s → none", s.Workload.Warmup.Duration))
 		s.Workload.Warmup = nil
 	}
+	out = append(out, shrinkCapacity(s.Capacity)...)
 	if s.Timeout == nil || s.Timeout.Duration > Timeout {
 		out = append(out, fmt.Sprintf("timeout → %s", Timeout))
 		s.Timeout = &metav1.Duration{Duration: Timeout}
@@ -176,6 +177,40 @@ func RunSpec(s *benchv1.BenchmarkRunSpec) ([]string, error) {
 		return nil, err
 	}
 	return append(out, changed...), nil
+}
+
+// shrinkCapacity keeps a capacity run to a few levels: a ladder's first
+// two, a search's first three.
+func shrinkCapacity(c *benchv1.CapacitySpec) []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	if len(c.Levels) > workloads.SmokeSteps {
+		out = append(out, fmt.Sprintf("capacity.levels %v → %v", c.Levels, c.Levels[:workloads.SmokeSteps]))
+		c.Levels = c.Levels[:workloads.SmokeSteps]
+	}
+	if c.Search != nil && (c.MaxLevels == 0 || c.MaxLevels > 3) {
+		out = append(out, fmt.Sprintf("capacity.maxLevels %d → 3", c.MaxLevels))
+		c.MaxLevels = 3
+	}
+	if c.TimeBudget != nil {
+		out = append(out, "capacity.timeBudget → none")
+		c.TimeBudget = nil
+	}
+	// dropResources leaves the target without limits: no figure in percent of one.
+	kept := c.Rules.Metrics[:0]
+	for _, m := range c.Rules.Metrics {
+		// telemetry.FigureCPULimitPercent and FigureMemoryLimitPercentMax,
+		// named here to keep the plugin free of the telemetry readers.
+		if m.Name == "cpuLimitPercent" || m.Name == "memoryLimitPercentMax" {
+			out = append(out, fmt.Sprintf("capacity.rules.metrics %s → none (a smoke target has no limits)", m.Name))
+			continue
+		}
+		kept = append(kept, m)
+	}
+	c.Rules.Metrics = kept
+	return out
 }
 
 // dropResources removes the CPU and memory the target's servers and the

@@ -275,6 +275,18 @@ func sampleEnded(ctx context.Context, k client.Client, ns, kind, name string) (s
 		if !r.Status.Phase.Terminal() {
 			return string(r.Status.Phase), false, nil
 		}
+		if cs := r.Status.Capacity; r.Spec.Capacity != nil && r.Status.Phase == benchv1.PhaseSucceeded {
+			// A capacity run's headline is what it found, and a search that
+			// could not judge its levels did not find it.
+			if cs == nil || cs.StopReason == "" || cs.StopReason == benchv1.CapacityMeasurementFailed || len(cs.Levels) == 0 {
+				return fmt.Sprintf("Invalid capacity: %+v", cs), true, nil
+			}
+			found := "no level passed"
+			if cs.Maximum != nil {
+				found = fmt.Sprintf("%s=%d", cs.Parameter, *cs.Maximum)
+			}
+			return fmt.Sprintf("Succeeded: capacity %s after %d levels (%s)", found, len(cs.Levels), cs.StopReason), true, nil
+		}
 		if r.Status.Phase == benchv1.PhaseSucceeded && r.Status.Primary != nil && r.Status.Primary.Display != "" {
 			return "Succeeded: " + r.Status.Primary.Display, true, nil
 		}

@@ -101,10 +101,17 @@ func scale(p *benchv1.PgbenchWorkload) int32 {
 
 func (Pgbench) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step) pod.Invocation {
 	p := spec.Pgbench
-	clients := step.Params["clients"]
+	clients, ok := step.Params["clients"]
+	if !ok && len(p.Clients) > 0 {
+		clients = p.Clients[0]
+	}
 	jobs := min(clients, defaultMaxJobs)
 	if p.Jobs != nil {
 		jobs = min(*p.Jobs, clients)
+	}
+	seconds := int(p.Duration.Seconds())
+	if d, ok := step.Params[workloads.DurationParameter]; ok {
+		seconds = int(d)
 	}
 	protocol := p.Protocol
 	if protocol == "" {
@@ -113,7 +120,7 @@ func (Pgbench) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.S
 	cmd := []string{"pgbench",
 		"--client", strconv.Itoa(int(clients)),
 		"--jobs", strconv.Itoa(int(jobs)),
-		"--time", strconv.Itoa(int(p.Duration.Seconds())),
+		"--time", strconv.Itoa(seconds),
 		"--protocol", protocol,
 	}
 	if s := progressSeconds(p); s > 0 {
@@ -122,8 +129,13 @@ func (Pgbench) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.S
 	if p.PerStatementLatencies == nil || *p.PerStatementLatencies {
 		cmd = append(cmd, "--report-per-command")
 	}
-	if p.RateLimitPerSecond != nil {
+	if rate, ok := step.Params[workloads.RateParameter]; ok {
+		cmd = append(cmd, "--rate", strconv.Itoa(int(rate)))
+	} else if p.RateLimitPerSecond != nil {
 		cmd = append(cmd, "--rate", strconv.Itoa(int(*p.RateLimitPerSecond)))
+	}
+	if p.LatencyLimit != nil {
+		cmd = append(cmd, "--latency-limit", strconv.FormatFloat(float64(p.LatencyLimit.Microseconds())/1000, 'f', -1, 64))
 	}
 	inv := pod.Invocation{Env: libpqEnv(ep), SecretEnv: []string{"PGPASSWORD"}}
 	if p.Script != "" {
@@ -140,6 +152,14 @@ func (Pgbench) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.S
 	inv.Command = cmd
 	return inv
 }
+
+// StepDuration: a step's DurationParameter is its --time.
+func (Pgbench) StepDuration() {}
+
+// RateCorrected: under --rate pgbench measures each transaction's latency
+// from its scheduled start, so a server that falls behind shows in it
+// (with --latency-limit, transactions already late are skipped and counted).
+func (Pgbench) RateCorrected() bool { return true }
 
 // Speaks: pgbench measures PostgreSQL in the endpoint's database.
 func (Pgbench) Speaks(*benchv1.WorkloadSpec) workloads.Speaks {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/dbperf-io/dbperf-operator/internal/capacity"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
@@ -14,6 +15,8 @@ var (
 	reKV       = regexp.MustCompile(`^([a-z][a-z ()]+?)\s*[:=]\s*(.+)$`)
 	reTPS      = regexp.MustCompile(`^tps = ([0-9.]+) \((including|excluding|without|with)[^)]*\)`)
 	reFailed   = regexp.MustCompile(`^number of failed transactions: ([0-9]+) \(([0-9.]+)%\)`)
+	reSkipped  = regexp.MustCompile(`^number of transactions skipped: ([0-9]+) `)
+	reLate     = regexp.MustCompile(`^number of transactions above the ([0-9.]+) ms latency limit: ([0-9]+)/([0-9]+) `)
 	reLag      = regexp.MustCompile(`^rate limit schedule lag: avg ([0-9.]+) \(max ([0-9.]+)\) ms`)
 	reProgress = regexp.MustCompile(`^progress: ([0-9.]+) s, ([0-9.]+) tps, lat ([0-9.]+) ms stddev ([0-9.]+|NaN)(?:, ([0-9]+) failed)?(?:, lag ([0-9.]+) ms)?`)
 	reStmt     = regexp.MustCompile(`^\s+([0-9.]+)\s+(?:([0-9]+)\s+)?(\S.*)$`)
@@ -67,6 +70,15 @@ func (Pgbench) Parse(in workloads.ParseInput) *results.Result {
 			} else if m := reFailed.FindStringSubmatch(trimmed); m != nil {
 				r.Add(results.Metric{Name: "failedTransactions", Value: num(m[1]), Unit: "count", Direction: results.LowerIsBetter})
 				r.Add(results.Metric{Name: "errorPercent", Value: num(m[2]), Unit: "%", Direction: results.LowerIsBetter})
+			} else if m := reSkipped.FindStringSubmatch(trimmed); m != nil {
+				// Under --rate with --latency-limit: transactions already
+				// late at their scheduled start, never sent.
+				r.Add(results.Metric{Name: capacity.MetricSkipped, Value: num(m[1]), Unit: "count", Direction: results.LowerIsBetter})
+			} else if m := reLate.FindStringSubmatch(trimmed); m != nil {
+				// Latency here counts from each transaction's scheduled
+				// start under --rate: corrected for coordinated omission.
+				r.SetParam(capacity.ParamLatencyLimit, m[1])
+				r.Add(results.Metric{Name: capacity.MetricOverLatencyLimit, Value: num(m[2]), Unit: "count", Direction: results.LowerIsBetter})
 			} else if m := reLag.FindStringSubmatch(trimmed); m != nil {
 				r.Add(results.Metric{Name: "scheduleLagAverageMillis", Value: num(m[1]), Unit: "ms", Direction: results.LowerIsBetter})
 				r.Add(results.Metric{Name: "scheduleLagMaxMillis", Value: num(m[2]), Unit: "ms", Direction: results.LowerIsBetter})

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbperf-io/dbperf-operator/internal/capacity"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
@@ -98,5 +99,29 @@ func TestParseFailedTransactionsGiveErrorPercent(t *testing.T) {
 	results.ApplyThresholds(r, results.Thresholds{MaxErrorPercent: 1})
 	if r.Verdict != results.Invalid {
 		t.Fatalf("1.5%% failed over a 1%% limit must be invalid, got %s", r.Verdict)
+	}
+}
+
+// Under --rate and --latency-limit pgbench counts the transactions it
+// skipped (already late at their scheduled start) and those over the limit:
+// what a capacity latency rule judges it on (internal/capacity).
+func TestParseLatencyLimitCounts(t *testing.T) {
+	for name, w := range map[string][3]float64{
+		"rate-1400-latency-limit-20ms.txt": {0, 0, 4196},
+		"rate-2200-latency-limit-20ms.txt": {970, 3921, 5550},
+	} {
+		raw, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Pgbench{}.Parse(workloads.ParseInput{Output: raw})
+		if r.Verdict != results.Succeeded || r.Parameters[capacity.ParamLatencyLimit] != "20.0" {
+			t.Fatalf("%s: %s %v, limit %q", name, r.Verdict, r.Reasons, r.Parameters[capacity.ParamLatencyLimit])
+		}
+		for i, k := range []string{capacity.MetricSkipped, capacity.MetricOverLatencyLimit, capacity.MetricProcessed} {
+			if m, ok := r.Get(results.Key{Name: k}); !ok || m.Value != w[i] {
+				t.Errorf("%s: %s = %v (%v), want %v", name, k, m.Value, ok, w[i])
+			}
+		}
 	}
 }

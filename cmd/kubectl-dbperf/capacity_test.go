@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+)
+
+func TestRenderCapacityPrintsTheKneeCurve(t *testing.T) {
+	yes, no := true, false
+	f := func(v float64) *float64 { return &v }
+	maxLevel, failing := int32(1600), int32(1700)
+	r := &benchv1.BenchmarkRun{Spec: benchv1.BenchmarkRunSpec{Capacity: &benchv1.CapacitySpec{Parameter: "rate"}}}
+	r.Name = "pg-knee"
+	r.Status.Capacity = &benchv1.CapacityStatus{Parameter: "rate", Maximum: &maxLevel, SmallestFailing: &failing,
+		StopReason: benchv1.CapacityConverged, Message: "1600 passed and 1700 failed", CoordinatedOmission: "Corrected",
+		Throughput: &benchv1.MetricValue{Name: "transactionsPerSecond", Value: 1558.1, Unit: "tx/s"},
+		Levels: []benchv1.CapacityLevel{
+			{Value: 1600, Step: "rate=1600", Passed: &yes, Throughput: f(1558.067), AchievedPercent: f(97.38), LatencyOverLimitPercent: f(0.0219)},
+			{Value: 1700, Step: "rate=1700", Passed: &no, Throughput: f(1727.5), AchievedPercent: f(101.62), LatencyOverLimitPercent: f(1.9), Reasons: []string{"p99 above 20ms"}},
+			{Value: 1650, Step: "rate=1650"},
+		}}
+	var out bytes.Buffer
+	if err := renderCapacity(&out, r, "table"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"pg-knee: maximum rate=1600 (transactionsPerSecond 1558.1 tx/s) — Converged: 1600 passed and 1700 failed",
+		"latency at a fixed rate: Corrected", "rate=1600  passed", "0.0219 % over limit", "rate=1700  failed", "p99 above 20ms", "rate=1650  measuring"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in\n%s", want, out.String())
+		}
+	}
+	r.Spec.Capacity = nil
+	if err := renderCapacity(&out, r, "table"); err == nil || !strings.Contains(err.Error(), "not a capacity run") {
+		t.Fatalf("%v", err)
+	}
+}

@@ -1,0 +1,416 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
+	"github.com/dbperf-io/dbperf-operator/internal/capacity"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// A capacity run (spec.capacity) measures load levels one after another
+// instead of the sweep: each level is a step appended to status.steps and
+// to status.capacity.levels, measured spec.repetitions times, judged on
+// its stored results (capacity.Judge), and the next level is decided from
+// the judged ones (capacity.Decide). Both are pure functions of what is
+// stored, so a reconcile run twice, after a refused status write or in a
+// restarted manager decides the same level, which has the same Job name:
+// no level is measured twice and none is lost.
+
+// measureLevels is the measuring phase of a capacity run.
+func (r *BenchmarkRunReconciler) measureLevels(ctx context.Context, st *runState) (ctrl.Result, error) {
+	run := st.run
+	c := run.Spec.Capacity
+	base, errs := capacityBase(run, st.workload)
+	if len(errs) > 0 {
+		r.failInvalidSpec(st, errs.ToAggregate())
+		return ctrl.Result{}, nil
+	}
+	if run.Status.Capacity == nil {
+		run.Status.Capacity = &benchv1.CapacityStatus{Parameter: c.Parameter, CoordinatedOmission: coordinatedOmission(run, st.workload)}
+	}
+	cs := run.Status.Capacity
+	for {
+		if i := len(cs.Levels) - 1; i >= 0 && cs.Levels[i].Passed == nil {
+			if len(cs.Levels[i].Reasons) == 0 {
+				done, res, err := r.measureLevel(ctx, st, base, i)
+				if !done || err != nil {
+					return res, err
+				}
+			}
+			if cs.Levels[i].Passed == nil { // it could not be judged
+				return r.endLevels(st, capacity.Decide(capacity.PlanOf(c), judgedLevels(cs), false), benchv1.CapacityMeasurementFailed,
+					fmt.Sprintf("level %d: %s", cs.Levels[i].Value, cs.Levels[i].Reasons[0]))
+			}
+		}
+		d := capacity.Decide(capacity.PlanOf(c), judgedLevels(cs), timeUp(st))
+		next, confirm := d.Next, false
+		if d.Done {
+			var end *confirmEnd
+			if next, end = confirmation(c, cs, d); end != nil {
+				cs.Confirmed = end.confirmed
+				if end.reason == benchv1.CapacityConfirmationFailed {
+					// The maximum reported is the one the second confirmation did not hold.
+					d = capacity.Decide(capacity.PlanOf(c), judgedLevels(&benchv1.CapacityStatus{Levels: cs.Levels[:len(cs.Levels)-1]}), false)
+				}
+				return r.endLevels(st, d, end.reason, end.message)
+			}
+			confirm = true
+		}
+		lvl := benchv1.CapacityLevel{Value: next, Step: fmt.Sprintf("%s=%d", c.Parameter, next), Confirm: confirm}
+		if confirm {
+			lvl.Step += fmt.Sprintf(",confirm=%d", len(confirms(cs))+1)
+		}
+		params := map[string]string{}
+		for k, v := range levelStep(run, base, lvl).Params {
+			params[k] = fmt.Sprint(v)
+		}
+		run.Status.Steps = append(run.Status.Steps, benchv1.StepStatus{Name: lvl.Step, Parameters: params})
+		cs.Levels = append(cs.Levels, lvl)
+		st.note(false, "Level", "measuring level %s", lvl.Step)
+	}
+}
+
+// confirmEnd is how a capacity run ends after its confirmations.
+type confirmEnd struct {
+	reason    benchv1.CapacityStopReason
+	message   string
+	confirmed *bool
+}
+
+// confirmation decides, once the search has ended with d, whether a
+// confirmation is measured next (its level) or the run ends (end): without
+// spec.capacity.confirm or a maximum, at once; after a confirmation that
+// held, confirmed; after a first that failed (a failing level to the
+// search, which reopened below it and ended again), a second; after a
+// second that failed, with stop reason ConfirmationFailed.
+func confirmation(c *benchv1.CapacitySpec, cs *benchv1.CapacityStatus, d capacity.Decision) (int32, *confirmEnd) {
+	if c.Confirm == nil {
+		return 0, &confirmEnd{reason: d.Reason, message: d.Message}
+	}
+	if d.Maximum == nil { // nothing left to confirm; a failed confirmation may have led here
+		var confirmed *bool
+		if len(confirms(cs)) > 0 {
+			confirmed = new(bool)
+		}
+		return 0, &confirmEnd{reason: d.Reason, message: d.Message, confirmed: confirmed}
+	}
+	fraction := int64(c.Confirm.FractionPercent)
+	if fraction == 0 {
+		fraction = 100
+	}
+	target := int32(max(1, int64(*d.Maximum)*fraction/100))
+	held := confirms(cs)
+	if len(held) == 0 {
+		return target, nil
+	}
+	last := held[len(held)-1]
+	passed := last.Passed != nil && *last.Passed
+	switch {
+	case passed:
+		return 0, &confirmEnd{reason: d.Reason, confirmed: &passed,
+			message: fmt.Sprintf("%s; confirmed: %s held", d.Message, last.Step)}
+	case len(held) == 1:
+		return target, nil
+	}
+	return 0, &confirmEnd{reason: benchv1.CapacityConfirmationFailed, confirmed: &passed,
+		message: fmt.Sprintf("the confirmation failed twice, the search reopened below the first: %s failed (%s); the maximum it held is not confirmed",
+			last.Step, firstReason(last.Reasons))}
+}
+
+func confirms(cs *benchv1.CapacityStatus) []benchv1.CapacityLevel {
+	var out []benchv1.CapacityLevel
+	for _, l := range cs.Levels {
+		if l.Confirm {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// levelStep is the step that measures a level: the sweep's one step with
+// the level's value, and a confirmation's own duration.
+func levelStep(run *benchv1.BenchmarkRun, base workloads.Step, lvl benchv1.CapacityLevel) workloads.Step {
+	step := workloads.Step{Name: lvl.Step, Params: map[string]int32{}}
+	for k, v := range base.Params {
+		step.Params[k] = v
+	}
+	step.Params[run.Spec.Capacity.Parameter] = lvl.Value
+	if c := run.Spec.Capacity.Confirm; lvl.Confirm && c.Duration != nil {
+		step.Params[workloads.DurationParameter] = int32(min(c.Duration.Seconds(), math.MaxInt32))
+	}
+	return step
+}
+
+// measureLevel measures level i's repetitions (and one more when one of
+// them failed or was invalid), then judges it. done is false while it is
+// being measured. A level that cannot be judged (its retry failed too, or
+// a rule's figure is missing) gets reasons and no verdict.
+func (r *BenchmarkRunReconciler) measureLevel(ctx context.Context, st *runState, base workloads.Step, i int) (done bool, _ ctrl.Result, _ error) {
+	run, cs := st.run, st.run.Status.Capacity
+	lvl := &cs.Levels[i]
+	step := levelStep(run, base, *lvl)
+	st.declared = 0
+	if d, ok := step.Params[workloads.DurationParameter]; ok {
+		st.declared = time.Duration(d) * time.Second
+	}
+	reps := int32(repetitions(run))
+	for rep := int32(1); rep <= reps+1; rep++ {
+		u := measurement{step: i, rep: rep}
+		if rep > reps {
+			if allSucceeded(run.Status.Steps[i]) {
+				break
+			}
+			lvl.Retried = true // one of the level's repetitions failed or was invalid: measure it once more
+		}
+		if recorded(run, u) {
+			r.forgetMeasurement(ctx, windowKey(st, specs.MeasureJobName(run, u.step, u.rep)))
+			continue
+		}
+		progress := fmt.Sprintf("level %d (%s), repetition %d/%d", i+1, lvl.Step, rep, reps)
+		if taken, res, err := r.measureOne(ctx, st, step, u, progress, int(reps-rep+1)); !taken {
+			return false, res, err
+		}
+	}
+	measured := run.Status.Steps[i].Repetitions
+	if last := measured[len(measured)-1]; lvl.Retried && last.Verdict != benchv1.VerdictSucceeded {
+		lvl.Reasons = []string{fmt.Sprintf("measured again after a %s measurement, it was %s again: %s", last.Verdict, last.Verdict, firstReason(last.Reasons))}
+		return true, ctrl.Result{}, nil
+	}
+	stored, err := r.levelResults(ctx, st, i)
+	if err != nil {
+		return false, ctrl.Result{}, err
+	}
+	in := capacity.Input{Value: lvl.Value, Rate: cs.Parameter == workloads.RateParameter, Results: stored}
+	for _, l := range cs.Levels[:i] {
+		if !lvl.Confirm && l.Passed != nil && *l.Passed && l.Value < lvl.Value && l.Throughput != nil && (in.Previous == nil || l.Value > in.Previous.Value) {
+			in.Previous = &capacity.Previous{Value: l.Value, Throughput: *l.Throughput}
+		}
+	}
+	j := capacity.Judge(&run.Spec.Capacity.Rules, in)
+	if r := run.Spec.Capacity.ExceedRatioPercent; r != nil {
+		j = capacity.JudgeTrials(&run.Spec.Capacity.Rules, in, float64(*r))
+	}
+	lvl.Throughput, lvl.AchievedPercent, lvl.LatencyMillis, lvl.LatencyOverLimitPercent = roundPtr(j.Throughput), j.Achieved, j.LatencyMillis, j.OverLimitShare
+	if j.Unjudgeable != "" {
+		lvl.Reasons = []string{j.Unjudgeable}
+		return true, ctrl.Result{}, nil
+	}
+	passed := j.Passed
+	lvl.Passed, lvl.Reasons = &passed, statusReasons(j.Reasons)
+	verdict := "passed"
+	if !passed {
+		verdict = "failed: " + status.Truncate(j.Reasons[0], 300)
+	}
+	st.note(false, "LevelJudged", "level %s %s", lvl.Step, verdict)
+	return true, ctrl.Result{}, nil
+}
+
+// endLevels ends the measuring phase of a capacity run with what it found.
+func (r *BenchmarkRunReconciler) endLevels(st *runState, d capacity.Decision, reason benchv1.CapacityStopReason, msg string) (ctrl.Result, error) {
+	run, cs := st.run, st.run.Status.Capacity
+	cs.Maximum, cs.SmallestFailing, cs.NonMonotonic = d.Maximum, d.SmallestFailing, d.NonMonotonic
+	cs.StopReason, cs.Message = reason, status.Truncate(msg, 1024)
+	cs.Throughput = nil
+	if d.Maximum != nil {
+		for k, l := range cs.Levels {
+			if l.Value == *d.Maximum && l.Throughput != nil {
+				for _, m := range run.Status.Steps[k].Summary {
+					if run.Status.Primary != nil && m.Name == run.Status.Primary.Name && m.Operation == run.Status.Primary.Operation {
+						cs.Throughput = &benchv1.MetricValue{Name: m.Name, Operation: m.Operation, Value: m.Median, Unit: m.Unit, Direction: m.Direction}
+					}
+				}
+			}
+		}
+	}
+	found := "no level passed"
+	if d.Maximum != nil {
+		found = fmt.Sprintf("maximum %s=%d", cs.Parameter, *d.Maximum)
+	}
+	st.note(reason == benchv1.CapacityMeasurementFailed, "CapacityFound", "%s (%s): %s", found, reason, cs.Message)
+	run.Status.Progress = fmt.Sprintf("%d levels, %s", len(cs.Levels), found)
+	run.Status.Measuring, run.Status.ExpectedCompletionTime = nil, nil
+	run.Status.Phase = benchv1.PhaseCollecting
+	return ctrl.Result{}, nil
+}
+
+// levelResults reads level i's stored measurements that succeeded. The
+// cache may be behind the status that records them: a result missing from
+// it is read from the API server.
+func (r *BenchmarkRunReconciler) levelResults(ctx context.Context, st *runState, i int) ([]*results.Result, error) {
+	run := st.run
+	var want []string
+	var reps []int32
+	for _, rep := range run.Status.Steps[i].Repetitions {
+		if rep.Verdict == benchv1.VerdictSucceeded {
+			want, reps = append(want, specs.MeasurementKey(i, rep.Index)), append(reps, rep.Index)
+		}
+	}
+	key := client.ObjectKey{Namespace: run.Namespace, Name: specs.ResultsConfigMapName(run)}
+	readers := []client.Reader{r.Client}
+	if st.results != nil {
+		readers = []client.Reader{written{st.results}}
+	}
+	if r.APIReader != nil {
+		readers = append(readers, r.APIReader)
+	}
+	var missing string
+	for _, reader := range readers {
+		cm := &corev1.ConfigMap{}
+		if err := reader.Get(ctx, key, cm); err != nil {
+			return nil, fmt.Errorf("while reading the results of level %d: %w", i+1, err)
+		}
+		stored, err := unpackMeasurements(cm)
+		if err != nil {
+			return nil, err
+		}
+		// A finish whose status write was refused moved them into its document.
+		doc, err := specs.ReadDocument(cm)
+		if err != nil {
+			return nil, err
+		}
+		var out []*results.Result
+		missing = ""
+		for n, k := range want {
+			if res, ok := stored[k]; ok {
+				out = append(out, res)
+			} else if res := docResult(doc, run.Status.Steps[i].Name, reps[n]); res != nil {
+				out = append(out, res)
+			} else {
+				missing = k
+			}
+		}
+		if missing == "" {
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("the results configmap does not hold %s, which status records", missing)
+}
+
+func docResult(doc *specs.Document, step string, rep int32) *results.Result {
+	if doc == nil {
+		return nil
+	}
+	return doc.Result(step, rep)
+}
+
+// capacityBase checks a capacity run's spec against its tool, naming the
+// field, and returns the step the levels vary: the sweep's one step.
+func capacityBase(run *benchv1.BenchmarkRun, w workloads.Workload) (workloads.Step, field.ErrorList) {
+	c := run.Spec.Capacity
+	path := field.NewPath("spec", "capacity")
+	steps := w.Steps(&run.Spec.Workload)
+	var errs field.ErrorList
+	if len(steps) != 1 {
+		errs = append(errs, field.Invalid(path, c.Parameter, fmt.Sprintf("the workload sweeps %d steps (%s, ...): a capacity run varies one parameter, so each swept list must hold one value",
+			len(steps), steps[0].Name)))
+		return workloads.Step{}, errs
+	}
+	base := steps[0]
+	_, knob := w.(workloads.RateKnob)
+	_, swept := base.Params[c.Parameter]
+	switch {
+	case c.Parameter == workloads.RateParameter && !knob:
+		errs = append(errs, field.NotSupported(path.Child("parameter"), c.Parameter, slices.Sorted(maps.Keys(base.Params))))
+	case c.Parameter != workloads.RateParameter && !swept:
+		allowed := slices.Sorted(maps.Keys(base.Params))
+		if knob {
+			allowed = append(allowed, workloads.RateParameter)
+		}
+		errs = append(errs, field.NotSupported(path.Child("parameter"), c.Parameter, allowed))
+	}
+	if cf := c.Confirm; cf != nil && cf.Duration != nil {
+		if _, ok := w.(workloads.DurationKnob); !ok {
+			errs = append(errs, field.Invalid(path.Child("confirm", "duration"), cf.Duration.Duration.String(),
+				fmt.Sprintf("%s measures each level for the workload's own duration: leave confirm.duration unset", w.Name())))
+		} else if need := cf.Duration.Duration * time.Duration(2*(repetitions(run)+1)); need > timeout(run) {
+			errs = append(errs, field.Invalid(path.Child("confirm", "duration"), cf.Duration.Duration.String(),
+				fmt.Sprintf("two confirmations of %d measurements of it take up to %s, more than spec.timeout (%s): raise spec.timeout", repetitions(run)+1, need, timeout(run))))
+		}
+	}
+	if c.Parameter != workloads.RateParameter && c.Rules.MinAchievedPercent != nil {
+		errs = append(errs, field.Invalid(path.Child("rules", "minAchievedPercent"), *c.Rules.MinAchievedPercent, "judges a rate level: parameter must be rate"))
+	}
+	if p := run.Spec.Workload.Pgbench; p != nil {
+		for k, l := range c.Rules.Latency {
+			if p.LatencyLimit == nil || p.LatencyLimit.Duration != l.Max.Duration {
+				errs = append(errs, field.Invalid(path.Child("rules", "latency").Index(k).Child("max"), l.Max.Duration.String(),
+					"pgbench keeps no latency histogram: it judges a percentile exactly from its count of transactions over --latency-limit, so spec.workload.pgbench.latencyLimit must equal this max"))
+			}
+			if l.Operation != "" {
+				errs = append(errs, field.Invalid(path.Child("rules", "latency").Index(k).Child("operation"), l.Operation, "pgbench counts whole transactions: leave operation empty"))
+			}
+		}
+	}
+	return base, errs
+}
+
+// coordinatedOmission says how the run's latency at its levels is measured.
+func coordinatedOmission(run *benchv1.BenchmarkRun, w workloads.Workload) string {
+	if run.Spec.Capacity.Parameter != workloads.RateParameter {
+		return "ClosedLoop"
+	}
+	if k, ok := w.(workloads.RateKnob); ok && k.RateCorrected() {
+		return "Corrected"
+	}
+	return "Uncorrected"
+}
+
+// judgedLevels are the levels the search decides from: every judged level
+// of the search, and each failed confirmation as a failing level.
+func judgedLevels(cs *benchv1.CapacityStatus) []capacity.Level {
+	var out []capacity.Level
+	for _, l := range cs.Levels {
+		if l.Passed != nil && (!l.Confirm || !*l.Passed) {
+			out = append(out, capacity.Level{Value: l.Value, Passed: *l.Passed})
+		}
+	}
+	return out
+}
+
+// timeUp says the run's capacity time budget has passed since its first level started.
+func timeUp(st *runState) bool {
+	b := st.run.Spec.Capacity.TimeBudget
+	if b == nil || len(st.run.Status.Steps) == 0 || len(st.run.Status.Steps[0].Repetitions) == 0 {
+		return false
+	}
+	start := st.run.Status.Steps[0].Repetitions[0].StartTime
+	return start != nil && st.now.Sub(start.Time) >= b.Duration
+}
+
+func allSucceeded(s benchv1.StepStatus) bool {
+	for _, r := range s.Repetitions {
+		if r.Verdict != benchv1.VerdictSucceeded {
+			return false
+		}
+	}
+	return true
+}
+
+func firstReason(rs []string) string {
+	if len(rs) == 0 {
+		return "no reason given"
+	}
+	return rs[0]
+}
+
+func roundPtr(v *float64) *float64 {
+	if v == nil {
+		return nil
+	}
+	x := status.Round(*v, 3)
+	return &x
+}

@@ -1,0 +1,339 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/capacity"
+	"github.com/dbperf-io/dbperf-operator/internal/runner"
+	"github.com/dbperf-io/dbperf-operator/test/kit"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+	"github.com/dbperf-io/dbperf-operator/workloads/registry"
+)
+
+// pgbenchAtRate is what pgbench 15 prints for a 5 s measurement at
+// --rate offered with --latency-limit 20 against a server that keeps up
+// to knee transactions per second: below it nothing is late; past it a
+// tenth is skipped and half of the rest is over the limit, and only knee
+// per second are achieved.
+func pgbenchAtRate(offered, knee int) string {
+	tps, processed, skipped, late := offered, offered*5, 0, 0
+	if offered > knee {
+		tps, processed, skipped = knee, knee*5, offered/2
+		late = processed / 2
+	}
+	return fmt.Sprintf(`pgbench (15.18 (Debian 15.18-0+deb12u1))
+transaction type: <builtin: select only>
+scaling factor: 1
+query mode: simple
+number of clients: 10
+number of threads: 2
+maximum number of tries: 1
+duration: 5 s
+number of transactions actually processed: %d
+number of failed transactions: 0 (0.000%%)
+number of transactions skipped: %d (0.000%%)
+number of transactions above the 20.0 ms latency limit: %d/%d (0.000%%)
+latency average = 6.560 ms
+latency stddev = 1.906 ms
+rate limit schedule lag: avg 1.330 (max 14.252) ms
+initial connection time = 16.577 ms
+tps = %d.000000 (without initial connection time)
+`, processed, skipped, late, processed, tps)
+}
+
+// capacityRun searches pgbench's rate under p99 ≤ 20 ms.
+func capacityRun(name string, reps int32) *benchv1.BenchmarkRun {
+	run := kit.MakeRun(name).External().Pgbench(10).SkipPrepare().Repetitions(reps).Obj()
+	run.Spec.AllowSharedNodes = true
+	run.Spec.Workload.Pgbench.Duration = metav1.Duration{Duration: 5 * time.Second}
+	run.Spec.Workload.Pgbench.LatencyLimit = &metav1.Duration{Duration: 20 * time.Millisecond}
+	achieved := benchv1.Percent(95)
+	run.Spec.Capacity = &benchv1.CapacitySpec{
+		Parameter: "rate",
+		Search:    &benchv1.CapacitySearch{Start: 100, FactorPercent: 200, WidthPercent: 2},
+		Rules: benchv1.CapacityRules{
+			Latency:            []benchv1.LatencyRule{{Percentile: 99, Max: metav1.Duration{Duration: 20 * time.Millisecond}}},
+			MinAchievedPercent: &achieved,
+		},
+	}
+	return run
+}
+
+// playCapacity plays the node for capacity runs cap-00… until all of them
+// end: each measurement Job's pod ends at once with the real runner's
+// result of the pgbench output answer gives for it. The manager is
+// restarted once, after six Jobs a run. It returns each Job's rate.
+func playCapacity(t *testing.T, h *harness, runs int, answer func(n int, j *batchv1.Job) string) (map[string]int, bool) {
+	t.Helper()
+	ctx := context.Background()
+	node := h.LoadgenNode()
+	dir := t.TempDir()
+	seen := map[string]int{}
+	restarted := false
+	testutil.Eventually(t, 5*time.Minute, "every search ending", func() error {
+		var jobs batchv1.JobList
+		if err := k8s.List(ctx, &jobs, client.InNamespace(h.NS)); err != nil {
+			return err
+		}
+		for i := range jobs.Items {
+			j := &jobs.Items[i]
+			if _, done := seen[j.Name]; done || j.Labels[benchv1.LabelRole] != benchv1.RoleLoadgen {
+				continue
+			}
+			var n int
+			if len(j.OwnerReferences) != 1 {
+				return fmt.Errorf("job %s has owners %v", j.Name, j.OwnerReferences)
+			}
+			if _, err := fmt.Sscanf(j.OwnerReferences[0].Name, "cap-%02d", &n); err != nil {
+				return fmt.Errorf("job %s of run %q", j.Name, j.OwnerReferences[0].Name)
+			}
+			seen[j.Name] = rateOf(t, j)
+			out := filepath.Join(dir, j.Name+".txt")
+			if err := os.WriteFile(out, []byte(answer(n, j)), 0o600); err != nil {
+				return err
+			}
+			h.ReplayWith(j, node, "pgbench", runner.Options{Command: []string{"cat", out}})
+		}
+		var list benchv1.BenchmarkRunList
+		if err := k8s.List(ctx, &list, client.InNamespace(h.NS)); err != nil {
+			return err
+		}
+		ended := 0
+		for _, r := range list.Items {
+			if r.Status.Phase.Terminal() {
+				ended++
+			}
+		}
+		h.RestartOnce(&restarted, len(seen) >= runs*6, cfg)
+		return kit.AllEnded(ended, runs)
+	})
+	return seen, restarted
+}
+
+// argOf is the value after flag in a Job's command.
+func argOf(t *testing.T, job *batchv1.Job, flag string) int {
+	t.Helper()
+	args := job.Spec.Template.Spec.Containers[0].Args
+	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
+		if v, err := strconv.Atoi(args[i+1]); err == nil {
+			return v
+		}
+	}
+	t.Fatalf("job %s has no %s: %q", job.Name, flag, args)
+	return 0
+}
+
+// rateOf is the --rate of a measurement Job's command.
+func rateOf(t *testing.T, job *batchv1.Job) int { return argOf(t, job, "--rate") }
+
+// TestCapacitySearchIsIdempotent: many capacity searches at once, each
+// against its own knee, the way it breaks: the first status write
+// recording each measurement is refused by a real conflict (so the phase,
+// its judgement and its next level run twice), every third results
+// ConfigMap update too, and the manager is restarted while searches are
+// in flight. Every search finds its knee within its width, measures each
+// of its levels exactly spec.repetitions times (no Job created for a
+// level twice, none lost), and its levels are exactly those the pure
+// search decides from their verdicts.
+func TestCapacitySearchIsIdempotent(t *testing.T) {
+	const runs, reps = 12, 2
+	h := newHarness(t)
+	ic := newInterferer()
+	ic.refuseRecords = true
+	h.wrap = ic.wrap
+	h.RestartManager(cfg)
+	knee := func(n int) int { return 150 + 97*n }
+	for n := range runs {
+		h.Create(capacityRun(fmt.Sprintf("cap-%02d", n), reps))
+	}
+	seen, restarted := playCapacity(t, h, runs, func(n int, j *batchv1.Job) string { return pgbenchAtRate(rateOf(t, j), knee(n)) })
+	if !restarted {
+		t.Error("the manager was never restarted")
+	}
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	if len(ic.rewritten) > 0 {
+		t.Errorf("stored measurements rewritten: %v", ic.rewritten)
+	}
+	levels := 0
+	for n := range runs {
+		name := fmt.Sprintf("cap-%02d", n)
+		run := h.Run(name)
+		cs := run.Status.Capacity
+		if run.Status.Phase != benchv1.PhaseSucceeded || cs == nil {
+			t.Errorf("%s: phase %s, capacity %+v, conditions %+v", name, run.Status.Phase, cs, run.Status.Conditions)
+			continue
+		}
+		k := int32(knee(n))
+		if cs.StopReason != benchv1.CapacityConverged || cs.Maximum == nil || *cs.Maximum > k || float64(k-*cs.Maximum) > 0.02*float64(k)+1 {
+			t.Errorf("%s: knee %d, found %v (%s: %s)", name, k, cs.Maximum, cs.StopReason, cs.Message)
+			continue
+		}
+		var judged []capacity.Level
+		for i, l := range cs.Levels {
+			step := run.Status.Steps[i]
+			if step.Name != l.Step || step.Name != fmt.Sprintf("rate=%d", l.Value) || len(step.Repetitions) != reps || l.Passed == nil {
+				t.Errorf("%s: level %d (%s) has step %s with %d repetitions, judged %v", name, i, l.Step, step.Name, len(step.Repetitions), l.Passed)
+				continue
+			}
+			if d := capacity.Decide(capacity.PlanOf(run.Spec.Capacity), judged, false); d.Next != l.Value {
+				t.Errorf("%s: level %d is %d, the search decides %d", name, i, l.Value, d.Next)
+			}
+			judged = append(judged, capacity.Level{Value: l.Value, Passed: *l.Passed})
+			if *l.Passed != (l.Value <= k) {
+				t.Errorf("%s: level %d judged passed=%v against a knee at %d: %q", name, l.Value, *l.Passed, k, l.Reasons)
+			}
+			if achieved := float64(k) / float64(l.Value) * 100; !*l.Passed && achieved < 95 && !strings.Contains(l.Reasons[0], "the generators achieved") {
+				t.Errorf("%s: level %d: the achieved rate is named first: %q", name, l.Value, l.Reasons)
+			}
+		}
+		levels += len(cs.Levels)
+		if len(run.Status.Steps) != len(cs.Levels) {
+			t.Errorf("%s: %d steps, %d levels", name, len(run.Status.Steps), len(cs.Levels))
+		}
+		got := 0
+		for _, s := range h.ResultsDocument(t, run).Steps {
+			got += len(s.Repetitions)
+		}
+		if got != len(cs.Levels)*reps {
+			t.Errorf("%s: %d measurements in the results document, want %d", name, got, len(cs.Levels)*reps)
+		}
+	}
+	if jobs := len(seen); jobs != levels*reps {
+		t.Errorf("%d measurement Jobs for %d levels × %d repetitions: a level measured twice or lost", jobs, levels, reps)
+	}
+	t.Logf("%d searches, %d levels, %d Jobs; %d recording status writes refused, %d results ConfigMap updates", runs, levels, len(seen), len(ic.recordRefused), ic.cmUpdates)
+}
+
+// What the schema cannot say about a capacity run is refused naming the
+// field: a parameter the tool does not have, a sweep left in, a pgbench
+// latency rule its counts cannot judge.
+func TestCapacityBaseNamesTheField(t *testing.T) {
+	cases := map[string]struct {
+		mutate func(*benchv1.BenchmarkRun)
+		want   []string
+	}{
+		"fine": {func(*benchv1.BenchmarkRun) {}, nil},
+		"clients is a knob too": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Capacity.Parameter = "clients"
+			r.Spec.Capacity.Rules.MinAchievedPercent = nil
+		}, nil},
+		"an unknown knob": {func(r *benchv1.BenchmarkRun) { r.Spec.Capacity.Parameter = "threads" },
+			[]string{`spec.capacity.parameter: Unsupported value: "threads": supported values: "clients", "rate"`}},
+		"a sweep left in": {func(r *benchv1.BenchmarkRun) { r.Spec.Workload.Pgbench.Clients = []int32{10, 20} },
+			[]string{"spec.capacity", "the workload sweeps 2 steps"}},
+		"achieved on a closed loop": {func(r *benchv1.BenchmarkRun) { r.Spec.Capacity.Parameter = "clients" },
+			[]string{"spec.capacity.rules.minAchievedPercent", "parameter must be rate"}},
+		"no latency limit": {func(r *benchv1.BenchmarkRun) { r.Spec.Workload.Pgbench.LatencyLimit = nil },
+			[]string{"spec.capacity.rules.latency[0].max", "spec.workload.pgbench.latencyLimit must equal this max"}},
+		"another latency limit": {func(r *benchv1.BenchmarkRun) { r.Spec.Workload.Pgbench.LatencyLimit.Duration = 10 * time.Millisecond },
+			[]string{"spec.capacity.rules.latency[0].max"}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			run := capacityRun("r", 1)
+			c.mutate(run)
+			w, err := registry.For(&run.Spec.Workload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, errs := capacityBase(run, w)
+			got := errs.ToAggregate()
+			if len(c.want) == 0 {
+				if got != nil {
+					t.Fatalf("refused: %v", got)
+				}
+				return
+			}
+			if got == nil {
+				t.Fatalf("accepted, want %q", c.want)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(got.Error(), w) {
+					t.Errorf("%q lacks %q", got.Error(), w)
+				}
+			}
+		})
+	}
+}
+
+// TestCapacityConfirmationReopensTheSearch: a search confirmed at 95 % of
+// its maximum for 7 s (its levels last 5 s), the way it breaks (status
+// writes refused, the manager restarted). The first confirmation fails (the
+// server slows down for it): the search reopens below it and a second
+// confirmation, at 95 % of the new maximum, holds. A second search's two
+// confirmations both fail: ConfirmationFailed, the maximum not confirmed.
+func TestCapacityConfirmationReopensTheSearch(t *testing.T) {
+	const runs = 4
+	h := newHarness(t)
+	ic := newInterferer()
+	ic.refuseRecords = true
+	h.wrap = ic.wrap
+	h.RestartManager(cfg)
+	for n := range runs {
+		run := capacityRun(fmt.Sprintf("cap-%02d", n), 1)
+		run.Spec.Capacity.Confirm = &benchv1.CapacityConfirm{FractionPercent: 95, Duration: &metav1.Duration{Duration: 7 * time.Second}}
+		h.Create(run)
+	}
+	const knee = 1000
+	var mu sync.Mutex
+	confirmed := map[int]int{}
+	playCapacity(t, h, runs, func(n int, j *batchv1.Job) string {
+		rate := rateOf(t, j)
+		if argOf(t, j, "--time") != 7 {
+			return pgbenchAtRate(rate, knee)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		confirmed[n]++
+		if confirmed[n] == 1 || n%2 == 1 { // odd runs never hold
+			return pgbenchAtRate(rate, rate/2)
+		}
+		return pgbenchAtRate(rate, knee)
+	})
+	for n := range runs {
+		name := fmt.Sprintf("cap-%02d", n)
+		run := h.Run(name)
+		cs := run.Status.Capacity
+		if run.Status.Phase != benchv1.PhaseSucceeded || cs == nil || cs.Confirmed == nil {
+			t.Fatalf("%s: phase %s, capacity %+v", name, run.Status.Phase, cs)
+		}
+		held := confirms(cs)
+		if len(held) != 2 || *held[0].Passed || held[1].Value != *cs.Maximum*95/100 {
+			t.Fatalf("%s: confirmations %+v, maximum %d", name, held, *cs.Maximum)
+		}
+		firstAt := slices.IndexFunc(cs.Levels, func(l benchv1.CapacityLevel) bool { return l.Confirm })
+		if held[0].Value <= *cs.Maximum {
+			t.Errorf("%s: the first confirmation at %d, the maximum after it %d", name, held[0].Value, *cs.Maximum)
+		}
+		if searched := len(cs.Levels) - firstAt - 2; searched < 1 {
+			t.Errorf("%s: the search did not reopen below the failed confirmation: %+v", name, cs.Levels)
+		}
+		if n%2 == 0 && (!*cs.Confirmed || !*held[1].Passed || cs.StopReason != benchv1.CapacityConverged) {
+			t.Errorf("%s: the second confirmation holds: %+v", name, cs)
+		}
+		if n%2 == 1 && (*cs.Confirmed || *held[1].Passed || cs.StopReason != benchv1.CapacityConfirmationFailed || !strings.Contains(cs.Message, "is not confirmed")) {
+			t.Errorf("%s: both confirmations fail: %s %s", name, cs.StopReason, cs.Message)
+		}
+		for i, s := range run.Status.Steps {
+			if len(s.Repetitions) != 1 || s.Name != cs.Levels[i].Step {
+				t.Errorf("%s: step %s: %d measurements (level %s)", name, s.Name, len(s.Repetitions), cs.Levels[i].Step)
+			}
+		}
+		t.Logf("%s: %s — %s", name, cs.StopReason, cs.Message)
+	}
+}

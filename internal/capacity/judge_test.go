@@ -1,0 +1,150 @@
+package capacity_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/capacity"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+	"github.com/dbperf-io/dbperf-operator/workloads/pgbench"
+)
+
+func pgbenchResult(t *testing.T, name string) *results.Result {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "workloads", "pgbench", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pgbench.Pgbench{}.Parse(workloads.ParseInput{Output: raw})
+}
+
+func pct(v float64) *benchv1.Percent { p := benchv1.Percent(v); return &p }
+
+func p99(max time.Duration) []benchv1.LatencyRule {
+	return []benchv1.LatencyRule{{Percentile: 99, Max: metav1.Duration{Duration: max}}}
+}
+
+// pgbench's real counts under --latency-limit: below the knee nothing is
+// over 20 ms; past it (skipped ones included) most are, and the achieved
+// rate falls short of the offered one, which is named first.
+func TestJudgePgbenchAtAndPastTheKnee(t *testing.T) {
+	rules := &benchv1.CapacityRules{Latency: p99(20 * time.Millisecond), MinAchievedPercent: pct(95)}
+	j := capacity.Judge(rules, capacity.Input{Value: 1400, Rate: true, Results: []*results.Result{pgbenchResult(t, "rate-1400-latency-limit-20ms.txt")}})
+	if !j.Passed || *j.OverLimitShare != 0 || *j.Achieved < 95 || j.Unjudgeable != "" {
+		t.Fatalf("below the knee: %+v", j)
+	}
+	past := pgbenchResult(t, "rate-2200-latency-limit-20ms.txt")
+	j = capacity.Judge(rules, capacity.Input{Value: 2200, Rate: true, Results: []*results.Result{past}})
+	// (3921 late + 970 skipped) / (5550 processed + 970 skipped)
+	if j.Passed || len(j.Reasons) != 2 || *j.OverLimitShare != 75.0153 {
+		t.Fatalf("past the knee: %+v (share %v)", j, *j.OverLimitShare)
+	}
+	if !strings.Contains(j.Reasons[0], "achieved 1852 tx/s of 2200/s offered (84.19 %") || !strings.Contains(j.Reasons[1], "75.02 % of 6520 transactions were over it") {
+		t.Fatalf("reasons: %q", j.Reasons)
+	}
+	// Two repetitions: counts add up, never averaged shares.
+	j = capacity.Judge(rules, capacity.Input{Value: 2200, Rate: true, Results: []*results.Result{past, pgbenchResult(t, "rate-1400-latency-limit-20ms.txt")}})
+	if got := *j.OverLimitShare; got != 45.642 { // 4891 / (6520 + 4196)
+		t.Fatalf("merged share %v", got)
+	}
+	// A rule whose max is not the limit pgbench counted cannot be judged.
+	j = capacity.Judge(&benchv1.CapacityRules{Latency: p99(10 * time.Millisecond)}, capacity.Input{Value: 1400, Rate: true, Results: []*results.Result{past}})
+	if j.Unjudgeable == "" || !strings.Contains(j.Unjudgeable, "not over the rule's 10ms") {
+		t.Fatalf("%+v", j)
+	}
+}
+
+func histogramResult(t *testing.T, tput float64, micros ...int64) *results.Result {
+	t.Helper()
+	r := results.New("k6")
+	r.Primary = results.Key{Name: "requestsPerSecond"}
+	r.Add(results.Metric{Name: "requestsPerSecond", Value: tput, Unit: "req/s", Direction: results.HigherIsBetter})
+	r.Add(results.Metric{Name: "errorPercent", Value: 0.1, Unit: "%", Direction: results.LowerIsBetter})
+	r.Add(results.Metric{Name: "cpuLimitPercent", Operation: "target", Value: tput / 10, Unit: "%", Direction: results.LowerIsBetter})
+	h := results.NewHistogram()
+	for _, m := range micros {
+		if err := h.RecordValue(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.SetHistogram("GET /", h); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// Percentiles come from the level's histograms merged: two repetitions,
+// one fast and one with a slow tail, judged together.
+func TestJudgeMergesHistogramsAndJudgesEveryRule(t *testing.T) {
+	fast := make([]int64, 0, 1000)
+	for i := range 1000 {
+		fast = append(fast, int64(1000+i)) // 1.000–1.999 ms
+	}
+	slow := append([]int64{}, fast...)
+	for i := range 30 {
+		slow[i] = 50_000 // 3 % at 50 ms
+	}
+	rules := &benchv1.CapacityRules{Latency: p99(10 * time.Millisecond)}
+	one := capacity.Judge(rules, capacity.Input{Value: 100, Results: []*results.Result{histogramResult(t, 500, fast...)}})
+	if !one.Passed || *one.LatencyMillis > 2 {
+		t.Fatalf("%+v", one)
+	}
+	// Merged: 30 of 2000 at 50 ms = 1.5 % over 10 ms: p99 is 50 ms. An
+	// average of the two p99s (about 26 ms) or of the shares would differ.
+	both := capacity.Judge(rules, capacity.Input{Value: 100, Results: []*results.Result{histogramResult(t, 500, fast...), histogramResult(t, 520, slow...)}})
+	if both.Passed || *both.LatencyMillis < 49.9 || *both.LatencyMillis > 50.1 || !strings.Contains(both.Reasons[0], "from 2000 requests' merged histograms") {
+		t.Fatalf("%+v %q", both, both.Reasons)
+	}
+	if *both.Throughput != 510 {
+		t.Fatalf("median throughput %v", *both.Throughput)
+	}
+	maxCPU := 45.0
+	rules = &benchv1.CapacityRules{MaxErrorPercent: pct(0.05), MinGainPercent: pct(50), Metrics: []benchv1.MetricRule{{Name: "cpuLimitPercent", Operation: "target", Max: &maxCPU}}}
+	j := capacity.Judge(rules, capacity.Input{Value: 200, Results: []*results.Result{histogramResult(t, 520, fast...)}, Previous: &capacity.Previous{Value: 100, Throughput: 500}})
+	if j.Passed || len(j.Reasons) != 3 {
+		t.Fatalf("%+v", j)
+	}
+	for i, want := range []string{"errors 0.1 % (above maxErrorPercent 0.05 %)", "a gain of 4 % of the load added", "cpuLimitPercent of target 52 (above its max 45)"} {
+		if !strings.Contains(j.Reasons[i], want) {
+			t.Errorf("reason %d %q lacks %q", i, j.Reasons[i], want)
+		}
+	}
+	j = capacity.Judge(&benchv1.CapacityRules{Metrics: []benchv1.MetricRule{{Name: "notRecorded", Max: &maxCPU}}}, capacity.Input{Value: 200, Results: []*results.Result{histogramResult(t, 520, fast...)}})
+	if j.Unjudgeable == "" {
+		t.Fatalf("a rule on a figure nothing recorded must not pass: %+v", j)
+	}
+	j = capacity.Judge(&benchv1.CapacityRules{Latency: []benchv1.LatencyRule{{Operation: "POST /", Percentile: 99, Max: metav1.Duration{Duration: time.Second}}}},
+		capacity.Input{Value: 200, Results: []*results.Result{histogramResult(t, 520, fast...)}})
+	if !strings.Contains(j.Unjudgeable, `no histogram of operation "POST /"; the measurements have GET /`) {
+		t.Fatalf("%+v", j)
+	}
+}
+
+// With an exceed ratio each repetition is a trial judged on its own: one
+// hiccup in three passes at 34 %, two do not; the level's figures are
+// still those of all its trials together.
+func TestJudgeTrialsWithAnExceedRatio(t *testing.T) {
+	rules := &benchv1.CapacityRules{Latency: p99(20 * time.Millisecond)}
+	ok, past := pgbenchResult(t, "rate-1400-latency-limit-20ms.txt"), pgbenchResult(t, "rate-2200-latency-limit-20ms.txt")
+	in := capacity.Input{Value: 1400, Rate: true, Results: []*results.Result{ok, past, ok}}
+	if merged := capacity.Judge(rules, in); merged.Passed {
+		t.Fatalf("merged, the hiccup's transactions fail the level: %+v", merged)
+	}
+	j := capacity.JudgeTrials(rules, in, 34)
+	if !j.Passed || j.Reasons != nil || *j.OverLimitShare != *capacity.Judge(rules, in).OverLimitShare {
+		t.Fatalf("one failed trial of three at 34 %%: %+v", j)
+	}
+	in.Results = []*results.Result{ok, past, past}
+	j = capacity.JudgeTrials(rules, in, 34)
+	if j.Passed || len(j.Reasons) != 1 || !strings.Contains(j.Reasons[0], "2 of 3 trials failed (66.7 %, above the exceed ratio of 34 %); trial 2: p99 of the whole load above 20ms") {
+		t.Fatalf("%+v", j)
+	}
+}
