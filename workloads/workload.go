@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -123,6 +124,24 @@ const (
 	SegmentPlaceholder         = "{{dbperf.segment}}"
 	SegmentSequencePlaceholder = "{{dbperf.segment-sequence}}"
 )
+
+// SharePlaceholder stands for generator index's share of a total its Job's
+// load generators split (an offered rate): the runner replaces it with
+// Share, so that the generators together offer exactly the total.
+func SharePlaceholder(total int64) string { return fmt.Sprintf("{{dbperf.share:%d}}", total) }
+
+// ShareOf matches SharePlaceholder; its group is the total.
+var ShareOf = regexp.MustCompile(`\{\{dbperf\.share:([0-9]+)\}\}`)
+
+// Share is generator index's share of total among n generators: the
+// remainder goes one each to the first ones, never rounded away.
+func Share(total int64, index, n int) int64 {
+	share := total / int64(n)
+	if int64(index) < total%int64(n) {
+		share++
+	}
+	return share
+}
 
 // Segment returns generator index's execution segment of n and the sequence.
 func Segment(index, n int) (segment, sequence string) {

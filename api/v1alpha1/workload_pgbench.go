@@ -46,7 +46,9 @@ type PgbenchWorkload struct {
 	// +optional
 	Protocol string `json:"protocol,omitempty"`
 
-	// RateLimitPerSecond limits the transactions per second (-R); absent
+	// RateLimitPerSecond limits the transactions per second (-R) of the
+	// whole measurement: with workload.parallelism its load generators
+	// split it exactly (the remainder one each to the first ones). Absent
 	// means as fast as possible.
 	// +kubebuilder:validation:Minimum=1
 	// +optional

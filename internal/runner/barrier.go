@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,13 +13,17 @@ import (
 )
 
 // ForGenerator fills in the placeholders a workload leaves in its command
-// for generator index of n (k6's execution segment and sequence).
+// for generator index of n (k6's execution segment and sequence, and its
+// share of an offered rate).
 func ForGenerator(command []string, index, n int) []string {
 	seg, seq := workloads.Segment(index, n)
 	rep := strings.NewReplacer(workloads.SegmentPlaceholder, seg, workloads.SegmentSequencePlaceholder, seq)
 	out := make([]string, len(command))
 	for i, a := range command {
-		out[i] = rep.Replace(a)
+		out[i] = workloads.ShareOf.ReplaceAllStringFunc(rep.Replace(a), func(m string) string {
+			total, _ := strconv.ParseInt(workloads.ShareOf.FindStringSubmatch(m)[1], 10, 64)
+			return strconv.FormatInt(workloads.Share(total, index, n), 10)
+		})
 	}
 	return out
 }

@@ -129,10 +129,16 @@ func (Pgbench) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.S
 	if p.PerStatementLatencies == nil || *p.PerStatementLatencies {
 		cmd = append(cmd, "--report-per-command")
 	}
-	if rate, ok := step.Params[workloads.RateParameter]; ok {
+	rate, ok := step.Params[workloads.RateParameter]
+	if !ok && p.RateLimitPerSecond != nil {
+		rate, ok = *p.RateLimitPerSecond, true
+	}
+	switch {
+	case ok && spec.Parallelism > 1:
+		// The Job's generators together offer the rate, each its exact share.
+		cmd = append(cmd, "--rate", workloads.SharePlaceholder(int64(rate)))
+	case ok:
 		cmd = append(cmd, "--rate", strconv.Itoa(int(rate)))
-	} else if p.RateLimitPerSecond != nil {
-		cmd = append(cmd, "--rate", strconv.Itoa(int(*p.RateLimitPerSecond)))
 	}
 	if p.LatencyLimit != nil {
 		cmd = append(cmd, "--latency-limit", strconv.FormatFloat(float64(p.LatencyLimit.Microseconds())/1000, 'f', -1, 64))
