@@ -152,6 +152,7 @@ func (r *BenchmarkRunReconciler) measureOne(ctx context.Context, st *runState, s
 		return false, ctrl.Result{RequeueAfter: wait}, err
 	}
 	results.AddAPDEX(out.result, apdexTargets(run))
+	results.AddOverallAPDEX(out.result, apdexWeights(run))
 	if err := r.judgeTarget(ctx, st, out.result, timeOf(out.started), timeOf(out.finished)); err != nil {
 		return false, ctrl.Result{}, err
 	}
@@ -351,6 +352,18 @@ func timeOf(t *metav1.Time) *time.Time {
 		return nil
 	}
 	return &t.Time
+}
+
+// apdexWeights are the run's APDEX weights by operation (1 when unset).
+func apdexWeights(run *benchv1.BenchmarkRun) map[string]float64 {
+	if len(run.Spec.APDEX) == 0 {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, a := range run.Spec.APDEX {
+		out[a.Operation] = float64(max(a.Weight, 1))
+	}
+	return out
 }
 
 // apdexTargets are the run's APDEX target times by operation.

@@ -125,6 +125,17 @@ type APDEXTarget struct {
 	// Target is T: a request within T satisfies, within 4T tolerates.
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1us') && duration(self) <= duration('1h')",message="must be between 1us and 1h"
 	Target metav1.Duration `json:"target"`
+
+	// Weight of the operation in the overall index (the metric apdex of
+	// operation overall): the weighted mean of the key operations'
+	// scores, as our users' methodology computes it (each operation with
+	// its own target time and weight). With "*", each operation it covers
+	// has this weight.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:default=1
+	// +optional
+	Weight int32 `json:"weight,omitempty"`
 }
 
 // TelemetryMode turns one kind of telemetry on or off.

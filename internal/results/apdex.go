@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -11,6 +12,10 @@ import (
 // AllOperations, as an APDEX target's operation, names every operation
 // that has a latency histogram.
 const AllOperations = "*"
+
+// OverallOperation is the operation of the overall APDEX index: the
+// weighted mean of the operations' scores (AddOverallAPDEX).
+const OverallOperation = "overall"
 
 // APDEX is the Application Performance Index of a latency histogram (µs)
 // for a target time T: (satisfied + tolerating/2) / all, a request being
@@ -83,4 +88,37 @@ func AddAPDEX(r *Result, targets map[string]time.Duration) {
 		}
 		r.Add(Metric{Name: "apdex", Operation: op, Value: score, Unit: "score", Direction: HigherIsBetter})
 	}
+}
+
+// AddOverallAPDEX adds the overall index, the metric apdex of operation
+// OverallOperation: the mean of the operations' apdex scores weighted by
+// weights (AllOperations: the weight of every operation not named; an
+// operation in neither weighs nothing). It needs at least two scored
+// operations: with one, that score is the index already.
+func AddOverallAPDEX(r *Result, weights map[string]float64) {
+	if len(weights) == 0 {
+		return
+	}
+	var sum, total float64
+	var n int
+	var parts []string
+	for _, m := range r.Metrics {
+		if m.Name != "apdex" || m.Operation == OverallOperation {
+			continue
+		}
+		w, ok := weights[m.Operation]
+		if !ok {
+			w = weights[AllOperations]
+		}
+		if w <= 0 {
+			continue
+		}
+		sum, total, n = sum+w*m.Value, total+w, n+1
+		parts = append(parts, fmt.Sprintf("%s×%g", m.Operation, w))
+	}
+	if n < 2 {
+		return
+	}
+	r.Add(Metric{Name: "apdex", Operation: OverallOperation, Value: sum / total, Unit: "score", Direction: HigherIsBetter})
+	r.SetParam("apdexOverallWeights", strings.Join(parts, ", "))
 }

@@ -68,3 +68,39 @@ func TestAddAPDEX(t *testing.T) {
 		t.Errorf("no histogram at all: warnings %q", none.Warnings)
 	}
 }
+
+// The overall index is the weighted mean of the key operations' scores,
+// each from its own histogram and target time: 3 satisfied GETs of 4 (a
+// fourth tolerated) weigh 1, 1 SET of 2 (the other frustrated) weighs 3.
+func TestAddOverallAPDEX(t *testing.T) {
+	r := New("k6")
+	for op, micros := range map[string][]int64{"GET": {500, 600, 700, 3000}, "SET": {900, 50_000}} {
+		h := NewHistogram()
+		for _, v := range micros {
+			if err := h.RecordValue(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := r.SetHistogram(op, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	AddAPDEX(r, map[string]time.Duration{"GET": time.Millisecond, "SET": 2 * time.Millisecond})
+	AddOverallAPDEX(r, map[string]float64{"GET": 1, "SET": 3})
+	get, _ := r.Get(Key{Name: "apdex", Operation: "GET"})
+	set, _ := r.Get(Key{Name: "apdex", Operation: "SET"})
+	all, ok := r.Get(Key{Name: "apdex", Operation: OverallOperation})
+	if get.Value != 0.875 || set.Value != 0.5 || !ok || math.Abs(all.Value-(0.875+3*0.5)/4) > 1e-12 || all.Direction != HigherIsBetter {
+		t.Fatalf("GET %v, SET %v, overall %+v", get.Value, set.Value, all)
+	}
+	if r.Parameters["apdexOverallWeights"] != "GET×1, SET×3" {
+		t.Errorf("weights %q", r.Parameters["apdexOverallWeights"])
+	}
+	// One scored operation: its score is the index, no overall is added.
+	one := New("k6")
+	one.Add(Metric{Name: "apdex", Operation: "GET", Value: 0.9})
+	AddOverallAPDEX(one, map[string]float64{AllOperations: 1})
+	if _, ok := one.Get(Key{Name: "apdex", Operation: OverallOperation}); ok {
+		t.Error("an overall index of one operation")
+	}
+}
