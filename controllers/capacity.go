@@ -344,16 +344,8 @@ func capacityBase(run *benchv1.BenchmarkRun, w workloads.Workload) (workloads.St
 	if c.Parameter != workloads.RateParameter && c.Rules.MinAchievedPercent != nil {
 		errs = append(errs, field.Invalid(path.Child("rules", "minAchievedPercent"), *c.Rules.MinAchievedPercent, "judges a rate level: parameter must be rate"))
 	}
-	if p := run.Spec.Workload.Pgbench; p != nil {
-		for k, l := range c.Rules.Latency {
-			if p.LatencyLimit == nil || p.LatencyLimit.Duration != l.Max.Duration {
-				errs = append(errs, field.Invalid(path.Child("rules", "latency").Index(k).Child("max"), l.Max.Duration.String(),
-					"pgbench keeps no latency histogram: it judges a percentile exactly from its count of transactions over --latency-limit, so spec.workload.pgbench.latencyLimit must equal this max"))
-			}
-			if l.Operation != "" {
-				errs = append(errs, field.Invalid(path.Child("rules", "latency").Index(k).Child("operation"), l.Operation, "pgbench counts whole transactions: leave operation empty"))
-			}
-		}
+	if cc, ok := w.(workloads.CapacityChecker); ok {
+		errs = append(errs, cc.CheckCapacity(&run.Spec.Workload, c, path)...)
 	}
 	return base, errs
 }

@@ -38,27 +38,3 @@ type TargetKindNamer interface {
 	// TargetKindField is that field as the tool's spec spells it in JSON.
 	TargetKindField() string
 }
-
-// RateParameter is the step parameter of an offered rate per second: a
-// capacity run's level when spec.capacity.parameter is "rate".
-const RateParameter = "rate"
-
-// RateKnob is implemented by tools that can offer a fixed rate (open loop)
-// when a step's parameters carry RateParameter.
-type RateKnob interface {
-	// RateCorrected says whether the tool's latency at a fixed rate is
-	// measured from each request's intended start (corrected for
-	// coordinated omission) rather than from when it was sent.
-	RateCorrected() bool
-}
-
-// DurationParameter is the step parameter of a measurement's duration in
-// seconds, for a level held longer than the workload's own duration (a
-// capacity confirmation).
-const DurationParameter = "durationSeconds"
-
-// DurationKnob is implemented by tools that measure a step for the
-// duration its parameters carry in DurationParameter.
-type DurationKnob interface {
-	StepDuration()
-}

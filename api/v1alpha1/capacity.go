@@ -150,7 +150,10 @@ type CapacityRules struct {
 	// offered one, of a rate level: below it the generators did not offer
 	// the load the level names (too few clients or virtual users for the
 	// target's latency, or a saturated generator), and the level fails
-	// for that reason first. Only for parameter rate.
+	// for that reason first. A tool that schedules its requests at random
+	// (pgbench's Poisson --rate) and counts those it skipped is judged on
+	// its own schedule (completed of completed + skipped), which a short
+	// level's randomness does not blur. Only for parameter rate.
 	// +optional
 	MinAchievedPercent *Percent `json:"minAchievedPercent,omitempty"`
 

@@ -47,7 +47,7 @@ func TestJudgePgbenchAtAndPastTheKnee(t *testing.T) {
 	if j.Passed || len(j.Reasons) != 2 || *j.OverLimitShare != 75.0153 {
 		t.Fatalf("past the knee: %+v (share %v)", j, *j.OverLimitShare)
 	}
-	if !strings.Contains(j.Reasons[0], "achieved 1852 tx/s of 2200/s offered (84.19 %") || !strings.Contains(j.Reasons[1], "75.02 % of 6520 transactions were over it") {
+	if !strings.Contains(j.Reasons[0], "achieved 5550 of the 6520 requests their schedule offered at 2200/s (85.12 %") || !strings.Contains(j.Reasons[1], "75.02 % of 6520 transactions were over it") {
 		t.Fatalf("reasons: %q", j.Reasons)
 	}
 	// Two repetitions: counts add up, never averaged shares.

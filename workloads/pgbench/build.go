@@ -159,6 +159,24 @@ func (Pgbench) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.S
 	return inv
 }
 
+// CheckCapacity: pgbench keeps no latency histogram; it judges a latency
+// rule exactly from its count of transactions over --latency-limit, which
+// must then be the rule's max, over whole transactions.
+func (Pgbench) CheckCapacity(spec *benchv1.WorkloadSpec, c *benchv1.CapacitySpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	p := spec.Pgbench
+	for k, l := range c.Rules.Latency {
+		if p.LatencyLimit == nil || p.LatencyLimit.Duration != l.Max.Duration {
+			errs = append(errs, field.Invalid(path.Child("rules", "latency").Index(k).Child("max"), l.Max.Duration.String(),
+				"pgbench keeps no latency histogram: it judges a percentile exactly from its count of transactions over --latency-limit, so spec.workload.pgbench.latencyLimit must equal this max"))
+		}
+		if l.Operation != "" {
+			errs = append(errs, field.Invalid(path.Child("rules", "latency").Index(k).Child("operation"), l.Operation, "pgbench counts whole transactions: leave operation empty"))
+		}
+	}
+	return errs
+}
+
 // StepDuration: a step's DurationParameter is its --time.
 func (Pgbench) StepDuration() {}
 
