@@ -43,6 +43,7 @@ func (r *BenchmarkRunReconciler) measureLevels(ctx context.Context, st *runState
 		run.Status.Capacity = &benchv1.CapacityStatus{Parameter: c.Parameter, CoordinatedOmission: coordinatedOmission(run, st.workload)}
 	}
 	cs := run.Status.Capacity
+	plan := capacity.PlanOf(c)
 	for {
 		if i := len(cs.Levels) - 1; i >= 0 && cs.Levels[i].Passed == nil {
 			if len(cs.Levels[i].Reasons) == 0 {
@@ -52,11 +53,11 @@ func (r *BenchmarkRunReconciler) measureLevels(ctx context.Context, st *runState
 				}
 			}
 			if cs.Levels[i].Passed == nil { // it could not be judged
-				return r.endLevels(st, capacity.Decide(capacity.PlanOf(c), judgedLevels(cs), false), benchv1.CapacityMeasurementFailed,
+				return r.endLevels(st, capacity.Decide(plan, judgedLevels(cs), false), benchv1.CapacityMeasurementFailed,
 					fmt.Sprintf("level %d: %s", cs.Levels[i].Value, cs.Levels[i].Reasons[0]))
 			}
 		}
-		d := capacity.Decide(capacity.PlanOf(c), judgedLevels(cs), timeUp(st))
+		d := capacity.Decide(plan, judgedLevels(cs), timeUp(st))
 		next, confirm := d.Next, false
 		if d.Done {
 			var end *confirmEnd
@@ -64,7 +65,7 @@ func (r *BenchmarkRunReconciler) measureLevels(ctx context.Context, st *runState
 				cs.Confirmed = end.confirmed
 				if end.reason == benchv1.CapacityConfirmationFailed {
 					// The maximum reported is the one the second confirmation did not hold.
-					d = capacity.Decide(capacity.PlanOf(c), judgedLevels(&benchv1.CapacityStatus{Levels: cs.Levels[:len(cs.Levels)-1]}), false)
+					d = capacity.Decide(plan, judgedLevels(&benchv1.CapacityStatus{Levels: cs.Levels[:len(cs.Levels)-1]}), false)
 				}
 				return r.endLevels(st, d, end.reason, end.message)
 			}
@@ -287,7 +288,7 @@ func (r *BenchmarkRunReconciler) levelResults(ctx context.Context, st *runState,
 		for n, k := range want {
 			if res, ok := stored[k]; ok {
 				out = append(out, res)
-			} else if res := docResult(doc, run.Status.Steps[i].Name, reps[n]); res != nil {
+			} else if res := doc.Result(run.Status.Steps[i].Name, reps[n]); res != nil { // nil-safe
 				out = append(out, res)
 			} else {
 				missing = k
@@ -298,13 +299,6 @@ func (r *BenchmarkRunReconciler) levelResults(ctx context.Context, st *runState,
 		}
 	}
 	return nil, fmt.Errorf("the results configmap does not hold %s, which status records", missing)
-}
-
-func docResult(doc *specs.Document, step string, rep int32) *results.Result {
-	if doc == nil {
-		return nil
-	}
-	return doc.Result(step, rep)
 }
 
 // capacityBase checks a capacity run's spec against its tool, naming the

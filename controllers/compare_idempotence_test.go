@@ -53,14 +53,7 @@ func TestComparePhaseIsIdempotent(t *testing.T) {
 	// The first status patch of the comparison meets a conflict, as
 	// another writer's update would make it.
 	var refused atomic.Bool
-	conflicted := kit.Intercept(k8s, interceptor.Funcs{
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
-			if _, ok := obj.(*benchv1.BenchmarkComparison); ok && refused.CompareAndSwap(false, true) {
-				return kit.Conflict("benchmarkcomparisons", obj.GetName())
-			}
-			return c.SubResource(sub).Patch(ctx, obj, p, o...)
-		},
-	})
+	conflicted := firstComparisonPatchConflicts(&refused)
 	rec := record.NewFakeRecorder(100)
 	r := &comparison.Reconciler{Client: conflicted, Recorder: rec}
 	// A conflict is not an error (patchStatusIfChanged): the write that
@@ -155,14 +148,7 @@ func TestRefusedVariantIsIdempotent(t *testing.T) {
 	}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cmp)}
 	var refused atomic.Bool
-	conflicted := kit.Intercept(k8s, interceptor.Funcs{
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
-			if _, ok := obj.(*benchv1.BenchmarkComparison); ok && refused.CompareAndSwap(false, true) {
-				return kit.Conflict("benchmarkcomparisons", obj.GetName())
-			}
-			return c.SubResource(sub).Patch(ctx, obj, p, o...)
-		},
-	})
+	conflicted := firstComparisonPatchConflicts(&refused)
 	rec := record.NewFakeRecorder(100)
 	get := func() *benchv1.BenchmarkComparison {
 		t.Helper()
@@ -196,4 +182,18 @@ func TestRefusedVariantIsIdempotent(t *testing.T) {
 	if err := k8s.List(ctx, &runs, client.InNamespace(h.NS)); err != nil || len(runs.Items) != 0 {
 		t.Errorf("%d runs created (%v), want none", len(runs.Items), err)
 	}
+}
+
+// firstComparisonPatchConflicts is the API server whose first status patch
+// of a comparison meets a conflict (refused says it did), as another
+// writer's update would make it.
+func firstComparisonPatchConflicts(refused *atomic.Bool) client.Client {
+	return kit.Intercept(k8s, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
+			if _, ok := obj.(*benchv1.BenchmarkComparison); ok && refused.CompareAndSwap(false, true) {
+				return kit.Conflict("benchmarkcomparisons", obj.GetName())
+			}
+			return c.SubResource(sub).Patch(ctx, obj, p, o...)
+		},
+	})
 }

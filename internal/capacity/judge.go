@@ -3,13 +3,13 @@ package capacity
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/stats"
 )
 
 // Names of the figures a tool's result gives for the rules: pgbench's
@@ -277,15 +277,7 @@ func medianPrimary(rs []*results.Result) (float64, string) {
 			vs, unit = append(vs, m.Value), m.Unit
 		}
 	}
-	if len(vs) == 0 {
-		return 0, unit
-	}
-	sort.Float64s(vs)
-	n := len(vs)
-	if n%2 == 1 {
-		return vs[n/2], unit
-	}
-	return (vs[n/2-1] + vs[n/2]) / 2, unit
+	return stats.Summarize(vs).Median, unit
 }
 
 func meanMetric(rs []*results.Result, k results.Key) (float64, bool) {
