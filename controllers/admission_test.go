@@ -75,6 +75,11 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 				Rules: benchv1.CapacityRules{Latency: []benchv1.LatencyRule{{Percentile: 100, Max: metav1.Duration{Duration: time.Millisecond}}}}}
 		}, []string{"spec.capacity.search.widthPercent", "must be between 0.1 and 50", "spec.capacity.search", "max must be above start",
 			"spec.capacity.rules.latency[0].percentile", "must be above 0 and below 100"}},
+		"capacity soak duration and percent": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Capacity = &benchv1.CapacitySpec{Parameter: "clients", Search: &benchv1.CapacitySearch{Start: 8},
+				Rules: benchv1.CapacityRules{MinGainPercent: ptrPercent(20)},
+				Soak:  &benchv1.CapacitySoak{Percent: 5, Duration: metav1.Duration{Duration: 73 * time.Hour}}}
+		}, []string{"spec.capacity.soak.duration", "must be a duration between 30s and 72h", "spec.capacity.soak.percent", "should be greater than or equal to 10"}},
 		"hammerdb in parallel": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Workload = benchv1.WorkloadSpec{Parallelism: 2, HammerDB: &benchv1.HammerDBWorkload{Database: benchv1.HammerDBPostgres, VirtualUsers: []int32{20}}}
 		}, []string{"spec.workload", "parallelism above 1 is not possible for osb, hammerdb and queryBench"}},

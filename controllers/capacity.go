@@ -43,6 +43,9 @@ func (r *BenchmarkRunReconciler) measureLevels(ctx context.Context, st *runState
 		run.Status.Capacity = &benchv1.CapacityStatus{Parameter: c.Parameter, CoordinatedOmission: coordinatedOmission(run, st.workload)}
 	}
 	cs := run.Status.Capacity
+	if cs.Soak != nil { // the search has ended and its soak started
+		return r.measureSoak(ctx, st, base)
+	}
 	plan := capacity.PlanOf(c)
 	for {
 		if i := len(cs.Levels) - 1; i >= 0 && cs.Levels[i].Passed == nil {
@@ -67,7 +70,7 @@ func (r *BenchmarkRunReconciler) measureLevels(ctx context.Context, st *runState
 					// The maximum reported is the one the second confirmation did not hold.
 					d = capacity.Decide(plan, judgedLevels(&benchv1.CapacityStatus{Levels: cs.Levels[:len(cs.Levels)-1]}), false)
 				}
-				return r.endLevels(st, d, end.reason, end.message)
+				return r.endSearch(ctx, st, base, d, end.reason, end.message)
 			}
 			confirm = true
 		}
@@ -220,8 +223,169 @@ func (r *BenchmarkRunReconciler) measureLevel(ctx context.Context, st *runState,
 	return true, ctrl.Result{}, nil
 }
 
+// endSearch ends the search with what it found, then starts its soak
+// (spec.capacity.soak) when there is a maximum to hold, confirmed when a
+// confirmation was asked for, or ends the measuring phase.
+func (r *BenchmarkRunReconciler) endSearch(ctx context.Context, st *runState, base workloads.Step, d capacity.Decision, reason benchv1.CapacityStopReason, msg string) (ctrl.Result, error) {
+	run, cs, c := st.run, st.run.Status.Capacity, st.run.Spec.Capacity
+	if c.Soak == nil {
+		return r.endLevels(st, d, reason, msg)
+	}
+	if d.Maximum == nil || c.Confirm != nil && (cs.Confirmed == nil || !*cs.Confirmed) {
+		why := "no level passed"
+		if d.Maximum != nil {
+			why = "the maximum was not confirmed"
+		}
+		return r.endLevels(st, d, reason, fmt.Sprintf("%s; no soak: %s", msg, why))
+	}
+	r.settleSearch(st, d, reason, msg)
+	value := int32(max(1, int64(*cs.Maximum)*int64(soakPercent(c.Soak))/100))
+	cs.Soak = &benchv1.CapacitySoakStatus{Value: value, Step: fmt.Sprintf("%s=%d,soak", c.Parameter, value), Attempts: 1}
+	params := map[string]string{}
+	for k, v := range soakStep(run, base).Params {
+		params[k] = fmt.Sprint(v)
+	}
+	run.Status.Steps = append(run.Status.Steps, benchv1.StepStatus{Name: cs.Soak.Step, Parameters: params})
+	st.note(false, "Soak", "soaking at %s (%d %% of the maximum %d) for %s", cs.Soak.Step, soakPercent(c.Soak), *cs.Maximum, c.Soak.Duration.Duration)
+	return r.measureSoak(ctx, st, base)
+}
+
+func soakPercent(s *benchv1.CapacitySoak) int32 {
+	if s.Percent == 0 {
+		return 75
+	}
+	return s.Percent
+}
+
+// soakStep is the step that measures the soak: the sweep's one step at
+// the soak's level, for the soak's duration.
+func soakStep(run *benchv1.BenchmarkRun, base workloads.Step) workloads.Step {
+	c := run.Spec.Capacity
+	step := workloads.Step{Name: run.Status.Capacity.Soak.Step, Params: map[string]int32{}}
+	for k, v := range base.Params {
+		step.Params[k] = v
+	}
+	step.Params[c.Parameter] = run.Status.Capacity.Soak.Value
+	step.Params[workloads.DurationParameter] = int32(min(c.Soak.Duration.Seconds(), math.MaxInt32))
+	return step
+}
+
+// measureSoak measures the soak, the run's last step: one measurement,
+// measured once more from its start when it failed or was invalid (a
+// load-generator pod lost, a node gone), which status and an event say;
+// a manager restart does not restart it, its Job runs on and is adopted.
+// Then it judges the soak's trends and ends the measuring phase.
+func (r *BenchmarkRunReconciler) measureSoak(ctx context.Context, st *runState, base workloads.Step) (ctrl.Result, error) {
+	run, cs, c := st.run, st.run.Status.Capacity, st.run.Spec.Capacity
+	sk := cs.Soak
+	if sk.Passed != nil || len(sk.Reasons) > 0 { // judged: a refused write of the phase's end
+		return r.finishLevels(st)
+	}
+	i := len(run.Status.Steps) - 1
+	step := soakStep(run, base)
+	st.declared = c.Soak.Duration.Duration
+	for rep := int32(1); rep <= 2; rep++ {
+		u := measurement{step: i, rep: rep}
+		if rep == 2 {
+			if allSucceeded(run.Status.Steps[i]) {
+				break
+			}
+			if first := run.Status.Steps[i].Repetitions[0]; sk.Attempts < 2 {
+				sk.Attempts = 2
+				sk.Restarts = status.Truncate(fmt.Sprintf("the first attempt (job %s) ended %s after %s: %s; the soak was measured again from its start",
+					first.Job, first.Verdict, attemptLength(first), firstReason(first.Reasons)), 1024)
+				st.note(true, "SoakRestarted", "%s", sk.Restarts)
+			}
+		}
+		if recorded(run, u) {
+			r.forgetMeasurement(ctx, windowKey(st, specs.MeasureJobName(run, u.step, u.rep)))
+			continue
+		}
+		progress := fmt.Sprintf("soak at %s (%d %% of the maximum %d) for %s, attempt %d", sk.Step, soakPercent(c.Soak), derefInt(cs.Maximum), c.Soak.Duration.Duration, rep)
+		if taken, res, err := r.measureOne(ctx, st, step, u, progress, 1); !taken {
+			return res, err
+		}
+	}
+	measured := run.Status.Steps[i].Repetitions
+	if last := measured[len(measured)-1]; last.Verdict != benchv1.VerdictSucceeded {
+		sk.Reasons = []string{status.Truncate(fmt.Sprintf("measured twice, the soak was %s both times: %s", last.Verdict, firstReason(last.Reasons)), 1024)}
+		st.note(true, "SoakJudged", "the soak at %s could not be judged: %s", sk.Step, sk.Reasons[0])
+		return r.finishLevels(st)
+	}
+	stored, err := r.levelResults(ctx, st, i)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var latency *benchv1.LatencyRule
+	if len(c.Rules.Latency) > 0 {
+		latency = &c.Rules.Latency[0]
+	}
+	var warmup time.Duration
+	if w := run.Spec.Workload.Warmup; w != nil {
+		warmup = w.Duration
+	}
+	j := capacity.JudgeSoak(c.Soak, latency, stored[len(stored)-1], warmup)
+	sk.Checks, sk.Reasons = j.Checks, statusReasons(j.Reasons)
+	verdict := "held"
+	if j.Unjudgeable != "" {
+		sk.Reasons = []string{j.Unjudgeable}
+		verdict = "could not be judged: " + j.Unjudgeable
+	} else {
+		passed := j.Passed
+		sk.Passed = &passed
+		if !passed {
+			verdict = "failed: " + status.Truncate(j.Reasons[0], 300)
+		}
+	}
+	st.note(sk.Passed == nil || !*sk.Passed, "SoakJudged", "the soak at %s %s", sk.Step, verdict)
+	return r.finishLevels(st)
+}
+
+func attemptLength(m benchv1.RepetitionStatus) string {
+	if m.StartTime == nil || m.CompletionTime == nil {
+		return "an unknown time"
+	}
+	return m.CompletionTime.Sub(m.StartTime.Time).Round(time.Second).String()
+}
+
+func derefInt(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
 // endLevels ends the measuring phase of a capacity run with what it found.
 func (r *BenchmarkRunReconciler) endLevels(st *runState, d capacity.Decision, reason benchv1.CapacityStopReason, msg string) (ctrl.Result, error) {
+	r.settleSearch(st, d, reason, msg)
+	return r.finishLevels(st)
+}
+
+// finishLevels ends the measuring phase of a capacity run.
+func (r *BenchmarkRunReconciler) finishLevels(st *runState) (ctrl.Result, error) {
+	run, cs := st.run, st.run.Status.Capacity
+	found := "no level passed"
+	if cs.Maximum != nil {
+		found = fmt.Sprintf("maximum %s=%d", cs.Parameter, *cs.Maximum)
+	}
+	if sk := cs.Soak; sk != nil {
+		switch {
+		case sk.Passed == nil:
+			found += ", soak not judged"
+		case *sk.Passed:
+			found += ", soak held"
+		default:
+			found += ", soak failed"
+		}
+	}
+	run.Status.Progress = fmt.Sprintf("%d levels, %s", len(cs.Levels), found)
+	run.Status.Measuring, run.Status.ExpectedCompletionTime = nil, nil
+	run.Status.Phase = benchv1.PhaseCollecting
+	return ctrl.Result{}, nil
+}
+
+// settleSearch records what the search found.
+func (r *BenchmarkRunReconciler) settleSearch(st *runState, d capacity.Decision, reason benchv1.CapacityStopReason, msg string) {
 	run, cs := st.run, st.run.Status.Capacity
 	cs.Maximum, cs.SmallestFailing, cs.NonMonotonic = d.Maximum, d.SmallestFailing, d.NonMonotonic
 	cs.StopReason, cs.Message = reason, status.Truncate(msg, 1024)
@@ -242,10 +406,6 @@ func (r *BenchmarkRunReconciler) endLevels(st *runState, d capacity.Decision, re
 		found = fmt.Sprintf("maximum %s=%d", cs.Parameter, *d.Maximum)
 	}
 	st.note(reason == benchv1.CapacityMeasurementFailed, "CapacityFound", "%s (%s): %s", found, reason, cs.Message)
-	run.Status.Progress = fmt.Sprintf("%d levels, %s", len(cs.Levels), found)
-	run.Status.Measuring, run.Status.ExpectedCompletionTime = nil, nil
-	run.Status.Phase = benchv1.PhaseCollecting
-	return ctrl.Result{}, nil
 }
 
 // levelResults reads level i's stored measurements that succeeded. The
@@ -333,6 +493,15 @@ func capacityBase(run *benchv1.BenchmarkRun, w workloads.Workload) (workloads.St
 		} else if need := cf.Duration.Duration * time.Duration(2*(repetitions(run)+1)); need > timeout(run) {
 			errs = append(errs, field.Invalid(path.Child("confirm", "duration"), cf.Duration.Duration.String(),
 				fmt.Sprintf("two confirmations of %d measurements of it take up to %s, more than spec.timeout (%s): raise spec.timeout", repetitions(run)+1, need, timeout(run))))
+		}
+	}
+	if sk := c.Soak; sk != nil {
+		if _, ok := w.(workloads.DurationKnob); !ok {
+			errs = append(errs, field.Invalid(path.Child("soak"), sk.Duration.Duration.String(),
+				fmt.Sprintf("%s cannot be held for a duration of its own: a soak needs a tool that takes a duration per level", w.Name())))
+		} else if need := 2 * sk.Duration.Duration; need > timeout(run) {
+			errs = append(errs, field.Invalid(path.Child("soak", "duration"), sk.Duration.Duration.String(),
+				fmt.Sprintf("the soak, measured again once when its first attempt fails, takes up to %s, more than spec.timeout (%s): raise spec.timeout", need, timeout(run))))
 		}
 	}
 	if c.Parameter != workloads.RateParameter && c.Rules.MinAchievedPercent != nil {

@@ -244,6 +244,13 @@ func TestCapacityBaseNamesTheField(t *testing.T) {
 			[]string{"spec.capacity.rules.minAchievedPercent", "parameter must be rate"}},
 		"no latency limit": {func(r *benchv1.BenchmarkRun) { r.Spec.Workload.Pgbench.LatencyLimit = nil },
 			[]string{"spec.capacity.rules.latency[0].max", "spec.workload.pgbench.latencyLimit must equal this max"}},
+		"a soak longer than half the timeout": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Capacity.Soak = &benchv1.CapacitySoak{Duration: metav1.Duration{Duration: 2 * time.Hour}}
+		}, []string{"spec.capacity.soak.duration", "takes up to 4h0m0s, more than spec.timeout (2h0m0s): raise spec.timeout"}},
+		"a soak within a raised timeout": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Capacity.Soak = &benchv1.CapacitySoak{Duration: metav1.Duration{Duration: 24 * time.Hour}}
+			r.Spec.Timeout = &metav1.Duration{Duration: 50 * time.Hour}
+		}, nil},
 		"another latency limit": {func(r *benchv1.BenchmarkRun) { r.Spec.Workload.Pgbench.LatencyLimit.Duration = 10 * time.Millisecond },
 			[]string{"spec.capacity.rules.latency[0].max"}},
 	}
@@ -339,5 +346,114 @@ func TestCapacityConfirmationReopensTheSearch(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %s — %s", name, cs.StopReason, cs.Message)
+	}
+}
+
+// pgbenchSoak is pgbench's output for a soak of secs seconds at rate with
+// a progress line a second, its mean latency growing by grow (0.5: half
+// again by the end) with a little jitter.
+func pgbenchSoak(rate, secs int, grow float64) string {
+	var b strings.Builder
+	for i := 1; i <= secs; i++ {
+		x := float64(i) / float64(secs)
+		jitter := 1 + 0.02*float64(i%5-2)
+		fmt.Fprintf(&b, "progress: %d.0 s, %.1f tps, lat %.3f ms stddev 1.000, 0 failed, lag 0.500 ms, 0 skipped\n",
+			i, float64(rate)*jitter, 4*(1+grow*x)*jitter)
+	}
+	return b.String() + strings.Replace(pgbenchAtRate(rate, rate), "duration: 5 s", fmt.Sprintf("duration: %d s", secs), 1)
+}
+
+// TestCapacitySoakIsMeasuredOnce: searches confirmed, then soaked at 75 %
+// of the confirmed maximum for 30 s, the way it breaks (every first
+// status write of a measurement refused, the manager restarted while
+// soaks run). A steady soak holds; one whose latency grows by half fails
+// LatencyGrowth, naming its figure; one whose first attempt fails (its
+// load generator lost) is measured again from its start, which status
+// says, and holds (the run ends Failed: one of its measurements failed);
+// a search whose confirmation never holds is not soaked.
+// Each soak attempt is one Job: none measured twice, none lost.
+func TestCapacitySoakIsMeasuredOnce(t *testing.T) {
+	const runs, soakSeconds, knee = 4, 30, 1000
+	h := newHarness(t)
+	ic := newInterferer()
+	ic.refuseRecords = true
+	h.wrap = ic.wrap
+	h.RestartManager(cfg)
+	for n := range runs {
+		run := capacityRun(fmt.Sprintf("cap-%02d", n), 1)
+		run.Spec.Capacity.Confirm = &benchv1.CapacityConfirm{FractionPercent: 95, Duration: &metav1.Duration{Duration: 7 * time.Second}}
+		run.Spec.Capacity.Soak = &benchv1.CapacitySoak{Percent: 75, Duration: metav1.Duration{Duration: soakSeconds * time.Second},
+			MaxThroughputDropPercent: 5, MaxLatencyGrowthPercent: 20, MaxErrorGrowthPercent: 1, MaxMemoryGrowthPercent: 10}
+		h.Create(run)
+	}
+	var mu sync.Mutex
+	soaks := map[int]int{}
+	playCapacity(t, h, runs, func(n int, j *batchv1.Job) string {
+		rate := rateOf(t, j)
+		switch argOf(t, j, "--time") {
+		case 7:
+			if n == 3 { // its confirmations never hold
+				return pgbenchAtRate(rate, rate/2)
+			}
+		case soakSeconds:
+			mu.Lock()
+			defer mu.Unlock()
+			soaks[n]++
+			switch {
+			case n == 1:
+				return pgbenchSoak(rate, soakSeconds, 0.5)
+			case n == 2 && soaks[n] == 1:
+				return "pgbench: error: connection to server was lost\n"
+			}
+			return pgbenchSoak(rate, soakSeconds, 0)
+		}
+		return pgbenchAtRate(rate, knee)
+	})
+	for n := range runs {
+		name := fmt.Sprintf("cap-%02d", n)
+		run := h.Run(name)
+		cs := run.Status.Capacity
+		// A run one of whose measurements failed says so, whatever was
+		// measured again (the lost soak's run ends Failed, keeping its
+		// capacity and soak).
+		if want := map[bool]benchv1.Phase{true: benchv1.PhaseFailed, false: benchv1.PhaseSucceeded}[n == 2]; run.Status.Phase != want || cs == nil || cs.Maximum == nil {
+			t.Fatalf("%s: phase %s (want %s), capacity %+v; %s", name, run.Status.Phase, want, cs, run.Status.Message)
+		}
+		sk := cs.Soak
+		if n == 3 {
+			if sk != nil || soaks[n] != 0 || !strings.Contains(cs.Message, "no soak: the maximum was not confirmed") {
+				t.Errorf("%s: an unconfirmed maximum soaked: %+v, %d soak Jobs; %s", name, sk, soaks[n], cs.Message)
+			}
+			continue
+		}
+		if sk == nil || sk.Passed == nil || sk.Value != *cs.Maximum*75/100 || sk.Step != fmt.Sprintf("rate=%d,soak", sk.Value) {
+			t.Fatalf("%s: soak %+v, maximum %d", name, sk, *cs.Maximum)
+		}
+		last := run.Status.Steps[len(run.Status.Steps)-1]
+		wantAttempts := map[int]int{0: 1, 1: 1, 2: 2}[n]
+		if last.Name != sk.Step || len(last.Repetitions) != wantAttempts || int(sk.Attempts) != wantAttempts || soaks[n] != wantAttempts {
+			t.Errorf("%s: soak step %s with %d measurements, %d attempts in status, %d Jobs; want %d", name, last.Name, len(last.Repetitions), sk.Attempts, soaks[n], wantAttempts)
+		}
+		if len(run.Status.Steps) != len(cs.Levels)+1 {
+			t.Errorf("%s: %d steps for %d levels and a soak", name, len(run.Status.Steps), len(cs.Levels))
+		}
+		switch n {
+		case 0:
+			if !*sk.Passed || len(sk.Checks) != 3 {
+				t.Errorf("%s: a steady soak: %+v", name, sk)
+			}
+		case 1:
+			if *sk.Passed || !strings.HasPrefix(sk.Reasons[0], "LatencyGrowth: latencyAverageMillis drifted by +") {
+				t.Errorf("%s: a soak whose latency grows by half: %+v", name, sk)
+			}
+		case 2:
+			if !*sk.Passed || !strings.Contains(sk.Restarts, "the soak was measured again from its start") {
+				t.Errorf("%s: a soak lost once: %+v", name, sk)
+			}
+		}
+		if !strings.Contains(run.Status.Progress, "soak") {
+			t.Errorf("%s: progress %q does not say the soak's verdict", name, run.Status.Progress)
+		}
+		t.Logf("%s: maximum %d, soak at %d: passed %v, %d attempts; %v %s", name, *cs.Maximum, sk.Value, *sk.Passed, sk.Attempts, sk.Reasons, sk.Restarts)
 	}
 }

@@ -142,6 +142,9 @@ func (r *BenchmarkRunReconciler) measureOne(ctx context.Context, st *runState, s
 		started := job.CreationTimestamp
 		run.Status.Measuring = &benchv1.MeasurementProgress{Step: step.Name, Repetition: u.rep, Job: job.Name, StartTime: &started}
 		run.Status.ExpectedCompletionTime = expectedCompletion(run, left, started.Time)
+		if st.declared > 0 { // a confirmation or a soak: its own duration, not the levels' mean
+			run.Status.ExpectedCompletionTime = declaredCompletion(run, st.declared*time.Duration(left), started.Time)
+		}
 		msg := fmt.Sprintf("measuring step %s, repetition %d (job %s)", step.Name, u.rep, job.Name)
 		if st.waiting != "" {
 			msg += ": " + st.waiting
@@ -241,6 +244,16 @@ func expectedCompletion(run *benchv1.BenchmarkRun, left int, from time.Time) *me
 		if limit := start.Add(timeout(run)); eta.After(limit) {
 			eta = limit
 		}
+	}
+	t := metav1.NewTime(eta)
+	return &t
+}
+
+// declaredCompletion is from + d, at most the run's timeout.
+func declaredCompletion(run *benchv1.BenchmarkRun, d time.Duration, from time.Time) *metav1.Time {
+	eta := from.Add(d).Truncate(time.Second)
+	if start := run.Status.StartTime; start != nil && eta.After(start.Add(timeout(run))) {
+		eta = start.Add(timeout(run))
 	}
 	t := metav1.NewTime(eta)
 	return &t

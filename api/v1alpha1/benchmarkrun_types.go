@@ -31,7 +31,7 @@ const (
 
 // BenchmarkRunSpec describes one benchmark: the database under test, the load
 // tool, where each runs, and how often the measurement is repeated.
-// +kubebuilder:validation:XValidation:rule="!has(self.capacity) || ((has(self.capacity.maxLevels) ? self.capacity.maxLevels : 20) + 2) * ((has(self.repetitions) ? self.repetitions : 1) + 1) <= 1000",message="a capacity run makes at most 1000 measurements (MaxMeasurements): capacity.maxLevels and two confirmations, times repetitions + 1 (a level is measured once more when a measurement fails)"
+// +kubebuilder:validation:XValidation:rule="!has(self.capacity) || ((has(self.capacity.maxLevels) ? self.capacity.maxLevels : 20) + 2) * ((has(self.repetitions) ? self.repetitions : 1) + 1) + 2 <= 1000",message="a capacity run makes at most 1000 measurements (MaxMeasurements): capacity.maxLevels and two confirmations, times repetitions + 1 (a level is measured once more when a measurement fails), and a soak measured at most twice"
 type BenchmarkRunSpec struct {
 	// Target is the database under test.
 	Target TargetSpec `json:"target"`
@@ -277,6 +277,7 @@ type ValiditySpec struct {
 // +kubebuilder:printcolumn:name="Workload",type=string,JSONPath=`.status.workload`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`,priority=1
+// +kubebuilder:printcolumn:name="ETA",type=string,JSONPath=`.status.expectedCompletionTime`,priority=1
 // +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=`.status.primary.display`
 // +kubebuilder:printcolumn:name="Target CPU",type=number,JSONPath=`.status.primary.targetCPUCores`
 // +kubebuilder:printcolumn:name="Capacity",type=integer,JSONPath=`.status.capacity.maximum`,priority=1

@@ -53,6 +53,15 @@ type CapacitySpec struct {
 	// +optional
 	Confirm *CapacityConfirm `json:"confirm,omitempty"`
 
+	// Soak holds a share of the maximum for a long time once the search
+	// (and its confirmation, when confirm is set) has ended, and judges
+	// the time series of that one long measurement: the throughput's
+	// trend, the latency's, the errors' and the target's memory (a leak).
+	// It follows only a maximum found, and a confirmed one when confirm
+	// is set; status.capacity.soak holds its verdict.
+	// +optional
+	Soak *CapacitySoak `json:"soak,omitempty"`
+
 	// ExceedRatioPercent judges each repetition of a level on its own, as
 	// a trial (RFC 9971 MLRsearch: many short trials rather than one long
 	// one), and passes the level when at most this percent of its trials
@@ -126,6 +135,57 @@ type CapacityConfirm struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('72h')",message="must be a duration between 1s and 72h"
 	// +optional
 	Duration *metav1.Duration `json:"duration,omitempty"`
+}
+
+// CapacitySoak is the long hold below the maximum. Each trend is the
+// least-squares line of its series over the soak (after the workload's
+// warm-up), as the change it makes from the soak's start to its end in
+// percent of its mean, with its 95 % interval; a check fails when the
+// whole interval lies beyond its limit in the bad direction, so a flat
+// but noisy series never fails one. A change whose estimate is beyond the
+// limit but whose interval reaches inside it passes and is named
+// inconclusive in the soak's reasons: a longer soak would tell.
+type CapacitySoak struct {
+	// Percent of the maximum held (rounded down, at least 1): 75 holds
+	// 0.75 × the confirmed maximum, the margin users run production at.
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=75
+	// +optional
+	Percent int32 `json:"percent,omitempty"`
+
+	// Duration of the soak: one measurement of that length, for tools
+	// that take a duration per level (pgbench). Its measure deadline and
+	// the run's timeout must leave room for it (twice, for a retry).
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('30s') && duration(self) <= duration('72h')",message="must be a duration between 30s and 72h"
+	Duration metav1.Duration `json:"duration"`
+
+	// MaxThroughputDropPercent is the largest fall of the throughput over
+	// the soak, in percent of its mean.
+	// +kubebuilder:default=5
+	// +optional
+	MaxThroughputDropPercent Percent `json:"maxThroughputDropPercent,omitempty"`
+
+	// MaxLatencyGrowthPercent is the largest rise of the latency series
+	// over the soak (pgbench's mean latency per progress interval; a
+	// histogram tool's interval percentile of the first latency rule), in
+	// percent of its mean.
+	// +kubebuilder:default=20
+	// +optional
+	MaxLatencyGrowthPercent Percent `json:"maxLatencyGrowthPercent,omitempty"`
+
+	// MaxErrorGrowthPercent is the largest rise of the failed requests'
+	// share over the soak, in percentage points of all requests.
+	// +kubebuilder:default=1
+	// +optional
+	MaxErrorGrowthPercent Percent `json:"maxErrorGrowthPercent,omitempty"`
+
+	// MaxMemoryGrowthPercent is the largest rise of the target's memory
+	// working set over the soak (the telemetry's memoryWorkingSetBytes of
+	// the target), in percent of its mean: a leak.
+	// +kubebuilder:default=10
+	// +optional
+	MaxMemoryGrowthPercent Percent `json:"maxMemoryGrowthPercent,omitempty"`
 }
 
 // CapacityRules decide whether a level passed. A level passes when every
@@ -288,6 +348,76 @@ type CapacityStatus struct {
 	// +kubebuilder:validation:MaxItems=102
 	// +optional
 	Levels []CapacityLevel `json:"levels,omitempty"`
+
+	// Soak is the soak's verdict (spec.capacity.soak): absent until the
+	// soak starts, and when none was asked for or there was no maximum to
+	// hold.
+	// +optional
+	Soak *CapacitySoakStatus `json:"soak,omitempty"`
+}
+
+// SoakCheckName names a trend a soak judges.
+// +kubebuilder:validation:Enum=ThroughputDrop;LatencyGrowth;ErrorGrowth;MemoryGrowth
+type SoakCheckName string
+
+const (
+	SoakThroughputDrop SoakCheckName = "ThroughputDrop"
+	SoakLatencyGrowth  SoakCheckName = "LatencyGrowth"
+	SoakErrorGrowth    SoakCheckName = "ErrorGrowth"
+	SoakMemoryGrowth   SoakCheckName = "MemoryGrowth"
+)
+
+// CapacitySoakStatus is what the soak found.
+type CapacitySoakStatus struct {
+	// Value is the level held: spec.capacity.soak.percent of the maximum.
+	Value int32 `json:"value"`
+	// Step is the name of its status.steps entry.
+	Step string `json:"step"`
+	// Passed is whether every check held; absent while it runs and when
+	// it could not be judged (Reasons says why).
+	// +optional
+	Passed *bool `json:"passed,omitempty"`
+	// Reasons name each check that failed, with its figure, each that
+	// was inconclusive, each that could not be judged (no such series),
+	// or why the soak could not be judged at all.
+	// +optional
+	Reasons []string `json:"reasons,omitempty"`
+	// Checks are the trends judged, one per series found.
+	// +kubebuilder:validation:MaxItems=4
+	// +optional
+	Checks []SoakCheck `json:"checks,omitempty"`
+	// Attempts is how many times the soak was started: 2 when its first
+	// measurement failed (a lost load-generator pod, a node gone) and it
+	// was measured again from its start, which Restarts says. A manager
+	// restart does not restart it: the soak's Job runs on.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+	// Restarts says why the soak was measured again, and when its first
+	// attempt ended.
+	// +optional
+	Restarts string `json:"restarts,omitempty"`
+}
+
+// SoakCheck is one trend over the soak.
+type SoakCheck struct {
+	Name SoakCheckName `json:"name"`
+	// Series is the series judged (its key in the results).
+	Series string `json:"series"`
+	// ChangePercent is the change the series' least-squares line makes
+	// from the soak's start to its end, in percent of its mean
+	// (ErrorGrowth: in percentage points of the requests).
+	ChangePercent float64 `json:"changePercent"`
+	// CILowPercent and CIHighPercent bound it at 95 %.
+	CILowPercent  float64 `json:"ciLowPercent"`
+	CIHighPercent float64 `json:"ciHighPercent"`
+	// LimitPercent is the check's limit (spec.capacity.soak).
+	LimitPercent float64 `json:"limitPercent"`
+	// Significant is whether the slope differs from zero (p < 0.05).
+	Significant bool `json:"significant"`
+	// Passed is false when the whole interval lies beyond the limit.
+	Passed bool `json:"passed"`
+	// Points is how many intervals the line was fitted to.
+	Points int32 `json:"points"`
 }
 
 // CapacityLevel is one judged level.

@@ -81,7 +81,52 @@ func renderCapacity(w io.Writer, r *benchv1.BenchmarkRun, format string) error {
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, l.Step, verdict, num(l.Throughput), num(l.AchievedPercent), latency, strings.Join(l.Reasons, "; "))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return renderSoak(w, r, cs.Soak)
+}
+
+// renderSoak prints the soak's verdict and its trends.
+func renderSoak(w io.Writer, r *benchv1.BenchmarkRun, sk *benchv1.CapacitySoakStatus) error {
+	if sk == nil {
+		return nil
+	}
+	verdict := "running"
+	switch {
+	case sk.Passed != nil && *sk.Passed:
+		verdict = "held"
+	case sk.Passed != nil:
+		verdict = "failed"
+	case len(sk.Reasons) > 0:
+		verdict = "not judged"
+	}
+	fmt.Fprintf(w, "\nsoak at %s for %s: %s", sk.Step, r.Spec.Capacity.Soak.Duration.Duration, verdict)
+	if verdict == "running" && r.Status.ExpectedCompletionTime != nil {
+		fmt.Fprintf(w, " (ends about %s)", r.Status.ExpectedCompletionTime.UTC().Format("2006-01-02 15:04 MST"))
+	}
+	fmt.Fprintln(w)
+	if sk.Restarts != "" {
+		fmt.Fprintf(w, "restarted: %s\n", sk.Restarts)
+	}
+	if len(sk.Checks) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "CHECK\tSERIES\tCHANGE\t95% CI\tLIMIT\tVERDICT")
+		for _, c := range sk.Checks {
+			v := "passed"
+			if !c.Passed {
+				v = "failed"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%+.3g %%\t%+.3g to %+.3g %%\t%g %%\t%s\n", c.Name, c.Series, c.ChangePercent, c.CILowPercent, c.CIHighPercent, c.LimitPercent, v)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	for _, reason := range sk.Reasons {
+		fmt.Fprintf(w, "- %s\n", reason)
+	}
+	return nil
 }
 
 func num(v *float64) string {

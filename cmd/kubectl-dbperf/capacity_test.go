@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 )
@@ -28,6 +31,24 @@ func TestRenderCapacityPrintsTheKneeCurve(t *testing.T) {
 	}
 	for _, want := range []string{"pg-knee: maximum rate=1600 (transactionsPerSecond 1558.1 tx/s) — Converged: 1600 passed and 1700 failed",
 		"latency at a fixed rate: Corrected", "rate=1600  passed", "0.0219 % over limit", "rate=1700  failed", "p99 above 20ms", "rate=1650  measuring"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in\n%s", want, out.String())
+		}
+	}
+	r.Spec.Capacity.Soak = &benchv1.CapacitySoak{Duration: metav1.Duration{Duration: 24 * time.Hour}}
+	r.Status.Capacity.Soak = &benchv1.CapacitySoakStatus{Value: 1200, Step: "rate=1200,soak", Passed: &no, Attempts: 2,
+		Restarts: "the first attempt (job pg-knee-s3-r1) ended Failed after 2h13m0s",
+		Checks: []benchv1.SoakCheck{
+			{Name: benchv1.SoakThroughputDrop, Series: "transactionsPerSecond", ChangePercent: -0.4, CILowPercent: -0.9, CIHighPercent: 0.1, LimitPercent: 5, Passed: true},
+			{Name: benchv1.SoakMemoryGrowth, Series: "target memoryWorkingSetBytes", ChangePercent: 31.2, CILowPercent: 29.8, CIHighPercent: 32.6, LimitPercent: 10},
+		},
+		Reasons: []string{"MemoryGrowth: target memoryWorkingSetBytes drifted by +31.2%"}}
+	out.Reset()
+	if err := renderCapacity(&out, r, "table"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"soak at rate=1200,soak for 24h0m0s: failed", "restarted: the first attempt (job pg-knee-s3-r1) ended Failed after 2h13m0s",
+		"MemoryGrowth    target memoryWorkingSetBytes  +31.2 %  +29.8 to +32.6 %  10 %   failed", "- MemoryGrowth: target memoryWorkingSetBytes drifted by +31.2%"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in\n%s", want, out.String())
 		}

@@ -162,8 +162,18 @@ func withinStall(d Dip, stalls []Stall) bool {
 }
 
 // driftOf fits throughput against the middle of each interval.
-func driftOf(key string, ivs []progressInterval) *Drift {
+func driftOf(key string, ivs []progressInterval) *Drift { return lineOf(key, ivs, false) }
+
+// lineOf fits the least-squares line of a series against the middle of
+// each interval and gives the change it makes over the window: in percent
+// of the series' mean, or, absolute, in the series' own unit (percentage
+// points for a share). It is nil for fewer than three intervals, a window
+// of one instant, or, relative, a mean that is not positive.
+func lineOf(key string, ivs []progressInterval, absolute bool) *Drift {
 	n := float64(len(ivs))
+	if len(ivs) < 3 {
+		return nil
+	}
 	var mx, my float64
 	for _, iv := range ivs {
 		mx += (iv.from + iv.to) / 2
@@ -176,7 +186,7 @@ func driftOf(key string, ivs []progressInterval) *Drift {
 		sxx += dx * dx
 		sxy += dx * (iv.v - my)
 	}
-	if sxx == 0 || my <= 0 {
+	if sxx == 0 || (!absolute && my <= 0) {
 		return nil
 	}
 	slope := sxy / sxx
@@ -187,7 +197,10 @@ func driftOf(key string, ivs []progressInterval) *Drift {
 	}
 	df := len(ivs) - 2
 	se := math.Sqrt(ss / float64(df) / sxx)
-	toPercent := 100 * (ivs[len(ivs)-1].to - ivs[0].from) / my
+	toPercent := ivs[len(ivs)-1].to - ivs[0].from
+	if !absolute {
+		toPercent *= 100 / my
+	}
 	d := &Drift{Series: key, From: seconds(ivs[0].from), To: seconds(ivs[len(ivs)-1].to), DF: df, Percent: slope * toPercent}
 	half := stats.StudentQuantile(0.975, float64(df)) * se * toPercent
 	d.CILow, d.CIHigh = d.Percent-half, d.Percent+half
@@ -198,6 +211,9 @@ func driftOf(key string, ivs []progressInterval) *Drift {
 		d.T = math.Copysign(math.Inf(1), slope)
 	}
 	d.P = max(stats.StudentTwoSided(d.T, float64(df)), minP)
+	if math.IsNaN(d.P) { // a flat series: no slope at all
+		d.P = 1
+	}
 	return d
 }
 
