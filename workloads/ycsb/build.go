@@ -210,10 +210,36 @@ func (YCSB) Prepare(spec *benchv1.WorkloadSpec, ep pod.Endpoint) *pod.Invocation
 	return &inv
 }
 
-// Run is YCSB's transaction phase at one thread count.
+// Run is YCSB's transaction phase at one thread count. A capacity level's
+// offered rate (workloads.RateParameter) becomes -target, each load
+// generator its exact share, with measurement.interval=both: YCSB then
+// also measures each operation from its intended start (the schedule
+// -target sets), and the report's latencies are those (see Parse).
 func (YCSB) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step) pod.Invocation {
-	return command(spec.YCSB, ep, "-t", step.Params["threads"])
+	rate, ok := step.Params[workloads.RateParameter]
+	if !ok {
+		return command(spec.YCSB, ep, "-t", step.Params["threads"])
+	}
+	w := *spec.YCSB
+	w.TargetOpsPerSecond = 0 // the level's rate replaces it
+	inv := command(&w, ep, "-t", step.Params["threads"])
+	inv.Command = append(inv.Command, "-target", workloads.SharePlaceholder(int64(rate)), "-p", "measurement.interval=both")
+	for _, op := range histogramOps {
+		inv.ResultFiles = append(inv.ResultFiles, pod.OutputDir+"/"+HistogramPrefix+IntendedPrefix+op+".hdr")
+	}
+	return inv
 }
+
+// IntendedPrefix names YCSB's measurements from each operation's intended
+// start (measurement.interval=intended or both): [Intended-READ] and
+// hdr-Intended-READ.hdr.
+const IntendedPrefix = "Intended-"
+
+// RateCorrected: at a level's rate YCSB measures from the intended start
+// (measurement.interval=both), and the parser reports those latencies.
+func (YCSB) RateCorrected() bool { return true }
+
+var _ workloads.RateKnob = YCSB{}
 
 var _ workloads.Speaker = YCSB{}
 

@@ -3,6 +3,7 @@ package ycsb
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
@@ -54,6 +55,9 @@ func (YCSB) Parse(in workloads.ParseInput) *results.Result {
 	}
 	if len(p.sections) > 1 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d YCSB reports in one output; the last complete one is reported", len(p.sections)))
+	}
+	if useIntended(last) {
+		r.SetParam("latencyMeasuredFrom", "intendedStart")
 	}
 	throughput := last.overall["Throughput(ops/sec)"]
 	r.Add(results.Metric{Name: "opsPerSecond", Operation: "OVERALL", Value: throughput, Unit: "ops/s", Direction: results.HigherIsBetter})
@@ -172,6 +176,45 @@ func (s *section) add(name, key string, val float64) {
 	}
 }
 
+// useIntended makes each operation's latencies those YCSB measured from
+// its intended start ([Intended-READ], measurement.interval=both or
+// intended): at a fixed -target they include the time a request waited
+// for a busy client thread, which the latency from the moment it was sent
+// leaves out (coordinated omission). The latter stay as the operation's
+// service time (serviceLatency… metrics, detail). It says whether the
+// report had any.
+func useIntended(s *section) bool {
+	found := false
+	for _, name := range append([]string(nil), s.order...) {
+		base, ok := strings.CutPrefix(name, IntendedPrefix)
+		if !ok {
+			continue
+		}
+		intended := s.ops[name]
+		delete(s.ops, name)
+		s.order = slices.DeleteFunc(s.order, func(n string) bool { return n == name })
+		op := s.ops[base]
+		if op == nil { // measurement.interval=intended: no service time
+			op = &opStats{values: map[string]float64{"operations": intended.values["operations"]}, returns: intended.returns}
+			s.ops[base] = op
+			s.order = append(s.order, base)
+		}
+		for k, v := range op.values {
+			if strings.HasPrefix(k, "latency") {
+				op.values["service"+strings.ToUpper(k[:1])+k[1:]] = v
+				delete(op.values, k)
+			}
+		}
+		for k, v := range intended.values {
+			if strings.HasPrefix(k, "latency") {
+				op.values[k] = v
+			}
+		}
+		found = true
+	}
+	return found
+}
+
 // addOperations adds each operation's figures from the report, and
 // returns the operations counted and those that failed.
 func addOperations(r *results.Result, last *section) (total, failed float64) {
@@ -193,7 +236,8 @@ func addOperations(r *results.Result, last *section) (total, failed float64) {
 			if k == "operations" {
 				continue
 			}
-			r.Add(results.Metric{Name: k, Operation: name, Value: op.values[k], Unit: "ms", Direction: results.LowerIsBetter, Detail: k == "latencyMinMillis" || k == "latencyMaxMillis"})
+			detail := k == "latencyMinMillis" || k == "latencyMaxMillis" || strings.HasPrefix(k, "service")
+			r.Add(results.Metric{Name: k, Operation: name, Value: op.values[k], Unit: "ms", Direction: results.LowerIsBetter, Detail: detail})
 		}
 		for _, code := range workloads.SortedKeys(op.returns) {
 			c := op.returns[code]
@@ -247,12 +291,19 @@ var _ workloads.PrepareParser = YCSB{}
 // readHistograms attaches the HdrHistogram logs YCSB wrote per operation
 // (hdrhistogram.fileoutput), all intervals merged, so that the results of
 // several load generators merge into true percentiles.
+// From each operation's intended start when YCSB measured it so (its
+// Intended- log, which then replaces the one from when it was sent).
 func readHistograms(r *results.Result, files map[string][]byte) {
 	for _, name := range workloads.SortedKeys(files) {
 		if !strings.HasPrefix(name, HistogramPrefix) || !strings.HasSuffix(name, ".hdr") {
 			continue
 		}
 		op := strings.TrimSuffix(strings.TrimPrefix(name, HistogramPrefix), ".hdr")
+		if base, ok := strings.CutPrefix(op, IntendedPrefix); ok {
+			op = base
+		} else if _, ok := files[HistogramPrefix+IntendedPrefix+op+".hdr"]; ok {
+			continue // the intended one stands for it
+		}
 		sum, _, err := results.ReadHistogramLog(files[name])
 		if err != nil {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("histogram log %s unreadable: %v", name, err))

@@ -13,6 +13,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
+	"github.com/dbperf-io/dbperf-operator/workloads"
 
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
@@ -169,4 +170,47 @@ func TestRealYCSBClientWhoseThreadsDieIsNotASuccess(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A capacity level of the real YCSB client: offered 2000/s across two
+// load generators (1000 each, the exact share), 2 threads against BasicDB
+// with a delay of up to 2 ms run close to what they can sustain, and an
+// operation that waits for a busy thread starts late. YCSB measures from
+// each operation's intended start too (measurement.interval=both), and the
+// parser reports those latencies and histograms: p99 from the intended
+// start (40–59 ms here) is many times the service time's (1.4–1.7 ms),
+// which stays as serviceLatency… (detail).
+func TestRealYCSBAtARateReportsLatencyFromTheIntendedStart(t *testing.T) {
+	lib := testutil.NeedEnv(t, "YCSB_LIB") // YCSB 0.17.0 from Maven Central (hack/fetch-ycsb.sh)
+	spec := &benchv1.WorkloadSpec{YCSB: &benchv1.YCSBWorkload{Binding: "basic", CoreWorkload: "a", RecordCount: 1000, OperationCount: 3000,
+		Threads: []int32{2}, TargetOpsPerSecond: 50, Properties: map[string]string{"basicdb.verbose": "false", "basicdb.simulatedelay": "2"}}}
+	step := YCSB{}.Steps(spec)[0]
+	step.Params[workloads.RateParameter] = 2000
+	inv := YCSB{}.Run(spec, pod.Endpoint{}, step)
+	inv.Command = runner.ForGenerator(inv.Command, 1, 2)
+	if got := strings.Join(inv.Command, " "); !strings.Contains(got, "-target 1000 -p measurement.interval=both") || strings.Count(got, "-target") != 1 {
+		t.Fatalf("command %q: want one -target of the generator's share", got)
+	}
+	cmd, files := realInvocation(t, inv, lib)
+	var out bytes.Buffer
+	r := runner.Exec(context.Background(), runner.Options{Parser: YCSB{}, Command: cmd, ResultFiles: files, Stdout: &out})
+	if r.Verdict != results.Succeeded || r.Parameters["latencyMeasuredFrom"] != "intendedStart" || r.Histograms["READ"] == "" {
+		t.Fatalf("%s %v, parameters %v, histograms %v, warnings %v\n%s", r.Verdict, r.Reasons, r.Parameters, r.HistogramOperations(), r.Warnings, out.String())
+	}
+	intended, _ := r.Get(results.Key{Name: "latencyP99Millis", Operation: "READ"})
+	service, ok := r.Get(results.Key{Name: "serviceLatencyP99Millis", Operation: "READ"})
+	if !ok || !service.Detail || intended.Value < 3*service.Value {
+		t.Errorf("READ p99 %v ms from the intended start, %v ms service time (detail %v): a client behind its schedule shows in the first", intended.Value, service.Value, service.Detail)
+	}
+	if _, ok := r.Get(results.Key{Name: "operations", Operation: "Intended-READ"}); ok {
+		t.Error("the intended measurements counted as operations of their own")
+	}
+	h, err := results.DecodeHistogram(r.Histograms["READ"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fromHist := float64(h.ValueAtPercentile(99)) / 1000; fromHist < 0.99*intended.Value || fromHist > 1.01*intended.Value+0.002 {
+		t.Errorf("READ's histogram is not the intended one: p99 %v ms, the report %v ms", fromHist, intended.Value)
+	}
+	t.Logf("READ p99: %.3g ms from the intended start, %.3g ms service time; %v ops/s", intended.Value, service.Value, r.Metrics[0].Value)
 }
