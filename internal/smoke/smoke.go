@@ -181,6 +181,11 @@ func RunSpec(s *benchv1.BenchmarkRunSpec) ([]string, error) {
 
 // shrinkCapacity keeps a capacity run to a few levels: a ladder's first
 // two, a search's first three.
+const (
+	smokeConfirm = 5 * time.Second
+	smokeSoak    = time.Minute
+)
+
 func shrinkCapacity(c *benchv1.CapacitySpec) []string {
 	if c == nil {
 		return nil
@@ -197,6 +202,16 @@ func shrinkCapacity(c *benchv1.CapacitySpec) []string {
 	if c.TimeBudget != nil {
 		out = append(out, "capacity.timeBudget → none")
 		c.TimeBudget = nil
+	}
+	if f := c.Confirm; f != nil && f.Duration != nil && f.Duration.Duration > smokeConfirm {
+		out = append(out, fmt.Sprintf("capacity.confirm.duration %s → %s", f.Duration.Duration, smokeConfirm))
+		f.Duration = &metav1.Duration{Duration: smokeConfirm}
+	}
+	// A minute: enough progress intervals for a trend at a tool's usual
+	// 5-10 s progress interval.
+	if k := c.Soak; k != nil && k.Duration.Duration > smokeSoak {
+		out = append(out, fmt.Sprintf("capacity.soak.duration %s → %s", k.Duration.Duration, smokeSoak))
+		k.Duration.Duration = smokeSoak
 	}
 	// dropResources leaves the target without limits: no figure in percent of one.
 	kept := c.Rules.Metrics[:0]

@@ -285,7 +285,18 @@ func sampleEnded(ctx context.Context, k client.Client, ns, kind, name string) (s
 			if cs.Maximum != nil {
 				found = fmt.Sprintf("%s=%d", cs.Parameter, *cs.Maximum)
 			}
-			return fmt.Sprintf("Succeeded: capacity %s after %d levels (%s)", found, len(cs.Levels), cs.StopReason), true, nil
+			soak := ""
+			if sk := cs.Soak; sk != nil {
+				// A soak that followed must have been judged (a failed
+				// trend is a finding; no trend at all is a broken sample).
+				if sk.Passed == nil {
+					return fmt.Sprintf("Invalid capacity: the soak was not judged: %v", sk.Reasons), true, nil
+				}
+				soak = fmt.Sprintf(", soak at %d passed=%v %v", sk.Value, *sk.Passed, sk.Reasons)
+			} else if r.Spec.Capacity.Soak != nil && cs.Confirmed != nil && *cs.Confirmed {
+				return fmt.Sprintf("Invalid capacity: a confirmed maximum was not soaked: %s", cs.Message), true, nil
+			}
+			return fmt.Sprintf("Succeeded: capacity %s after %d levels (%s)%s", found, len(cs.Levels), cs.StopReason, soak), true, nil
 		}
 		if r.Status.Phase == benchv1.PhaseSucceeded && r.Status.Primary != nil && r.Status.Primary.Display != "" {
 			return "Succeeded: " + r.Status.Primary.Display, true, nil

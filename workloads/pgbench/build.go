@@ -3,6 +3,7 @@ package pgbench
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -174,8 +175,27 @@ func (Pgbench) CheckCapacity(spec *benchv1.WorkloadSpec, c *benchv1.CapacitySpec
 			errs = append(errs, field.Invalid(path.Child("rules", "latency").Index(k).Child("operation"), l.Operation, "pgbench counts whole transactions: leave operation empty"))
 		}
 	}
+	if s := c.Soak; s != nil {
+		every := 5 * time.Second
+		if p.ProgressInterval != nil {
+			every = p.ProgressInterval.Duration
+		}
+		if every <= 0 {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "workload", "pgbench", "progressInterval"), "0s",
+				"a soak judges pgbench's progress series: give a progress interval well below the soak's duration"))
+		} else if points := int64(s.Duration.Duration / every); points > MaxSoakPoints {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "workload", "pgbench", "progressInterval"), every.String(),
+				fmt.Sprintf("a soak of %s prints %d progress lines at this interval, more than the %d a stored result keeps: raise it to at least %s",
+					s.Duration.Duration, points, MaxSoakPoints, (s.Duration.Duration/MaxSoakPoints).Round(time.Second)+time.Second)))
+		}
+	}
 	return errs
 }
+
+// MaxSoakPoints bounds the progress lines of a soak: 10,000 points keep
+// its stored result well inside a ConfigMap, and resolve a trend over them
+// far better than any limit needs.
+const MaxSoakPoints = 10000
 
 // StepDuration: a step's DurationParameter is its --time.
 func (Pgbench) StepDuration() {}
