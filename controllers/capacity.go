@@ -41,6 +41,9 @@ func (r *BenchmarkRunReconciler) measureLevels(ctx context.Context, st *runState
 	}
 	if run.Status.Capacity == nil {
 		run.Status.Capacity = &benchv1.CapacityStatus{Parameter: c.Parameter, CoordinatedOmission: coordinatedOmission(run, st.workload)}
+		if w := uncorrectedWarning(run, st.workload); w != "" {
+			st.note(true, "LatencyUncorrected", "%s", w)
+		}
 	}
 	cs := run.Status.Capacity
 	if cs.Soak != nil { // the search has ended and its soak started
@@ -522,6 +525,16 @@ func coordinatedOmission(run *benchv1.BenchmarkRun, w workloads.Workload) string
 		return "Corrected"
 	}
 	return "Uncorrected"
+}
+
+// uncorrectedWarning names the tool when a latency rule judges latency it
+// measures at a fixed rate from when each request was sent: near the limit
+// those figures flatter the server (coordinated omission).
+func uncorrectedWarning(run *benchv1.BenchmarkRun, w workloads.Workload) string {
+	if len(run.Spec.Capacity.Rules.Latency) == 0 || coordinatedOmission(run, w) != "Uncorrected" {
+		return ""
+	}
+	return fmt.Sprintf("%s measures latency at a fixed rate from when each request was sent, not from its intended start: near the limit the latency rules judge flattering figures (coordinated omission); judge its levels on minAchievedPercent too", w.Name())
 }
 
 // judgedLevels are the levels the search decides from: every judged level

@@ -21,6 +21,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/test/kit"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
+	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/registry"
 )
 
@@ -250,7 +251,13 @@ func TestCapacityBaseNamesTheField(t *testing.T) {
 		"a soak within a raised timeout": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Capacity.Soak = &benchv1.CapacitySoak{Duration: metav1.Duration{Duration: 24 * time.Hour}}
 			r.Spec.Timeout = &metav1.Duration{Duration: 50 * time.Hour}
+			r.Spec.Workload.Pgbench.ProgressInterval = &metav1.Duration{Duration: 30 * time.Second}
 		}, nil},
+		"a soak of more progress lines than a result keeps": {func(r *benchv1.BenchmarkRun) {
+			r.Spec.Capacity.Soak = &benchv1.CapacitySoak{Duration: metav1.Duration{Duration: 24 * time.Hour}}
+			r.Spec.Timeout = &metav1.Duration{Duration: 50 * time.Hour}
+			r.Spec.Workload.Pgbench.ProgressInterval = &metav1.Duration{Duration: time.Second}
+		}, []string{"spec.workload.pgbench.progressInterval", "a soak of 24h0m0s prints 86400 progress lines", "raise it to at least 10s"}},
 		"another latency limit": {func(r *benchv1.BenchmarkRun) { r.Spec.Workload.Pgbench.LatencyLimit.Duration = 10 * time.Millisecond },
 			[]string{"spec.capacity.rules.latency[0].max"}},
 	}
@@ -455,5 +462,36 @@ func TestCapacitySoakIsMeasuredOnce(t *testing.T) {
 			t.Errorf("%s: progress %q does not say the soak's verdict", name, run.Status.Progress)
 		}
 		t.Logf("%s: maximum %d, soak at %d: passed %v, %d attempts; %v %s", name, *cs.Maximum, sk.Value, *sk.Passed, sk.Attempts, sk.Reasons, sk.Restarts)
+	}
+}
+
+// uncorrectedTool is a tool whose latency at a fixed rate is measured
+// from when each request was sent: pgbench saying so of itself.
+type uncorrectedTool struct{ workloads.Workload }
+
+func (uncorrectedTool) RateCorrected() bool { return false }
+
+// A latency rule over an uncorrected tool's rate levels is a warning
+// naming the tool; a corrected tool, a closed loop or no latency rule is
+// none.
+func TestUncorrectedLatencyIsAWarningNamingTheTool(t *testing.T) {
+	run := capacityRun("r", 1)
+	pg, err := registry.For(&run.Spec.Workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := uncorrectedWarning(run, uncorrectedTool{pg}); !strings.HasPrefix(w, "pgbench measures latency at a fixed rate from when each request was sent") {
+		t.Errorf("uncorrected: %q", w)
+	}
+	if w := uncorrectedWarning(run, pg); w != "" {
+		t.Errorf("corrected: %q", w)
+	}
+	run.Spec.Capacity.Parameter = "clients"
+	if w := uncorrectedWarning(run, uncorrectedTool{pg}); w != "" {
+		t.Errorf("closed loop: %q", w)
+	}
+	run.Spec.Capacity.Parameter, run.Spec.Capacity.Rules.Latency = "rate", nil
+	if w := uncorrectedWarning(run, uncorrectedTool{pg}); w != "" {
+		t.Errorf("no latency rule: %q", w)
 	}
 }

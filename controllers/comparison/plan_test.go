@@ -2,6 +2,7 @@ package comparison
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -48,5 +49,38 @@ func TestComparisonPlanOrder(t *testing.T) {
 				t.Errorf("child names collide: %v", names)
 			}
 		})
+	}
+}
+
+// Capacity runs are paired on what they found (one step, the maximum);
+// a capacity against a plain run, or against a search of another knob,
+// is refused naming both variants.
+func TestCapacityVariantsArePairedOnWhatTheyFound(t *testing.T) {
+	c := &benchv1.BenchmarkComparison{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
+	c.Spec.Variants = []benchv1.Variant{{Name: "v3"}, {Name: "v4a"}}
+	c.Spec.Baseline = "v3"
+	spec := func(param string) benchv1.BenchmarkRunSpec {
+		s := benchv1.BenchmarkRunSpec{Workload: benchv1.WorkloadSpec{Pgbench: &benchv1.PgbenchWorkload{Clients: []int32{10}}}}
+		if param != "" {
+			s.Capacity = &benchv1.CapacitySpec{Parameter: param, Search: &benchv1.CapacitySearch{Start: 100}}
+		}
+		return s
+	}
+	pairs, ref := stepPairs(c, map[string]benchv1.BenchmarkRunSpec{"v3": spec("rate"), "v4a": spec("rate")})
+	if ref != nil || fmt.Sprint(pairs) != "map[v4a:map[capacity:capacity]]" {
+		t.Errorf("two searches: %v, %v", pairs, ref)
+	}
+	for name, c2 := range map[string]struct {
+		specs map[string]benchv1.BenchmarkRunSpec
+		want  string
+	}{
+		"a capacity and a plain run": {map[string]benchv1.BenchmarkRunSpec{"v3": spec(""), "v4a": spec("rate")},
+			"variant v4a against the baseline v3: one is a capacity run (spec.capacity) and the other is not"},
+		"two knobs": {map[string]benchv1.BenchmarkRunSpec{"v3": spec("clients"), "v4a": spec("rate")},
+			"variant v4a searches capacity.parameter rate and the baseline v3 clients"},
+	} {
+		if _, ref := stepPairs(c, c2.specs); ref == nil || ref.reason != benchv1.ReasonNotComparable || !strings.Contains(ref.message, c2.want) {
+			t.Errorf("%s: %+v, want %q", name, ref, c2.want)
+		}
 	}
 }

@@ -30,13 +30,8 @@ func (r *refusal) Error() string { return r.message }
 // baseline's by spec.stepPairing, naming the patched field.
 func stepPairs(cmp *benchv1.BenchmarkComparison, specsByVariant map[string]benchv1.BenchmarkRunSpec) (map[string]map[string]string, *refusal) {
 	baseSpec := specsByVariant[cmp.Spec.Baseline]
-	for _, v := range cmp.Spec.Variants {
-		if specsByVariant[v.Name].Capacity != nil {
-			// Its levels are decided as it runs: there are no steps to pair
-			// before it ran, and a step-by-step verdict is not a capacity Δ.
-			return nil, &refusal{benchv1.ReasonNotComparable, fmt.Sprintf("variant %s is a capacity run (spec.capacity): comparing capacities between variants is not supported yet; compare their status.capacity%s",
-				v.Name, patchedFields(cmp, v.Name))}
-		}
+	if pairs, r := capacityPairs(cmp, specsByVariant); pairs != nil || r != nil {
+		return pairs, r
 	}
 	baseTool, err := registry.For(&baseSpec.Workload)
 	if err != nil {
@@ -63,6 +58,38 @@ func stepPairs(cmp *benchv1.BenchmarkComparison, specsByVariant map[string]bench
 				patchedFields(cmp, v.Name, cmp.Spec.Baseline))}
 		}
 		out[v.Name] = pairs
+	}
+	return out, nil
+}
+
+// capacityPairs pairs capacity runs (spec.capacity) on what they found:
+// the one step compare.CapacityStep. Every variant must then be a capacity
+// run of the same load knob, or the Δ of the maximum would compare levels
+// of different things; nil, nil when no variant is one.
+func capacityPairs(cmp *benchv1.BenchmarkComparison, specsByVariant map[string]benchv1.BenchmarkRunSpec) (map[string]map[string]string, *refusal) {
+	base := specsByVariant[cmp.Spec.Baseline].Capacity
+	some := base != nil
+	for _, v := range cmp.Spec.Variants {
+		some = some || specsByVariant[v.Name].Capacity != nil
+	}
+	if !some {
+		return nil, nil
+	}
+	out := map[string]map[string]string{}
+	for _, v := range cmp.Spec.Variants {
+		if v.Name == cmp.Spec.Baseline {
+			continue
+		}
+		c := specsByVariant[v.Name].Capacity
+		switch {
+		case c == nil || base == nil:
+			return nil, &refusal{benchv1.ReasonNotComparable, fmt.Sprintf("variant %s against the baseline %s: one is a capacity run (spec.capacity) and the other is not: a capacity compares with a capacity%s",
+				v.Name, cmp.Spec.Baseline, patchedFields(cmp, v.Name, cmp.Spec.Baseline))}
+		case c.Parameter != base.Parameter:
+			return nil, &refusal{benchv1.ReasonNotComparable, fmt.Sprintf("variant %s searches capacity.parameter %s and the baseline %s %s: their maxima are levels of different knobs%s",
+				v.Name, c.Parameter, cmp.Spec.Baseline, base.Parameter, patchedFields(cmp, v.Name, cmp.Spec.Baseline))}
+		}
+		out[v.Name] = map[string]string{compare.CapacityStep: compare.CapacityStep}
 	}
 	return out, nil
 }

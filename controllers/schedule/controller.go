@@ -27,6 +27,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/controllers/internal/metrics"
 	"github.com/dbperf-io/dbperf-operator/controllers/internal/retention"
 	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
+	"github.com/dbperf-io/dbperf-operator/internal/compare"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
 )
@@ -283,6 +284,9 @@ func watched(s *benchv1.BenchmarkSchedule, run *benchv1.BenchmarkRun) (value flo
 	if p := s.Spec.Regression; p != nil {
 		metric, op, step = p.Metric, p.Operation, p.Step
 	}
+	if run.Spec.Capacity != nil {
+		return watchedCapacity(run.Status.Capacity, metric)
+	}
 	if run.Status.Primary != nil {
 		if metric == "" {
 			metric, op = run.Status.Primary.Name, run.Status.Primary.Operation
@@ -320,6 +324,25 @@ func watched(s *benchv1.BenchmarkSchedule, run *benchv1.BenchmarkRun) (value flo
 				return 0, "", "", false
 			}
 			return stats.Summarize(vals).Median, m.Unit, m.Direction, true
+		}
+	}
+	return 0, "", "", false
+}
+
+// watchedCapacity is what a capacity run found, tracked like a headline
+// metric: the maximum (the default, or metric capacityMaximum), or the
+// throughput there (throughputAtMaximum). A search that found none has
+// no value: its entry says so and it never enters a baseline.
+func watchedCapacity(cs *benchv1.CapacityStatus, metric string) (float64, string, benchv1.Direction, bool) {
+	if cs == nil || cs.Maximum == nil || cs.StopReason == benchv1.CapacityMeasurementFailed {
+		return 0, "", "", false
+	}
+	switch metric {
+	case "", compare.MetricCapacity:
+		return float64(*cs.Maximum), compare.CapacityUnit(cs.Parameter), benchv1.HigherIsBetter, true
+	case compare.MetricAtCapacity:
+		if t := cs.Throughput; t != nil {
+			return t.Value, t.Unit, t.Direction, true
 		}
 	}
 	return 0, "", "", false

@@ -106,3 +106,26 @@ func TestScheduleChangePointRegression(t *testing.T) {
 		t.Error("run-10 not marked as a change point in the history")
 	}
 }
+
+// A schedule of capacity runs tracks what each search found: the maximum
+// by default, the throughput there when the policy names it; a search that
+// found none has no value.
+func TestWatchedTracksCapacity(t *testing.T) {
+	s := &benchv1.BenchmarkSchedule{}
+	m := int32(1600)
+	run := &benchv1.BenchmarkRun{}
+	run.Spec.Capacity = &benchv1.CapacitySpec{Parameter: "rate"}
+	run.Status.Capacity = &benchv1.CapacityStatus{Parameter: "rate", Maximum: &m, StopReason: benchv1.CapacityConverged,
+		Throughput: &benchv1.MetricValue{Name: "transactionsPerSecond", Value: 1558, Unit: "tx/s", Direction: benchv1.HigherIsBetter}}
+	if v, unit, dir, ok := watched(s, run); !ok || v != 1600 || unit != "/s" || dir != benchv1.HigherIsBetter {
+		t.Errorf("maximum: %v %s %s %v", v, unit, dir, ok)
+	}
+	s.Spec.Regression = &benchv1.RegressionPolicy{Metric: "throughputAtMaximum"}
+	if v, unit, _, ok := watched(s, run); !ok || v != 1558 || unit != "tx/s" {
+		t.Errorf("throughput at the maximum: %v %s %v", v, unit, ok)
+	}
+	run.Status.Capacity.Maximum = nil
+	if _, _, _, ok := watched(s, run); ok {
+		t.Error("a search that found nothing has a value")
+	}
+}

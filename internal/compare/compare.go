@@ -55,7 +55,7 @@ type Measurement struct {
 // AddDocument takes the full result of every measurement from the run's
 // results document (nil: none, the run has not finished).
 func (r *Run) AddDocument(doc *specs.Document) {
-	if doc == nil {
+	if doc == nil || r.Spec.Capacity != nil { // a capacity run is compared on what it found
 		return
 	}
 	r.Measurements = nil
@@ -99,8 +99,12 @@ func (r Run) metrics(step string, rep benchv1.RepetitionStatus) ([]benchv1.Metri
 // Rejected says why).
 func FromBenchmarkRun(r *benchv1.BenchmarkRun) Run {
 	rejections, _ := benchv1.Rejections(r.Annotations)
-	return Run{Name: r.Name, Namespace: r.Namespace, Labels: r.Labels, Workload: r.Status.Workload, Spec: r.Spec,
+	out := Run{Name: r.Name, Namespace: r.Namespace, Labels: r.Labels, Workload: r.Status.Workload, Spec: r.Spec,
 		Phase: r.Status.Phase, Steps: r.Status.Steps, Environment: r.Status.Environment, Rejections: rejections}
+	if r.Spec.Capacity != nil {
+		asCapacity(&out, r.Status.Capacity)
+	}
+	return out
 }
 
 // Side is a named set of runs: a variant.
