@@ -495,3 +495,74 @@ func TestUncorrectedLatencyIsAWarningNamingTheTool(t *testing.T) {
 		t.Errorf("no latency rule: %q", w)
 	}
 }
+
+// TestCapacityComparisonGivesTheDeltaWithItsInterval: a comparison of two
+// pools whose variants are capacity searches, four a side (the fewest that
+// give a 95 % interval), interleaved. The v4a pool's server keeps up to
+// about 31 % more rate than v3's: the comparison compares what each search
+// found, capacityMaximum, and says Better with its Δ and interval.
+func TestCapacityComparisonGivesTheDeltaWithItsInterval(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	cmp := kit.Comparison("cap", benchv1.OrderInterleaved, 4)
+	cmp.Spec.Template = capacityRun("x", 1).Spec
+	h.Create(cmp)
+	h.Node("v3-node", map[string]string{"pool": "standard-v3"})
+	h.Node("v4a-node", map[string]string{"pool": "standard-v4a"})
+	knees := map[string][]int{"v3": {1000, 1020, 990, 1010}, "v4a": {1310, 1330, 1300, 1320}}
+	index, runs := map[string]int{}, map[string]int{} // run → its index within its variant; runs seen a variant
+	seen := map[string]bool{}
+	dir := t.TempDir()
+	testutil.Eventually(t, 3*time.Minute, "both variants' searches measured", func() error {
+		var jobs batchv1.JobList
+		if err := k8s.List(ctx, &jobs, client.InNamespace(h.NS)); err != nil {
+			return err
+		}
+		for i := range jobs.Items {
+			j := &jobs.Items[i]
+			if seen[j.Name] || j.Labels[benchv1.LabelRole] != benchv1.RoleLoadgen {
+				continue
+			}
+			runName := j.Spec.Template.Annotations[benchv1.AnnotationRunName]
+			var run benchv1.BenchmarkRun
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: runName}, &run); err != nil {
+				return err
+			}
+			v := run.Labels[benchv1.LabelVariant]
+			n, ok := index[runName]
+			if !ok {
+				n = runs[v]
+				index[runName], runs[v] = n, n+1
+			}
+			seen[j.Name] = true
+			out := filepath.Join(dir, j.Name+".txt")
+			if err := os.WriteFile(out, []byte(pgbenchAtRate(rateOf(t, j), knees[v][n%4])), 0o600); err != nil {
+				return err
+			}
+			h.ReplayWith(j, v+"-node", "pgbench", runner.Options{Command: []string{"cat", out}})
+		}
+		var c benchv1.BenchmarkComparison
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: "cap"}, &c); err != nil {
+			return err
+		}
+		if c.Status.Phase != benchv1.ComparisonSucceeded {
+			return fmt.Errorf("comparison %s: %s", c.Status.Phase, c.Status.Progress)
+		}
+		return nil
+	})
+	got := h.WaitComparison("cap", benchv1.ComparisonSucceeded)
+	var row *benchv1.MetricComparison
+	for i := range got.Status.Results {
+		if got.Status.Results[i].Metric == "capacityMaximum" {
+			row = &got.Status.Results[i]
+		}
+	}
+	if row == nil {
+		t.Fatalf("no capacityMaximum row: %+v", got.Status.Results)
+	}
+	if row.Step != "capacity" || row.Operation != "rate" || row.Unit != "/s" || row.BaselineN != 4 || row.CandidateN != 4 || row.Verdict != benchv1.VerdictBetter ||
+		row.DeltaPercent == nil || *row.DeltaPercent < 27 || *row.DeltaPercent > 35 || row.CILowPercent == nil || row.CIHighPercent == nil {
+		t.Errorf("row %+v", row)
+	}
+	t.Logf("capacity %g → %g /s: Δ %+.1f %% (95 %% CI %+.1f to %+.1f), %s; %s", row.BaselineMedian, row.CandidateMedian, *row.DeltaPercent, *row.CILowPercent, *row.CIHighPercent, row.Verdict, got.Status.Summary)
+}
