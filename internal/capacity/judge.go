@@ -162,7 +162,14 @@ func scheduledCounts(rs []*results.Result) (done, scheduled float64, ok bool) {
 		d, okDone := r.Get(results.Key{Name: MetricProcessed})
 		s, okSkipped := r.Get(results.Key{Name: MetricSkipped})
 		if !okDone || !okSkipped {
-			return 0, 0, false
+			// An arrival-rate executor's iterations, and those it dropped
+			// for want of a free virtual user (absent: none).
+			it, okIt := r.Get(results.Key{Name: "count", Operation: "iterations"})
+			if !okIt {
+				return 0, 0, false
+			}
+			dropped, _ := r.Get(results.Key{Name: "count", Operation: "dropped_iterations"})
+			d, s = it, dropped
 		}
 		done, scheduled = done+d.Value, scheduled+d.Value+s.Value
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -91,11 +92,19 @@ func (K6) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step) 
 	if ep.Database != "" {
 		cmd = append(cmd, "-e", pod.EnvDatabase+"="+ep.Database)
 	}
-	if v, ok := step.Params["vus"]; ok {
+	duration := ""
+	if w.Duration != nil && w.Duration.Duration > 0 {
+		duration = w.Duration.Duration.String()
+	}
+	if d, ok := step.Params[workloads.DurationParameter]; ok { // a confirmation's or a soak's own
+		duration = (time.Duration(d) * time.Second).String()
+	}
+	rate, atRate := step.Params[workloads.RateParameter]
+	if v, ok := step.Params["vus"]; ok && !atRate {
 		cmd = append(cmd, "--vus", strconv.Itoa(int(v)))
 	}
-	if w.Duration != nil && w.Duration.Duration > 0 {
-		cmd = append(cmd, "--duration", w.Duration.Duration.String())
+	if duration != "" && !atRate {
+		cmd = append(cmd, "--duration", duration)
 	}
 	for _, k := range workloads.SortedKeys(w.Env) {
 		cmd = append(cmd, "-e", fmt.Sprintf("%s=%s", k, w.Env[k]))
@@ -107,14 +116,94 @@ func (K6) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step) 
 			"--execution-segment-sequence", workloads.SegmentSequencePlaceholder)
 	}
 	cmd = append(cmd, w.Args...)
+	script, imported := pod.FilesDir+"/"+inlineScript, "./"+inlineScript // the wrapper sits beside an inline script
 	if w.ScriptConfigMap != nil {
 		f := pod.ConfigMapFile{ConfigMap: w.ScriptConfigMap.Name, Key: w.ScriptConfigMap.Key}
 		inv.ConfigMapFiles = []pod.ConfigMapFile{f}
-		cmd = append(cmd, pod.ConfigMapFilePath(f))
+		script = pod.ConfigMapFilePath(f)
+		imported = script
 	} else {
 		inv.Files = map[string]string{inlineScript: w.Script}
-		cmd = append(cmd, pod.FilesDir+"/"+inlineScript)
 	}
+	if atRate {
+		vus := int32(DefaultRateVUs)
+		if v, ok := step.Params["vus"]; ok {
+			vus = v
+		}
+		if inv.Files == nil {
+			inv.Files = map[string]string{}
+		}
+		inv.Files[rateScript] = RateWrapper(imported, rate, vus, duration)
+		script = pod.FilesDir + "/" + rateScript
+	}
+	cmd = append(cmd, script)
 	inv.Command = cmd
 	return inv
 }
+
+// DefaultRateVUs is the pool of virtual users an arrival-rate level starts
+// its iterations on when the workload sweeps no vus.
+const DefaultRateVUs = 100
+
+const rateScript = "dbperf-rate.js"
+
+// RateWrapper is the script a capacity level at a rate runs: the user's
+// script, its exports and options kept, with one scenario of k6's
+// constant-arrival-rate executor in place of any it declared (and of the
+// shortcuts vus, duration, stages and iterations, which k6 refuses beside
+// scenarios) running its default function: rate iterations a second for
+// duration, on a pool of vus virtual users. Options in a script win over
+// a --config file, which is why the script is wrapped rather than
+// configured. With several load generators, k6's execution segments split
+// the rate and the pool exactly.
+func RateWrapper(script string, rate, vus int32, duration string) string {
+	return fmt.Sprintf(`// Written by dbperf-operator: a capacity level at %[2]d iterations/s.
+import * as user from %[1]q;
+export * from %[1]q;
+const kept = Object.assign({}, user.options || {});
+for (const k of ["scenarios", "vus", "duration", "stages", "iterations", "executionSegment", "executionSegmentSequence"]) {
+  delete kept[k];
+}
+export const options = Object.assign(kept, {
+  scenarios: {
+    dbperf_rate: {
+      executor: "constant-arrival-rate",
+      rate: %[2]d,
+      timeUnit: "1s",
+      duration: %[4]q,
+      preAllocatedVUs: %[3]d,
+      maxVUs: %[3]d,
+      exec: "default",
+    },
+  },
+});
+export default user.default;
+`, script, rate, vus, duration)
+}
+
+// RateCorrected: k6's constant-arrival-rate executor starts each iteration
+// at its scheduled time on a free virtual user, and drops (and counts, in
+// dropped_iterations) one that finds none instead of starting it late:
+// what ran is measured from its intended start, and what could not run
+// lowers the achieved rate, which the capacity rules judge.
+func (K6) RateCorrected() bool { return true }
+
+// StepDuration: a step's DurationParameter is its --duration (or its
+// arrival-rate scenario's).
+func (K6) StepDuration() {}
+
+// CheckCapacity: a rate level runs k6's arrival-rate scenario for the
+// workload's duration, which it must then have.
+func (K6) CheckCapacity(spec *benchv1.WorkloadSpec, c *benchv1.CapacitySpec, path *field.Path) field.ErrorList {
+	if c.Parameter == workloads.RateParameter && (spec.K6.Duration == nil || spec.K6.Duration.Duration <= 0) {
+		return field.ErrorList{field.Required(field.NewPath("spec", "workload", "k6", "duration"),
+			"a rate level runs k6's constant-arrival-rate scenario for this duration")}
+	}
+	return nil
+}
+
+var (
+	_ workloads.RateKnob        = K6{}
+	_ workloads.DurationKnob    = K6{}
+	_ workloads.CapacityChecker = K6{}
+)

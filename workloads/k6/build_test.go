@@ -1,6 +1,7 @@
 package k6
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
+	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 func TestRunCommandWithScriptConfigMap(t *testing.T) {
@@ -74,5 +76,42 @@ func TestInlineScriptAndValidation(t *testing.T) {
 		if !strings.Contains(errs, want) {
 			t.Errorf("%q lacks %s", errs, want)
 		}
+	}
+}
+
+// A capacity level at a rate runs the user's script through the
+// arrival-rate wrapper: no --vus or --duration (they would replace the
+// scenario), the level's rate, the vus as the pool, a confirmation's own
+// duration; a ConfigMap script is imported from where it is mounted.
+func TestRateLevelWrapsTheScript(t *testing.T) {
+	spec := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{Script: "export default function () {}", VUs: []int32{50},
+		Duration: &metav1.Duration{Duration: time.Minute}}}
+	step := K6{}.Steps(spec)[0]
+	step.Params[workloads.RateParameter] = 1200
+	step.Params[workloads.DurationParameter] = 600
+	inv := K6{}.Run(spec, pod.Endpoint{Host: "db", Port: 80}, step)
+	cmd := strings.Join(inv.Command, " ")
+	if strings.Contains(cmd, "--vus") || strings.Contains(cmd, "--duration") || !strings.HasSuffix(cmd, pod.FilesDir+"/"+rateScript) {
+		t.Errorf("command %q", cmd)
+	}
+	w := inv.Files[rateScript]
+	for _, want := range []string{`import * as user from "./script.js";`, `export * from "./script.js";`, `executor: "constant-arrival-rate"`,
+		"rate: 1200,", `duration: "10m0s"`, "preAllocatedVUs: 50,", "maxVUs: 50,", "export default user.default;"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("the wrapper lacks %q:\n%s", want, w)
+		}
+	}
+	if inv.Files[inlineScript] != spec.K6.Script {
+		t.Error("the user's script is not beside its wrapper")
+	}
+	spec.K6.Script, spec.K6.ScriptConfigMap = "", &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "scripts"}, Key: "load.js"}
+	inv = K6{}.Run(spec, pod.Endpoint{}, step)
+	path := pod.ConfigMapFilePath(pod.ConfigMapFile{ConfigMap: "scripts", Key: "load.js"})
+	if !strings.Contains(inv.Files[rateScript], fmt.Sprintf("import * as user from %q;", path)) {
+		t.Errorf("a ConfigMap script is not imported from %s:\n%s", path, inv.Files[rateScript])
+	}
+	spec.K6.Duration = nil
+	if errs := (K6{}).CheckCapacity(spec, &benchv1.CapacitySpec{Parameter: "rate"}, nil); len(errs) != 1 || errs[0].Field != "spec.workload.k6.duration" {
+		t.Errorf("a rate level without a duration: %v", errs)
 	}
 }

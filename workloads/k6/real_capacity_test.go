@@ -1,0 +1,179 @@
+package k6
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/capacity"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/runner"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+	"github.com/dbperf-io/dbperf-operator/workloads"
+)
+
+// kneeServer serves each request on one of workers workers for service:
+// it keeps up to workers / (the time a request really holds its worker)
+// requests a second, which limit measures, and past that the requests
+// queue and their latency grows without bound.
+type kneeServer struct {
+	ep      pod.Endpoint
+	workers int
+	mu      sync.Mutex
+	busy    time.Duration
+	served  int
+}
+
+func newKneeServer(t *testing.T, workers int, service time.Duration) *kneeServer {
+	k := &kneeServer{workers: workers}
+	sem := make(chan struct{}, workers)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		sem <- struct{}{}
+		start := time.Now()
+		time.Sleep(service)
+		k.mu.Lock()
+		k.busy += time.Since(start)
+		k.served++
+		k.mu.Unlock()
+		<-sem
+		fmt.Fprintln(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	host, port, _ := strings.Cut(strings.TrimPrefix(srv.URL, "http://"), ":")
+	k.ep = pod.Endpoint{Host: host, Port: int32(mustAtoi(t, port))}
+	return k
+}
+
+// limit is the rate the server keeps up to: its workers over the mean
+// time a request held one (a 5 ms sleep holds it a little longer).
+func (k *kneeServer) limit() float64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return float64(k.workers) * float64(k.served) / k.busy.Seconds()
+}
+
+// searchReal runs the capacity search of spec.capacity with the real k6:
+// each level the invocation the operator builds (the arrival-rate wrapper)
+// through dbperf-runner, judged and decided by the operator's own
+// functions. It returns the decision and the judged levels.
+func searchReal(t *testing.T, k6 string, spec *benchv1.WorkloadSpec, c *benchv1.CapacitySpec, ep pod.Endpoint) (capacity.Decision, []string) {
+	t.Helper()
+	plan := capacity.PlanOf(c)
+	var judged []capacity.Level
+	var log []string
+	for range 12 {
+		d := capacity.Decide(plan, judged, false)
+		if d.Done {
+			return d, log
+		}
+		step := K6{}.Steps(spec)[0]
+		step.Params[workloads.RateParameter] = d.Next
+		inv := K6{}.Run(spec, ep, step)
+		dir := t.TempDir()
+		for name, content := range inv.Files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out bytes.Buffer
+		r := runner.Exec(context.Background(), runner.Options{Parser: K6{}, Command: localCommand(inv.Command, k6, dir, ""), Stdout: &out,
+			ResultFiles: []string{filepath.Join(dir, "k6-summary.json")}, Timeout: time.Minute,
+			SampleStream: localPath(inv.SampleStream, dir), Samples: workloads.SampleOptions{Metrics: inv.Metrics}})
+		if r.Verdict != results.Succeeded {
+			t.Fatalf("level %d: %s %v\n%s", d.Next, r.Verdict, r.Reasons, out.String())
+		}
+		j := capacity.Judge(&c.Rules, capacity.Input{Value: d.Next, Rate: true, Results: []*results.Result{r}})
+		if j.Unjudgeable != "" {
+			t.Fatalf("level %d: %s", d.Next, j.Unjudgeable)
+		}
+		judged = append(judged, capacity.Level{Value: d.Next, Passed: j.Passed})
+		line := fmt.Sprintf("%d/s: passed %v, achieved %.4g %%, p99 %.4g ms", d.Next, j.Passed, *j.Achieved, *j.LatencyMillis)
+		if len(j.Reasons) > 0 {
+			line += "; " + j.Reasons[0]
+		}
+		log = append(log, line)
+	}
+	t.Fatalf("the search did not end: %v", log)
+	return capacity.Decision{}, nil
+}
+
+// TestRealK6SearchFindsTheKnee: the real k6 at a constant arrival rate
+// against a local HTTP server of 4 workers × 5 ms (it keeps up to about
+// 730 requests a second, measured from the time requests hold a worker;
+// past it, requests queue). A search ×2 from 200/s, bisected to 10 %, p99
+// ≤ 50 ms and achieved ≥ 95 %, finds the knee within the width of that
+// limit (here: 700 passed at p99 11–49 ms, 750 failed at 190–209 ms). The
+// same search with a pool of 2 virtual users, which can start no more
+// than about 2 / 6.5 ms ≈ 300 iterations a second (a request's round trip),
+// stops on the generator (k6's dropped iterations: the achieved rate,
+// named first; 300/s achieved 80 % at p99 6 ms), not on latency.
+func TestRealK6SearchFindsTheKnee(t *testing.T) {
+	k6 := testutil.NeedEnv(t, "K6") // built from the Go module proxy by hack/build-k6.sh
+	srv := newKneeServer(t, 4, 5*time.Millisecond)
+	script := `import http from 'k6/http';
+export const options = { vus: 1, duration: "1s", thresholds: { http_req_failed: ["rate<0.5"] } };
+export default function () {
+  http.get('http://' + __ENV.DBPERF_TARGET_HOST + ':' + __ENV.DBPERF_TARGET_PORT + '/');
+}`
+	achieved := benchv1.Percent(95)
+	c := &benchv1.CapacitySpec{Parameter: "rate", Search: &benchv1.CapacitySearch{Start: 200, FactorPercent: 200, WidthPercent: 10},
+		Rules: benchv1.CapacityRules{Latency: []benchv1.LatencyRule{{Percentile: 99, Max: metav1.Duration{Duration: 50 * time.Millisecond}}},
+			MinAchievedPercent: &achieved}}
+	for _, tc := range []struct {
+		name string
+		vus  int32
+	}{{"the server's knee", 200}, {"a generator that cannot keep up", 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{Script: script, VUs: []int32{tc.vus}, Duration: &metav1.Duration{Duration: 3 * time.Second}}}
+			d, log := searchReal(t, k6, spec, c, srv.ep)
+			limit := srv.limit()
+			t.Logf("%s: maximum %v, smallest failing %v (%s); the server keeps up to %.0f/s\n%s", tc.name, deref(d.Maximum), deref(d.SmallestFailing), d.Reason,
+				limit, strings.Join(log, "\n"))
+			if d.Maximum == nil || d.SmallestFailing == nil {
+				t.Fatalf("no maximum: %+v", d)
+			}
+			last := log[len(log)-1]
+			for _, l := range log {
+				if strings.HasPrefix(l, fmt.Sprintf("%d/s:", *d.SmallestFailing)) {
+					last = l
+				}
+			}
+			switch m := float64(*d.Maximum); tc.vus {
+			case 200:
+				// Within the search's width (10 %) of the limit, and a
+				// little more below it: p99 passes 50 ms a little before
+				// the queue grows without bound.
+				if m < limit*0.8 || m > limit*1.05 {
+					t.Errorf("found %v, the server keeps up to %.0f/s (width 10 %%)", m, limit)
+				}
+			default:
+				// 2 virtual users start at most 2 / (a request's time) iterations a second.
+				if m > 2*limit/4*1.05 {
+					t.Errorf("found %v, 2 virtual users start at most %.0f iterations/s", m, 2*limit/4)
+				}
+				if !strings.Contains(last, "the generators achieved") {
+					t.Errorf("the smallest failing level does not fail on the generator first: %s", last)
+				}
+			}
+		})
+	}
+}
+
+func deref(p *int32) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
