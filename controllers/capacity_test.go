@@ -138,6 +138,18 @@ func argOf(t *testing.T, job *batchv1.Job, flag string) int {
 	return 0
 }
 
+// interferingHarness is a harness whose manager's every first status
+// write recording a measurement is refused by a real conflict (and every
+// third results ConfigMap update): the phase runs twice.
+func interferingHarness(t *testing.T) (*harness, *interferer) {
+	h := newHarness(t)
+	ic := newInterferer()
+	ic.refuseRecords = true
+	h.wrap = ic.wrap
+	h.RestartManager(cfg)
+	return h, ic
+}
+
 // rateOf is the --rate of a measurement Job's command.
 func rateOf(t *testing.T, job *batchv1.Job) int { return argOf(t, job, "--rate") }
 
@@ -156,11 +168,7 @@ func TestCapacitySearchIsIdempotent(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("DBPERF_CAPACITY_RUNS")); err == nil && v > 0 {
 		runs = v
 	}
-	h := newHarness(t)
-	ic := newInterferer()
-	ic.refuseRecords = true
-	h.wrap = ic.wrap
-	h.RestartManager(cfg)
+	h, ic := interferingHarness(t)
 	knee := func(n int) int { return 150 + 97*n }
 	for n := range runs {
 		h.Create(capacityRun(fmt.Sprintf("cap-%02d", n), reps))
@@ -297,11 +305,7 @@ func TestCapacityBaseNamesTheField(t *testing.T) {
 // confirmations both fail: ConfirmationFailed, the maximum not confirmed.
 func TestCapacityConfirmationReopensTheSearch(t *testing.T) {
 	const runs = 4
-	h := newHarness(t)
-	ic := newInterferer()
-	ic.refuseRecords = true
-	h.wrap = ic.wrap
-	h.RestartManager(cfg)
+	h, _ := interferingHarness(t)
 	for n := range runs {
 		run := capacityRun(fmt.Sprintf("cap-%02d", n), 1)
 		run.Spec.Capacity.Confirm = &benchv1.CapacityConfirm{FractionPercent: 95, Duration: &metav1.Duration{Duration: 7 * time.Second}}
@@ -381,11 +385,7 @@ func pgbenchSoak(rate, secs int, grow float64) string {
 // Each soak attempt is one Job: none measured twice, none lost.
 func TestCapacitySoakIsMeasuredOnce(t *testing.T) {
 	const runs, soakSeconds, knee = 4, 30, 1000
-	h := newHarness(t)
-	ic := newInterferer()
-	ic.refuseRecords = true
-	h.wrap = ic.wrap
-	h.RestartManager(cfg)
+	h, _ := interferingHarness(t)
 	for n := range runs {
 		run := capacityRun(fmt.Sprintf("cap-%02d", n), 1)
 		run.Spec.Capacity.Confirm = &benchv1.CapacityConfirm{FractionPercent: 95, Duration: &metav1.Duration{Duration: 7 * time.Second}}

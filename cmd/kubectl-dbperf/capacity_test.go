@@ -2,6 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/compare"
 )
 
 func TestRenderCapacityPrintsTheKneeCurve(t *testing.T) {
@@ -56,5 +63,43 @@ func TestRenderCapacityPrintsTheKneeCurve(t *testing.T) {
 	r.Spec.Capacity = nil
 	if err := renderCapacity(&out, r, "table"); err == nil || !strings.Contains(err.Error(), "not a capacity run") {
 		t.Fatalf("%v", err)
+	}
+}
+
+// `kubectl dbperf compare --from-file` of two variants' searches (the
+// files `kubectl dbperf results -o json` writes of capacity runs, four a
+// side) prints the Δ of the maximum with its interval.
+func TestCompareOfSearchesPrintsTheCapacityDelta(t *testing.T) {
+	dir := t.TempDir()
+	side := func(name string, maxima ...int32) string {
+		var runs []compare.Run
+		for i, m := range maxima {
+			r := &benchv1.BenchmarkRun{}
+			r.Name = fmt.Sprintf("%s-%d", name, i)
+			r.Spec.Workload.Pgbench = &benchv1.PgbenchWorkload{Clients: []int32{10}}
+			r.Spec.Capacity = &benchv1.CapacitySpec{Parameter: "rate", Search: &benchv1.CapacitySearch{Start: 400}}
+			r.Status.Phase = benchv1.PhaseSucceeded
+			r.Status.Capacity = &benchv1.CapacityStatus{Parameter: "rate", Maximum: &m, StopReason: benchv1.CapacityConverged}
+			runs = append(runs, compare.FromBenchmarkRun(r))
+		}
+		raw, err := json.Marshal(runs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(path, raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	v3, v4a := side("v3", 1600, 1650, 1600, 1550), side("v4a", 2100, 2050, 2150, 2100)
+	var out bytes.Buffer
+	if err := cmdCompare(context.Background(), []string{"--from-file", v3, "--from-file", v4a}, &out, io.Discard); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"capacity  capacityMaximum rate  /s    1600 (n=4)  2100 (n=4)  +31.3 %  +24.2 % … +38.7 %", "Better"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in\n%s", want, out.String())
+		}
 	}
 }

@@ -20,13 +20,15 @@ import (
 
 // TestSoakOfARealServer: real pgbench at a fixed --rate against the local
 // PostgreSQL for 20 s, judged by the soak's trends. Each transaction
-// inserts 200 rows and counts a table: counting the table it inserts into
-// slows the server down as the soak goes on (the table grows from 50,000
-// rows to about 250,000: a scan five times as long), which LatencyGrowth
+// inserts 2,000 rows and counts a table: counting the table it inserts
+// into slows the server down as the soak goes on (10,000 rows growing to
+// about 800,000: a scan some eighty times as long), which LatencyGrowth
 // finds; counting a table of a fixed 50,000 rows instead, the same load
-// holds (its latency trend measured −3 % to +16 % here beside other
-// tests, hence a limit of 50 % against the slowed server's +170 %).
-// Throughput holds in both (the rate is far below the server's
+// holds. The fixed case's latency trend is the machine's noise: −3 % to
+// +16 % alone, +39 % (interval +9 % to +70 %) beside CI's other packages,
+// hence a limit of 100 % here against a growing scan's +180 % or so (a
+// line from a to b is (b − a) / mean of the mean: under 200 % however
+// steep). Throughput holds in both (the rate is far below the server's
 // limit, open loop), so ThroughputDrop passes in both.
 func TestSoakOfARealServer(t *testing.T) {
 	if testing.Short() {
@@ -43,7 +45,7 @@ func TestSoakOfARealServer(t *testing.T) {
 	}
 	t.Cleanup(srv.Stop)
 	if err := srv.SQL(`CREATE TABLE fixed AS SELECT g AS v FROM generate_series(1, 50000) g;
-CREATE TABLE growing AS SELECT g AS v FROM generate_series(1, 50000) g;
+CREATE TABLE growing AS SELECT g AS v FROM generate_series(1, 10000) g;
 CREATE UNLOGGED TABLE sink (v int);`); err != nil {
 		t.Fatal(err)
 	}
@@ -51,17 +53,17 @@ CREATE UNLOGGED TABLE sink (v int);`); err != nil {
 		t.Fatal(err)
 	}
 	soak := &benchv1.CapacitySoak{Percent: 75, Duration: metav1.Duration{Duration: 20 * time.Second},
-		MaxThroughputDropPercent: 5, MaxLatencyGrowthPercent: 50, MaxErrorGrowthPercent: 1, MaxMemoryGrowthPercent: 10}
+		MaxThroughputDropPercent: 5, MaxLatencyGrowthPercent: 100, MaxErrorGrowthPercent: 1, MaxMemoryGrowthPercent: 10}
 	run := func(counted string) capacity.SoakJudgement {
 		script := filepath.Join(t.TempDir(), "soak.sql")
 		into := map[string]string{"fixed": "sink", "growing": "growing"}[counted]
-		body := "INSERT INTO " + into + " SELECT g FROM generate_series(1, 200) g;\nSELECT count(*) FROM " + counted + ";\n"
+		body := "INSERT INTO " + into + " SELECT g FROM generate_series(1, 2000) g;\nSELECT count(*) FROM " + counted + ";\n"
 		if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "-n", "-f", script, "--rate", "50", "-c", "4", "-j", "1", "-T", "20", "-P", "1")
+		cmd := exec.CommandContext(ctx, bin, "-n", "-f", script, "--rate", "20", "-c", "4", "-j", "1", "-T", "20", "-P", "1")
 		cmd.Env = append(os.Environ(), srv.Env()...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -96,7 +98,7 @@ CREATE UNLOGGED TABLE sink (v int);`); err != nil {
 	if c := check(slowed, benchv1.SoakThroughputDrop); !c.Passed {
 		t.Errorf("the offered rate is far below the limit, yet throughput fell: %+v", c)
 	}
-	if c := check(slowed, benchv1.SoakLatencyGrowth); c.ChangePercent < 100 {
-		t.Errorf("latency grew %g %% over a scan growing fivefold", c.ChangePercent)
+	if s, f := check(slowed, benchv1.SoakLatencyGrowth), check(held, benchv1.SoakLatencyGrowth); s.ChangePercent < f.ChangePercent+50 {
+		t.Errorf("latency grew %g %% over a growing scan, %g %% over a fixed one", s.ChangePercent, f.ChangePercent)
 	}
 }
