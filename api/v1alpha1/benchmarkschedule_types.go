@@ -152,10 +152,12 @@ type BenchmarkScheduleSpec struct {
 	// SuccessfulRunsHistoryLimit and FailedRunsHistoryLimit bound the finished
 	// runs kept (their numbers stay in status.history).
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	// +kubebuilder:default=10
 	// +optional
 	SuccessfulRunsHistoryLimit *int32 `json:"successfulRunsHistoryLimit,omitempty"`
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	// +kubebuilder:default=3
 	// +optional
 	FailedRunsHistoryLimit *int32 `json:"failedRunsHistoryLimit,omitempty"`

@@ -34,6 +34,7 @@ type CapacitySpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=1000000000
 	// +optional
 	Levels []int32 `json:"levels,omitempty"`
 
@@ -94,6 +95,7 @@ type CapacitySpec struct {
 type CapacitySearch struct {
 	// Start is the first level measured.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
 	Start int32 `json:"start"`
 
 	// FactorPercent is each next level while every level passed, in percent
@@ -115,6 +117,7 @@ type CapacitySearch struct {
 	// Max is the highest level the search measures: a search that passes it
 	// reports it, with stop reason UpperBound. Unset: no bound.
 	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=1000000000
 	// +optional
 	Max *int32 `json:"max,omitempty"`
 }

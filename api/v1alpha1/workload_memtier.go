@@ -83,6 +83,7 @@ type MemtierCommand struct {
 	Command string `json:"command"`
 	// Ratio weight of this command.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
 	// +kubebuilder:default=1
 	// +optional
 	Ratio int32 `json:"ratio,omitempty"`

@@ -29,6 +29,7 @@ type OSBWorkload struct {
 	// parameter named by ClientsParam.
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=100000
 	// +optional
 	Clients []int32 `json:"clients,omitempty"`
 	// ClientsParam is the workload parameter the clients sweep sets.

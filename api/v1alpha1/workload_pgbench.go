@@ -51,6 +51,7 @@ type PgbenchWorkload struct {
 	// split it exactly (the remainder one each to the first ones). Absent
 	// means as fast as possible.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000000
 	// +optional
 	RateLimitPerSecond *int32 `json:"rateLimitPerSecond,omitempty"`
 
