@@ -327,10 +327,25 @@ func TestCapacityConfirmationReopensTheSearch(t *testing.T) {
 		}
 		return pgbenchAtRate(rate, knee)
 	})
+	inStatus, inDoc := 0, 0
 	for n := range runs {
 		name := fmt.Sprintf("cap-%02d", n)
 		run := h.Run(name)
 		cs := run.Status.Capacity
+		// Every measurement (levels, confirmations, both soak attempts) is
+		// in status once and, when it succeeded, in the results document.
+		doc := h.ResultsDocument(t, run)
+		for _, st := range run.Status.Steps {
+			for _, rep := range st.Repetitions {
+				inStatus++
+				if rep.Verdict == benchv1.VerdictSucceeded && doc.Result(st.Name, rep.Index) == nil {
+					t.Errorf("%s: %s #%d in status, not in the results document", name, st.Name, rep.Index)
+				}
+			}
+		}
+		for _, st := range doc.Steps {
+			inDoc += len(st.Repetitions)
+		}
 		if run.Status.Phase != benchv1.PhaseSucceeded || cs == nil || cs.Confirmed == nil {
 			t.Fatalf("%s: phase %s, capacity %+v", name, run.Status.Phase, cs)
 		}
@@ -395,7 +410,7 @@ func TestCapacitySoakIsMeasuredOnce(t *testing.T) {
 	}
 	var mu sync.Mutex
 	soaks := map[int]int{}
-	playCapacity(t, h, runs, func(n int, j *batchv1.Job) string {
+	seen, _ := playCapacity(t, h, runs, func(n int, j *batchv1.Job) string {
 		rate := rateOf(t, j)
 		switch argOf(t, j, "--time") {
 		case 7:
@@ -416,10 +431,25 @@ func TestCapacitySoakIsMeasuredOnce(t *testing.T) {
 		}
 		return pgbenchAtRate(rate, knee)
 	})
+	inStatus, inDoc := 0, 0
 	for n := range runs {
 		name := fmt.Sprintf("cap-%02d", n)
 		run := h.Run(name)
 		cs := run.Status.Capacity
+		// Every measurement (levels, confirmations, both soak attempts) is
+		// in status once and, when it succeeded, in the results document.
+		doc := h.ResultsDocument(t, run)
+		for _, st := range run.Status.Steps {
+			for _, rep := range st.Repetitions {
+				inStatus++
+				if rep.Verdict == benchv1.VerdictSucceeded && doc.Result(st.Name, rep.Index) == nil {
+					t.Errorf("%s: %s #%d in status, not in the results document", name, st.Name, rep.Index)
+				}
+			}
+		}
+		for _, st := range doc.Steps {
+			inDoc += len(st.Repetitions)
+		}
 		// A run one of whose measurements failed says so, whatever was
 		// measured again (the lost soak's run ends Failed, keeping its
 		// capacity and soak).
@@ -462,6 +492,9 @@ func TestCapacitySoakIsMeasuredOnce(t *testing.T) {
 			t.Errorf("%s: progress %q does not say the soak's verdict", name, run.Status.Progress)
 		}
 		t.Logf("%s: maximum %d, soak at %d: passed %v, %d attempts; %v %s", name, *cs.Maximum, sk.Value, *sk.Passed, sk.Attempts, sk.Reasons, sk.Restarts)
+	}
+	if len(seen) != inStatus || inDoc != inStatus {
+		t.Errorf("%d Jobs, %d measurements in status, %d in the results documents", len(seen), inStatus, inDoc)
 	}
 }
 
