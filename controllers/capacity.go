@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -242,22 +243,15 @@ func (r *BenchmarkRunReconciler) endSearch(ctx context.Context, st *runState, ba
 		return r.endLevels(st, d, reason, fmt.Sprintf("%s; no soak: %s", msg, why))
 	}
 	r.settleSearch(st, d, reason, msg)
-	value := int32(max(1, int64(*cs.Maximum)*int64(soakPercent(c.Soak))/100))
+	value := int32(max(1, int64(*cs.Maximum)*int64(capacity.SoakPercent(c.Soak))/100))
 	cs.Soak = &benchv1.CapacitySoakStatus{Value: value, Step: fmt.Sprintf("%s=%d,soak", c.Parameter, value), Attempts: 1}
 	params := map[string]string{}
 	for k, v := range soakStep(run, base).Params {
 		params[k] = fmt.Sprint(v)
 	}
 	run.Status.Steps = append(run.Status.Steps, benchv1.StepStatus{Name: cs.Soak.Step, Parameters: params})
-	st.note(false, "Soak", "soaking at %s (%d %% of the maximum %d) for %s", cs.Soak.Step, soakPercent(c.Soak), *cs.Maximum, c.Soak.Duration.Duration)
+	st.note(false, "Soak", "soaking at %s (%d %% of the maximum %d) for %s", cs.Soak.Step, capacity.SoakPercent(c.Soak), *cs.Maximum, c.Soak.Duration.Duration)
 	return r.measureSoak(ctx, st, base)
-}
-
-func soakPercent(s *benchv1.CapacitySoak) int32 {
-	if s.Percent == 0 {
-		return 75
-	}
-	return s.Percent
 }
 
 // soakStep is the step that measures the soak: the sweep's one step at
@@ -304,7 +298,7 @@ func (r *BenchmarkRunReconciler) measureSoak(ctx context.Context, st *runState, 
 			r.forgetMeasurement(ctx, windowKey(st, specs.MeasureJobName(run, u.step, u.rep)))
 			continue
 		}
-		progress := fmt.Sprintf("soak at %s (%d %% of the maximum %d) for %s, attempt %d", sk.Step, soakPercent(c.Soak), derefInt(cs.Maximum), c.Soak.Duration.Duration, rep)
+		progress := fmt.Sprintf("soak at %s (%d %% of the maximum %d) for %s, attempt %d", sk.Step, capacity.SoakPercent(c.Soak), ptr.Deref(cs.Maximum, 0), c.Soak.Duration.Duration, rep)
 		if taken, res, err := r.measureOne(ctx, st, step, u, progress, 1); !taken {
 			return res, err
 		}
@@ -349,13 +343,6 @@ func attemptLength(m benchv1.RepetitionStatus) string {
 		return "an unknown time"
 	}
 	return m.CompletionTime.Sub(m.StartTime.Time).Round(time.Second).String()
-}
-
-func derefInt(p *int32) int32 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }
 
 // endLevels ends the measuring phase of a capacity run with what it found.

@@ -239,14 +239,7 @@ func expectedCompletion(run *benchv1.BenchmarkRun, left int, from time.Time) *me
 	if n == 0 || left <= 0 {
 		return nil
 	}
-	eta := from.Add(sum / time.Duration(n) * time.Duration(left)).Truncate(time.Second)
-	if start := run.Status.StartTime; start != nil {
-		if limit := start.Add(timeout(run)); eta.After(limit) {
-			eta = limit
-		}
-	}
-	t := metav1.NewTime(eta)
-	return &t
+	return declaredCompletion(run, sum/time.Duration(n)*time.Duration(left), from)
 }
 
 // declaredCompletion is from + d, at most the run's timeout.

@@ -14,11 +14,20 @@ import (
 // Soak limits when spec.capacity.soak leaves them at zero (an object
 // written before its defaults, a test's spec).
 const (
+	DefaultSoakPercent        = 75
 	DefaultSoakThroughputDrop = 5
 	DefaultSoakLatencyGrowth  = 20
 	DefaultSoakErrorGrowth    = 1
 	DefaultSoakMemoryGrowth   = 10
 )
+
+// SoakPercent is the share of the maximum a soak holds.
+func SoakPercent(s *benchv1.CapacitySoak) int32 {
+	if s.Percent == 0 {
+		return DefaultSoakPercent
+	}
+	return s.Percent
+}
 
 // MemorySeries is the telemetry series a soak's leak check reads, of the
 // subject "target" (the sum over the target's pods).

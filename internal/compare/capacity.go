@@ -5,6 +5,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/stats"
 )
 
 // A capacity run (spec.capacity) is compared on what it found, not on its
@@ -52,8 +53,8 @@ func asCapacity(r *Run, cs *benchv1.CapacityStatus) {
 	}
 	step.Summary = []benchv1.MetricSummary{{Name: MetricCapacity, Operation: param, Unit: unit, Direction: benchv1.HigherIsBetter}}
 	if len(metrics) > 0 {
-		m := metrics[0]
-		step.Summary[0].N, step.Summary[0].Median, step.Summary[0].Mean, step.Summary[0].Min, step.Summary[0].Max = 1, m.Value, m.Value, m.Value, m.Value
+		one := stats.Summarize([]float64{metrics[0].Value})
+		step.Summary[0].N, step.Summary[0].Median, step.Summary[0].Mean, step.Summary[0].Min, step.Summary[0].Max = int32(one.N), one.Median, one.Mean, one.Min, one.Max
 		res := results.New("capacity")
 		for _, x := range metrics {
 			res.Add(results.Metric{Name: x.Name, Operation: x.Operation, Value: x.Value, Unit: x.Unit, Direction: x.Direction})

@@ -30,10 +30,13 @@ func ThroughputTrend(r *Result, skip time.Duration) *Drift {
 // errorsPerSecond against its requestsPerSecond. The key it names is the
 // error series.
 func ErrorShareTrend(r *Result, skip time.Duration) *Drift {
-	type pair struct{ errors, total, perInterval string }
+	type pair struct {
+		errors, total string
+		rates         bool // errors per second, not per interval
+	}
 	for _, p := range []pair{
-		{"failedTransactions", "transactionsPerSecond", "count"},
-		{"errorsPerSecond", "requestsPerSecond", "rate"},
+		{"failedTransactions", "transactionsPerSecond", false},
+		{"errorsPerSecond", "requestsPerSecond", true},
 	} {
 		var ivs []progressInterval
 		prev := 0.0
@@ -49,7 +52,7 @@ func ErrorShareTrend(r *Result, skip time.Duration) *Drift {
 				continue
 			}
 			done := total*length + errs // per-interval counts
-			if p.perInterval == "rate" {
+			if p.rates {
 				done = total // both per second; requests include the failed ones
 			}
 			share := 0.0
