@@ -102,6 +102,9 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 			stats, check = nil, nil // the first load generator polls the server and checks a session, once for all
 		}
 		fmt.Fprintf(stdout, "[dbperf-runner] load generator %d of %d\n", index+1, c.Generators)
+	} else {
+		// One generator: its share of an offered rate is the whole.
+		command = runner.ForGenerator(command, 0, 1)
 	}
 	failed := func(err error) int {
 		r := results.New(c.Workload)

@@ -12,6 +12,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
+	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // execRunner runs `dbperf-runner exec` in-process and returns its exit code,
@@ -76,6 +77,13 @@ func TestExecPgbenchAgainstRealPostgres(t *testing.T) {
 	tps, ok := r.Get(results.Key{Name: "transactionsPerSecond"})
 	if !ok || tps.Value <= 0 {
 		t.Fatalf("no tps in %+v", r.Metrics)
+	}
+	// A rate level's share placeholder, with one load generator (no
+	// --generators): the whole rate. It was once left for pgbench to read.
+	rcode, rout, rr := execRunner(t, "--workload", "pgbench", "--redact-env", "PGPASSWORD", "--max-cpu-percent", "0", "--",
+		"pgbench", "--client", "2", "--time", "2", "--rate", workloads.SharePlaceholder(100), "--builtin", "select-only")
+	if rtps, _ := rr.Get(results.Key{Name: "transactionsPerSecond"}); rcode != runner.ExitValid || rtps.Value < 50 || rtps.Value > 200 {
+		t.Fatalf("at --rate 100: exit %d, %.0f tps, %v\n%s", rcode, rtps.Value, rr.Reasons, rout)
 	}
 	if r.Parameters["clients"] != "4" || len(r.TimeSeries) < 2 {
 		t.Errorf("parameters %v, %d progress points", r.Parameters, len(r.TimeSeries))
