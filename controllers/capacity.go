@@ -508,7 +508,7 @@ func coordinatedOmission(run *benchv1.BenchmarkRun, w workloads.Workload) string
 	if run.Spec.Capacity.Parameter != workloads.RateParameter {
 		return "ClosedLoop"
 	}
-	if k, ok := w.(workloads.RateKnob); ok && k.RateCorrected() {
+	if k, ok := w.(workloads.RateKnob); ok && k.RateCorrected(&run.Spec.Workload) {
 		return "Corrected"
 	}
 	return "Uncorrected"

@@ -502,7 +502,7 @@ func TestCapacitySoakIsMeasuredOnce(t *testing.T) {
 // from when each request was sent: pgbench saying so of itself.
 type uncorrectedTool struct{ workloads.Workload }
 
-func (uncorrectedTool) RateCorrected() bool { return false }
+func (uncorrectedTool) RateCorrected(*benchv1.WorkloadSpec) bool { return false }
 
 // A latency rule over an uncorrected tool's rate levels is a warning
 // naming the tool; a corrected tool, a closed loop or no latency rule is

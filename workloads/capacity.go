@@ -18,8 +18,9 @@ const RateParameter = "rate"
 type RateKnob interface {
 	// RateCorrected says whether the tool's latency at a fixed rate is
 	// measured from each request's intended start (corrected for
-	// coordinated omission) rather than from when it was sent.
-	RateCorrected() bool
+	// coordinated omission) rather than from when it was sent, for the
+	// workload spec (a custom tool says so of itself in its settings).
+	RateCorrected(spec *benchv1.WorkloadSpec) bool
 }
 
 // DurationParameter is the step parameter of a measurement's duration in

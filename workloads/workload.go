@@ -130,8 +130,30 @@ const (
 // Share, so that the generators together offer exactly the total.
 func SharePlaceholder(total int64) string { return fmt.Sprintf("{{dbperf.share:%d}}", total) }
 
-// ShareOf matches SharePlaceholder; its group is the total.
-var ShareOf = regexp.MustCompile(`\{\{dbperf\.share:([0-9]+)\}\}`)
+// SharePerPlaceholder stands for generator index's share of total divided
+// among per senders of its own (a tool whose rate limit is per connection:
+// memtier's --rate-limiting): the runner replaces it with SharePer.
+func SharePerPlaceholder(total, per int64) string {
+	return fmt.Sprintf("{{dbperf.share:%d/%d}}", total, per)
+}
+
+// ShareOf matches SharePlaceholder and SharePerPlaceholder; its groups are
+// the total and the divisor (empty for none).
+var ShareOf = regexp.MustCompile(`\{\{dbperf\.share:([0-9]+)(?:/([0-9]+))?\}\}`)
+
+// SharePer is generator index's share of total (Share) divided among its
+// per senders, rounded to the nearest whole number and at least 1: what
+// each sender is told to offer. The generator then offers per × SharePer,
+// which can differ from its share by up to per/2 (a tool that takes one
+// rate for all its senders cannot place a remainder); the tool's result
+// says what it offered.
+func SharePer(total int64, index, n int, per int64) int64 {
+	share := Share(total, index, n)
+	if per <= 1 {
+		return share
+	}
+	return max(1, (share+per/2)/per)
+}
 
 // Share is generator index's share of total among n generators: the
 // remainder goes one each to the first ones, never rounded away.

@@ -20,8 +20,10 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:validation:XValidation:rule="has(self.levels) != has(self.search)",message="give either levels (an explicit ladder) or search, not both"
 type CapacitySpec struct {
 	// Parameter is the load knob each level sets: "rate", an offered rate
-	// per second, open loop (pgbench --rate, latency measured from each
-	// transaction's scheduled start), or the name of a parameter the
+	// per second, open loop (pgbench --rate, ycsb -target, a k6
+	// constant-arrival-rate scenario, memtier --rate-limiting, a custom
+	// tool's parameter named rate; docs/capacity.md says per tool whether
+	// its latency is measured from each request's intended start), or the name of a parameter the
 	// workload sweeps (pgbench's clients, memtier's threads, k6's vus,
 	// ycsb's threads, hammerdb's virtualUsers, redisBenchmark's clients),
 	// whose list must then hold one value, which the levels replace.

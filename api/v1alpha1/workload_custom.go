@@ -98,6 +98,14 @@ type CustomWorkload struct {
 	// +optional
 	Metrics []CustomMetric `json:"metrics,omitempty"`
 
+	// LatencyFromIntendedStart says that the tool, at a fixed offered rate
+	// (a capacity run's rate levels, given as the parameter named rate),
+	// measures each request's latency from when its schedule meant it to
+	// start, not from when it was sent (it is corrected for coordinated
+	// omission). Unset, a latency rule over its rate levels is a warning.
+	// +optional
+	LatencyFromIntendedStart bool `json:"latencyFromIntendedStart,omitempty"`
+
 	// Database is the kind of database the tool drives, spelled as the
 	// target kinds are: with it, dbperf-runner polls the server's own
 	// statistics while the tool runs (telemetry.serverStatistics), as for

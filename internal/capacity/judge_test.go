@@ -148,3 +148,21 @@ func TestJudgeTrialsWithAnExceedRatio(t *testing.T) {
 		t.Fatalf("%+v", j)
 	}
 }
+
+// A tool that says what it was set to offer (memtier: a whole rate per
+// connection) is still judged against the level: what it could not be
+// told to offer was not offered, and the reason says how much it was.
+func TestJudgeNamesWhatTheToolWasSetToOffer(t *testing.T) {
+	r := histogramResult(t, 1900, 900, 1000, 1100)
+	r.Add(results.Metric{Name: capacity.MetricOffered, Value: 1920, Unit: "/s", Direction: results.Neutral, Detail: true})
+	j := capacity.Judge(&benchv1.CapacityRules{MinAchievedPercent: pct(97)}, capacity.Input{Value: 2000, Rate: true, Results: []*results.Result{r}})
+	if j.Passed || *j.Achieved != 95 || len(j.Reasons) != 1 ||
+		!strings.Contains(j.Reasons[0], "achieved 1900 req/s of 2000/s offered (the generators were set to offer 1920/s of it) (95 %, below minAchievedPercent 97 %)") {
+		t.Fatalf("%+v", j)
+	}
+	r = histogramResult(t, 1990, 900, 1000, 1100)
+	r.Add(results.Metric{Name: capacity.MetricOffered, Value: 2000, Unit: "/s", Direction: results.Neutral, Detail: true})
+	if j := capacity.Judge(&benchv1.CapacityRules{MinAchievedPercent: pct(97)}, capacity.Input{Value: 2000, Rate: true, Results: []*results.Result{r}}); !j.Passed {
+		t.Fatalf("offered as set: %+v", j)
+	}
+}

@@ -14,15 +14,17 @@ import (
 
 // ForGenerator fills in the placeholders a workload leaves in its command
 // for generator index of n (k6's execution segment and sequence, and its
-// share of an offered rate).
+// share of an offered rate, whole or per sender).
 func ForGenerator(command []string, index, n int) []string {
 	seg, seq := workloads.Segment(index, n)
 	rep := strings.NewReplacer(workloads.SegmentPlaceholder, seg, workloads.SegmentSequencePlaceholder, seq)
 	out := make([]string, len(command))
 	for i, a := range command {
 		out[i] = workloads.ShareOf.ReplaceAllStringFunc(rep.Replace(a), func(m string) string {
-			total, _ := strconv.ParseInt(workloads.ShareOf.FindStringSubmatch(m)[1], 10, 64)
-			return strconv.FormatInt(workloads.Share(total, index, n), 10)
+			g := workloads.ShareOf.FindStringSubmatch(m)
+			total, _ := strconv.ParseInt(g[1], 10, 64)
+			per, _ := strconv.ParseInt(g[2], 10, 64)
+			return strconv.FormatInt(workloads.SharePer(total, index, n, per), 10)
 		})
 	}
 	return out

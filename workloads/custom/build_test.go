@@ -14,6 +14,7 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
@@ -237,8 +238,54 @@ func TestExpand(t *testing.T) {
 		"{{{threads}}}":               "{16}",
 		"{{dbperf.segment}} is later": "{{dbperf.segment}} is later",
 	} {
-		if got := expand(in, params); got != want {
+		if got := expand(in, params, false); got != want {
 			t.Errorf("%q: %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A custom tool's rate knob: the parameter named rate, each load
+// generator its exact share in the command ({{rate}}), the whole rate in
+// a variable; a held level's duration in DBPERF_DURATION_SECONDS; and the
+// settings a rate run needs, refused naming their field.
+func TestRateLevelsOfACustomTool(t *testing.T) {
+	spec := sysbench()
+	spec.Parallelism = 4
+	spec.Custom.Args = []string{"--rate={{rate}}", "--threads={{threads}}", "--time=60", "run"}
+	spec.Custom.Env = []benchv1.CustomEnvVar{{Name: "SB_RATE", Value: "{{rate}}"}}
+	spec.Custom.Parameters = []benchv1.CustomParameter{{Name: "threads", Values: []int32{8}}, {Name: "rate", Values: []int32{100}}}
+	step := Custom{}.Steps(spec)[0]
+	step.Params[workloads.RateParameter], step.Params[workloads.DurationParameter] = 1601, 900
+	inv := Custom{}.Run(spec, pod.Endpoint{Host: "db", Port: 3306}, step)
+	var shares []string
+	for i := range 4 {
+		shares = append(shares, runner.ForGenerator(inv.Command, i, 4)[2])
+	}
+	if got := strings.Join(shares, " "); got != "--rate=401 --rate=400 --rate=400 --rate=400" {
+		t.Errorf("shares %s of %q", got, inv.Command)
+	}
+	env := map[string]string{}
+	for _, e := range inv.Env {
+		env[e.Name] = e.Value
+	}
+	if env["SB_RATE"] != "1601" || env[pod.EnvDurationSeconds] != "900" {
+		t.Errorf("env %v", env)
+	}
+	if (Custom{}).RateCorrected(spec) {
+		t.Error("corrected unless the tool says so")
+	}
+	capRate := &benchv1.CapacitySpec{Parameter: "rate", Soak: &benchv1.CapacitySoak{Percent: 75}}
+	path := field.NewPath("spec", "capacity")
+	if errs := (Custom{}).CheckCapacity(spec, capRate, path); len(errs) != 1 || errs[0].Field != "spec.workload.custom.env[0].value" {
+		t.Errorf("a variable's rate with four generators: %v", errs)
+	}
+	spec.Custom.Env, spec.Custom.Args, spec.Custom.Duration = nil, []string{"--threads={{threads}}"}, nil
+	errs := (Custom{}).CheckCapacity(spec, capRate, path)
+	if len(errs) != 2 || errs[0].Field != "spec.workload.custom.duration" || errs[1].Field != "spec.workload.custom.command" {
+		t.Errorf("no duration, no {{rate}}: %v", errs)
+	}
+	spec.Custom.LatencyFromIntendedStart = true
+	if !(Custom{}).RateCorrected(spec) {
+		t.Error("the tool says it is corrected")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
@@ -56,7 +57,7 @@ func (Custom) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.St
 	c := spec.Custom
 	cmd := make([]string, 0, len(c.Command)+len(c.Args))
 	for _, a := range append(append([]string{}, c.Command...), c.Args...) {
-		cmd = append(cmd, expand(a, step.Params))
+		cmd = append(cmd, expand(a, step.Params, true))
 	}
 	inv := pod.Invocation{
 		Command:      cmd,
@@ -91,7 +92,11 @@ func environment(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step *workloads.St
 		env = append(env, corev1.EnvVar{Name: pod.EnvResultFile, Value: resultPath(c)})
 	}
 	if c.Duration != nil {
-		env = append(env, corev1.EnvVar{Name: pod.EnvDurationSeconds, Value: strconv.Itoa(int(c.Duration.Seconds()))})
+		seconds := int(c.Duration.Seconds())
+		if d, ok := step.Params[workloads.DurationParameter]; step != nil && ok {
+			seconds = int(d) // a capacity confirmation's or soak's own duration
+		}
+		env = append(env, corev1.EnvVar{Name: pod.EnvDurationSeconds, Value: strconv.Itoa(seconds)})
 	}
 	env = append(env, corev1.EnvVar{Name: pod.EnvGenerators, Value: strconv.Itoa(int(max(spec.Parallelism, 1)))})
 	params := map[string]int32{}
@@ -103,7 +108,7 @@ func environment(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step *workloads.St
 		if step == nil && placeholder.MatchString(e.Value) {
 			continue // the prepare step runs once, for every step's values
 		}
-		env = append(env, corev1.EnvVar{Name: e.Name, Value: expand(e.Value, params)})
+		env = append(env, corev1.EnvVar{Name: e.Name, Value: expand(e.Value, params, false)})
 	}
 	return env
 }
@@ -161,3 +166,54 @@ func sweepSize(c *benchv1.CustomWorkload) int {
 	}
 	return n
 }
+
+// RateCorrected: the tool says so itself (latencyFromIntendedStart).
+func (Custom) RateCorrected(spec *benchv1.WorkloadSpec) bool {
+	return spec.Custom != nil && spec.Custom.LatencyFromIntendedStart
+}
+
+// StepDuration: a step's DurationParameter replaces
+// DBPERF_DURATION_SECONDS (CheckCapacity requires the tool to read it).
+func (Custom) StepDuration() {}
+
+// CheckCapacity: a rate level is the parameter named rate, which the
+// command must use ({{rate}}, each load generator's share); with several
+// generators, a variable's {{rate}} (the same for all) would offer the
+// rate once per generator. A confirmation or soak of its own duration
+// reaches the tool through DBPERF_DURATION_SECONDS, so duration must be
+// set.
+func (Custom) CheckCapacity(spec *benchv1.WorkloadSpec, c *benchv1.CapacitySpec, path *field.Path) field.ErrorList {
+	cw := spec.Custom
+	cp := field.NewPath("spec", "workload", "custom")
+	var errs field.ErrorList
+	holds := (c.Confirm != nil && c.Confirm.Duration != nil) || c.Soak != nil
+	if holds && cw.Duration == nil {
+		errs = append(errs, field.Required(cp.Child("duration"),
+			"a confirmation or soak of its own duration tells the tool through DBPERF_DURATION_SECONDS, which is set only with duration"))
+	}
+	if c.Parameter != workloads.RateParameter {
+		return errs
+	}
+	const use = "{{" + workloads.RateParameter + "}}"
+	inCommand := false
+	for _, a := range append(append([]string{}, cw.Command...), cw.Args...) {
+		inCommand = inCommand || strings.Contains(a, use)
+	}
+	if !inCommand {
+		errs = append(errs, field.Invalid(cp.Child("command"), strings.Join(cw.Command, " "),
+			"a rate level is given to the tool as "+use+" in command or args (each load generator's share); declare a parameter named rate and use it"))
+	}
+	for i, e := range cw.Env {
+		if spec.Parallelism > 1 && strings.Contains(e.Value, use) {
+			errs = append(errs, field.Invalid(cp.Child("env").Index(i).Child("value"), e.Value,
+				"every load generator would read the whole rate: with parallelism above 1, give "+use+" in command or args, where each generator gets its share"))
+		}
+	}
+	return errs
+}
+
+var (
+	_ workloads.RateKnob        = Custom{}
+	_ workloads.DurationKnob    = Custom{}
+	_ workloads.CapacityChecker = Custom{}
+)

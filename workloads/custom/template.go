@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // placeholder is {{name}}: what a step's value replaces. The schema's CEL
@@ -15,16 +17,25 @@ import (
 var placeholder = regexp.MustCompile(`\{\{([^{}]*)\}\}`)
 
 // expand replaces the placeholders of s by the step's values; Validate
-// has made sure there is no other.
-func expand(s string, params map[string]int32) string {
+// has made sure there is no other. With shares (the command line, which
+// the runner of each load generator completes), {{rate}} becomes the
+// generator's share of the offered rate; elsewhere it is the whole rate.
+func expand(s string, params map[string]int32, shares bool) string {
 	if !strings.Contains(s, "{{") {
 		return s
 	}
 	return placeholder.ReplaceAllStringFunc(s, func(m string) string {
-		if v, ok := params[m[2:len(m)-2]]; ok {
-			return strconv.Itoa(int(v))
+		name := m[2 : len(m)-2]
+		v, ok := params[name]
+		switch {
+		case !ok:
+			return m
+		case shares && name == workloads.RateParameter:
+			// An offered rate: each load generator is given its share
+			// (the runner places the remainder).
+			return workloads.SharePlaceholder(int64(v))
 		}
-		return m
+		return strconv.Itoa(int(v))
 	})
 }
 

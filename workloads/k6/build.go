@@ -186,7 +186,7 @@ export default user.default;
 // dropped_iterations) one that finds none instead of starting it late:
 // what ran is measured from its intended start, and what could not run
 // lowers the achieved rate, which the capacity rules judge.
-func (K6) RateCorrected() bool { return true }
+func (K6) RateCorrected(*benchv1.WorkloadSpec) bool { return true }
 
 // StepDuration: a step's DurationParameter is its --duration (or its
 // arrival-rate scenario's).

@@ -2,6 +2,7 @@ package memtier
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -167,14 +168,24 @@ func (Memtier) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.S
 	if clients < 1 {
 		clients = 50
 	}
+	seconds := int(m.Duration.Seconds())
+	if d, ok := step.Params[workloads.DurationParameter]; ok {
+		seconds = int(d)
+	}
+	threads := step.Params["threads"]
 	cmd = append(cmd,
-		"--threads", strconv.Itoa(int(step.Params["threads"])),
+		"--threads", strconv.Itoa(int(threads)),
 		"--clients", strconv.Itoa(int(clients)),
 		"--pipeline", strconv.Itoa(int(step.Params["pipeline"])),
-		"--test-time", strconv.Itoa(int(m.Duration.Seconds())),
+		"--test-time", strconv.Itoa(seconds),
 		"--print-percentiles", "50,90,95,99,99.9",
 		"--json-out-file", JSONFile,
 	)
+	if rate, ok := step.Params[workloads.RateParameter]; ok {
+		// memtier limits the rate of each connection: each generator's
+		// share of the level, divided among its threads × clients.
+		cmd = append(cmd, "--rate-limiting", workloads.SharePerPlaceholder(int64(rate), int64(threads)*int64(clients)))
+	}
 	if len(m.Commands) == 0 {
 		ratio, pattern := m.Ratio, m.KeyPattern
 		if ratio == "" {
@@ -200,6 +211,54 @@ func (Memtier) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.S
 	inv.ResultFiles = []string{JSONFile}
 	return inv
 }
+
+// RateCorrected: memtier's --rate-limiting opens, every 20 ms or so, a
+// quota of requests per connection; a request the connection cannot send
+// then (its pipeline full of unanswered ones) is not sent at all, and each
+// latency runs from when the request was sent. Its latency at a fixed
+// rate is therefore not corrected for coordinated omission: a latency
+// rule on its rate levels is a warning, and what was not sent shows as
+// achieved below offered.
+func (Memtier) RateCorrected(*benchv1.WorkloadSpec) bool { return false }
+
+// StepDuration: a step's DurationParameter replaces --test-time.
+func (Memtier) StepDuration() {}
+
+// CheckCapacity: a rate level tells every connection at least 1
+// request per second, so a level below the connections of all the
+// generators cannot be offered; and a connection's rate is whole, so the
+// clients and threads of a rate run are one value each.
+func (Memtier) CheckCapacity(spec *benchv1.WorkloadSpec, c *benchv1.CapacitySpec, path *field.Path) field.ErrorList {
+	if c.Parameter != workloads.RateParameter {
+		return nil
+	}
+	m := spec.Memtier
+	clients := int64(m.Clients)
+	if clients < 1 {
+		clients = 50
+	}
+	threads := int64(slices.Max(orDefault(m.Threads, 4)))
+	conns := threads * clients * int64(max(spec.Parallelism, 1))
+	lowest, where := int64(0), path
+	switch {
+	case len(c.Levels) > 0:
+		lowest, where = int64(slices.Min(c.Levels)), path.Child("levels")
+	case c.Search != nil:
+		lowest, where = int64(c.Search.Start), path.Child("search", "start")
+	}
+	if lowest > 0 && lowest < conns {
+		return field.ErrorList{field.Invalid(where, lowest, fmt.Sprintf(
+			"memtier limits the rate of each connection, at least 1/s each: %d connections (threads %d × clients %d × parallelism %d) offer at least %d/s; lower spec.workload.memtier.clients or threads, or start higher",
+			conns, threads, clients, max(spec.Parallelism, 1), conns))}
+	}
+	return nil
+}
+
+var (
+	_ workloads.RateKnob        = Memtier{}
+	_ workloads.DurationKnob    = Memtier{}
+	_ workloads.CapacityChecker = Memtier{}
+)
 
 // Speaks: memtier speaks the Redis protocol (Valkey, Redis).
 func (Memtier) Speaks(*benchv1.WorkloadSpec) workloads.Speaks {

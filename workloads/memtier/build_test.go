@@ -8,10 +8,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
+	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 func seed() *benchv1.WorkloadSpec {
@@ -98,6 +100,50 @@ func TestClusterMode(t *testing.T) {
 			if got := slices.Contains(cmd, "--cluster-mode"); got != ep.Cluster {
 				t.Errorf("%s %s: --cluster-mode %v in %q", name, step, got, cmd)
 			}
+		}
+	}
+}
+
+// A rate level limits each connection to its generator's share divided
+// among threads × clients; a confirmation's or soak's duration replaces
+// --test-time; a plain step has neither.
+func TestRateLevelCommand(t *testing.T) {
+	spec := seed()
+	spec.Memtier.Threads, spec.Memtier.Clients = []int32{2}, 5
+	step := Memtier{}.Steps(spec)[0]
+	plain := Memtier{}.Run(spec, pod.Endpoint{Host: "h", Port: 6379}, step).Command
+	if slices.Contains(plain, "--rate-limiting") || plain[slices.Index(plain, "--test-time")+1] != "1" {
+		t.Errorf("plain step: %q", plain)
+	}
+	step.Params[workloads.RateParameter], step.Params[workloads.DurationParameter] = 1234, 600
+	cmd := Memtier{}.Run(spec, pod.Endpoint{Host: "h", Port: 6379}, step).Command
+	if i := slices.Index(cmd, "--rate-limiting"); i < 0 || cmd[i+1] != workloads.SharePerPlaceholder(1234, 10) {
+		t.Errorf("rate level: %q", cmd)
+	}
+	if cmd[slices.Index(cmd, "--test-time")+1] != "600" {
+		t.Errorf("held level: %q", cmd)
+	}
+}
+
+// A level below one request per second per connection of every generator
+// cannot be offered: refused naming the field and the connections.
+func TestCheckCapacityNeedsARatePerConnection(t *testing.T) {
+	spec := seed()
+	spec.Memtier.Threads, spec.Memtier.Clients, spec.Parallelism = []int32{2}, 10, 3
+	path := field.NewPath("spec", "capacity")
+	for _, c := range []struct {
+		capacity benchv1.CapacitySpec
+		want     string
+	}{
+		{benchv1.CapacitySpec{Parameter: "rate", Search: &benchv1.CapacitySearch{Start: 50}},
+			"spec.capacity.search.start: Invalid value: 50: memtier limits the rate of each connection, at least 1/s each: 60 connections (threads 2 × clients 10 × parallelism 3) offer at least 60/s"},
+		{benchv1.CapacitySpec{Parameter: "rate", Levels: []int32{100, 59}}, "spec.capacity.levels: Invalid value: 59:"},
+		{benchv1.CapacitySpec{Parameter: "rate", Search: &benchv1.CapacitySearch{Start: 60}}, ""},
+		{benchv1.CapacitySpec{Parameter: "threads", Levels: []int32{1, 2}}, ""},
+	} {
+		errs := Memtier{}.CheckCapacity(spec, &c.capacity, path)
+		if got := errs.ToAggregate(); (c.want == "") != (got == nil) || got != nil && !strings.HasPrefix(got.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.capacity, got, c.want)
 		}
 	}
 }

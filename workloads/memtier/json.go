@@ -9,6 +9,8 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/capacity"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 )
 
@@ -48,10 +50,33 @@ type jsonPoint struct {
 }
 
 type jsonDoc struct {
+	Config  jsonConfig                `json:"configuration"`
 	RunInfo map[string]jsontext.Value `json:"run information"`
 	// Several runs (--run-count) add aggregated sections; one run has ALL STATS.
 	All        jsonStats `json:"ALL STATS"`
 	Aggregated jsonStats `json:"AGGREGATED AVERAGE RESULTS"`
+}
+
+// jsonConfig is what the configuration object says of the load memtier
+// offered.
+type jsonConfig struct {
+	RateLimit int64 `json:"rate_limit"`
+	Threads   int64 `json:"threads"`
+	Clients   int64 `json:"clients"`
+}
+
+// offeredRate is the rate memtier offers with --rate-limiting r on each of
+// conns connections. It opens a quota of ceil(r/50) requests per
+// connection at fixed intervals of 1/⌊r/quota⌋ s (whole microseconds), so
+// a connection offers slightly less than r when the quota does not
+// divide it (51/s offers 50/s); this is memtier 2.1.1's arithmetic.
+func offeredRate(r, conns int64) float64 {
+	if r <= 0 || conns <= 0 {
+		return 0
+	}
+	quota := (r + 49) / 50
+	interval := 1_000_000 / (r / quota)
+	return float64(conns) * float64(quota) * 1e6 / float64(interval)
 }
 
 // jsonStats is the ALL STATS object; it is read by hand so that each row
@@ -105,6 +130,12 @@ func parseJSON(r *results.Result, data []byte) (map[string]bool, error) {
 		if s := string(bytes.Trim(v, `"`)); k != "" && len(s) < 64 {
 			r.SetParam(paramName(k), s)
 		}
+	}
+	if c := doc.Config; c.RateLimit > 0 {
+		// What the generator offered (rate levels; see offeredRate), beside
+		// what it achieved; generators' offers add up when merged.
+		r.SetParam("rateLimitPerConnection", strconv.FormatInt(c.RateLimit, 10))
+		r.Add(results.Metric{Name: capacity.MetricOffered, Value: offeredRate(c.RateLimit, c.Threads*c.Clients), Unit: "/s", Direction: benchv1.Neutral, Detail: true})
 	}
 	rows := map[string]bool{}
 	names := make([]string, 0, len(stats))

@@ -3,16 +3,23 @@ package memtier
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dbperf-io/dbperf-operator/internal/capacity"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
+	"github.com/dbperf-io/dbperf-operator/workloads"
 )
 
 // realCommand adapts an invocation built for the image to this machine:
@@ -122,4 +129,71 @@ func tail(s string) string {
 		return "…" + s[len(s)-4000:]
 	}
 	return s
+}
+
+// A rate level through the runner, as the operator builds it: each
+// generator's share of the level divided among its connections
+// (--rate-limiting), memtier's offer as its result reports it (its own
+// arithmetic, which loses a little when the quota does not divide the
+// rate), and what it achieved against that. Two generators split a level
+// between them and their merged offers add up.
+func TestRealMemtierRateLevel(t *testing.T) {
+	bin := testutil.NeedEnv(t, "MEMTIER")
+	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	redis := testutil.StartRedis(t)
+	ep := pod.Endpoint{Host: "127.0.0.1", Port: int32(redis.Port)}
+	if (Memtier{}).RateCorrected(seed()) {
+		t.Error("memtier's latency at a fixed rate is from when each request was sent: uncorrected")
+	}
+	for _, c := range []struct {
+		rate       int32
+		generators int
+		offered    float64 // memtier 2.1.1's arithmetic, worked by hand
+	}{
+		{2000, 1, 2000}, // 500/s per connection: 10 every 20 ms
+		{2010, 1, 1980}, // 503/s per connection: 11 every 22,222 µs = 495/s
+		{3000, 2, 2944}, // 1500 each, 375/s per connection: 8 every 21,739 µs = 368/s
+	} {
+		t.Run(fmt.Sprint(c.rate, "/s by ", c.generators), func(t *testing.T) {
+			spec := seed()
+			spec.Memtier.Clients, spec.Memtier.Duration = 4, metav1.Duration{Duration: 3 * time.Second}
+			step := Memtier{}.Steps(spec)[0]
+			step.Params[workloads.RateParameter] = c.rate
+			inv := Memtier{}.Run(spec, ep, step)
+			parts := make([]*results.Result, c.generators)
+			var wg sync.WaitGroup
+			for i := range c.generators {
+				gi := inv
+				gi.Command = runner.ForGenerator(inv.Command, i, c.generators)
+				cmd, files := realCommand(t, gi, nil)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var out bytes.Buffer
+					parts[i] = runner.Exec(context.Background(), runner.Options{Parser: Memtier{}, Command: cmd, ResultFiles: files, Timeout: 30 * time.Second, Stdout: &out})
+					if parts[i].Verdict != results.Succeeded {
+						t.Errorf("generator %d: %s %v\n%s", i, parts[i].Verdict, parts[i].Reasons, tail(out.String()))
+					}
+				}()
+			}
+			wg.Wait()
+			if t.Failed() {
+				return
+			}
+			r := parts[0]
+			if c.generators > 1 {
+				r = results.Merge(parts)
+			}
+			offered, ok := r.Get(results.Key{Name: capacity.MetricOffered})
+			ops, _ := r.Get(r.Primary)
+			if !ok || math.Abs(offered.Value-c.offered) > 0.5 {
+				t.Fatalf("offered %+v, want %.0f/s", offered, c.offered)
+			}
+			// Light load on an idle server: memtier sends what it was set to.
+			if d := math.Abs(ops.Value/offered.Value - 1); d > 0.05 {
+				t.Errorf("achieved %.0f/s of the %.0f/s offered (%.1f %% off)", ops.Value, offered.Value, 100*d)
+			}
+			t.Logf("level %d/s over %d generators: offered %.0f/s, achieved %.0f/s", c.rate, c.generators, offered.Value, ops.Value)
+		})
+	}
 }

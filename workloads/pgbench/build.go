@@ -203,7 +203,7 @@ func (Pgbench) StepDuration() {}
 // RateCorrected: under --rate pgbench measures each transaction's latency
 // from its scheduled start, so a server that falls behind shows in it
 // (with --latency-limit, transactions already late are skipped and counted).
-func (Pgbench) RateCorrected() bool { return true }
+func (Pgbench) RateCorrected(*benchv1.WorkloadSpec) bool { return true }
 
 // Speaks: pgbench measures PostgreSQL in the endpoint's database.
 func (Pgbench) Speaks(*benchv1.WorkloadSpec) workloads.Speaks {

@@ -237,7 +237,7 @@ const IntendedPrefix = "Intended-"
 
 // RateCorrected: at a level's rate YCSB measures from the intended start
 // (measurement.interval=both), and the parser reports those latencies.
-func (YCSB) RateCorrected() bool { return true }
+func (YCSB) RateCorrected(*benchv1.WorkloadSpec) bool { return true }
 
 var _ workloads.RateKnob = YCSB{}
 
