@@ -17,6 +17,7 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/internal/capacity"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/workloads"
@@ -65,6 +66,14 @@ func (r *BenchmarkRunReconciler) measureLevels(ctx context.Context, st *runState
 			}
 		}
 		d := capacity.Decide(plan, judgedLevels(cs), timeUp(st))
+		if !d.Done {
+			if why := generatorLimit(run, cs, d.Next); why != "" {
+				if d.Maximum != nil {
+					why += fmt.Sprintf("; %d, the largest level that passed, is a lower bound of the maximum", *d.Maximum)
+				}
+				d.Done, d.Reason, d.Next, d.Message = true, benchv1.CapacityGeneratorLimit, 0, why
+			}
+		}
 		next, confirm := d.Next, false
 		if d.Done {
 			var end *confirmEnd
@@ -213,6 +222,7 @@ func (r *BenchmarkRunReconciler) measureLevel(ctx context.Context, st *runState,
 		j = capacity.JudgeTrials(&run.Spec.Capacity.Rules, in, float64(*r))
 	}
 	lvl.Throughput, lvl.AchievedPercent, lvl.LatencyMillis, lvl.LatencyOverLimitPercent = roundPtr(j.Throughput), j.Achieved, j.LatencyMillis, j.OverLimitShare
+	lvl.LoadGeneratorCPUMicrosPerOperation = j.GeneratorCPUMicrosPerOp
 	if j.Unjudgeable != "" {
 		lvl.Reasons = []string{j.Unjudgeable}
 		return true, ctrl.Result{}, nil
@@ -568,4 +578,46 @@ func roundPtr(v *float64) *float64 {
 	}
 	x := status.Round(*v, 3)
 	return &x
+}
+
+// generatorLimit is the pre-flight check of rate level next: why the load
+// generators cannot offer it, or "". It reads the generators' CPU per
+// operation at the largest level measured so far that recorded it, and the
+// CPU each generator declares (its limit, else its request); without
+// either there is nothing to check. It depends only on spec and status,
+// so a reconcile run again decides the same.
+func generatorLimit(run *benchv1.BenchmarkRun, cs *benchv1.CapacityStatus, next int32) string {
+	if run.Spec.Capacity.Parameter != workloads.RateParameter {
+		return ""
+	}
+	res := run.Spec.Workload.Resources
+	cpu, which := res.Limits.Cpu(), "limits"
+	if cpu.IsZero() {
+		cpu, which = res.Requests.Cpu(), "requests"
+	}
+	if cpu.IsZero() {
+		return ""
+	}
+	var from *benchv1.CapacityLevel
+	for i := range cs.Levels {
+		l := &cs.Levels[i]
+		if l.LoadGeneratorCPUMicrosPerOperation != nil && *l.LoadGeneratorCPUMicrosPerOperation > 0 && (from == nil || l.Value > from.Value) {
+			from = l
+		}
+	}
+	if from == nil {
+		return ""
+	}
+	maxPercent := float64(run.Spec.Validity.MaxLoadGeneratorCPUPercent)
+	if maxPercent <= 0 {
+		maxPercent = pod.DefaultMaxLoadGeneratorCPUPercent
+	}
+	generators := max(run.Spec.Workload.Parallelism, 1)
+	cost := *from.LoadGeneratorCPUMicrosPerOperation
+	need := capacity.GeneratorsNeeded(next, cost, cpu.AsApproximateFloat64(), maxPercent)
+	if need <= int(generators) {
+		return ""
+	}
+	return fmt.Sprintf("the pre-flight check refused level %s=%d: it needs %d load generators — at %s the generators used %.4g µs of CPU an operation, and each may use %s CPU (spec.workload.resources.%s.cpu) up to %.4g %% (spec.validity.maxLoadGeneratorCPUPercent), %.0f operations a second; spec.workload.parallelism is %d: raise it to %d or give the generators more CPU",
+		run.Spec.Capacity.Parameter, next, need, from.Step, cost, cpu.String(), which, maxPercent, cpu.AsApproximateFloat64()*maxPercent/100*1e6/cost, generators, need)
 }

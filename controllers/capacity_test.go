@@ -13,7 +13,10 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
@@ -598,4 +601,42 @@ func TestCapacityComparisonGivesTheDeltaWithItsInterval(t *testing.T) {
 		t.Errorf("row %+v", row)
 	}
 	t.Logf("capacity %g → %g /s: Δ %+.1f %% (95 %% CI %+.1f to %+.1f), %s; %s", row.BaselineMedian, row.CandidateMedian, *row.DeltaPercent, *row.CILowPercent, *row.CIHighPercent, row.Verdict, got.Status.Summary)
+}
+
+// The pre-flight check of the next rate level reads the generators' CPU
+// per operation at the largest level measured that recorded it and the
+// CPU each generator declares (limit, else request): a level they cannot
+// offer is refused saying how many generators it needs; without a
+// declared CPU, a cost, or at a closed-loop knob, nothing is refused.
+func TestGeneratorLimitRefusesALevelTheGeneratorsCannotOffer(t *testing.T) {
+	run := capacityRun("r", 1)
+	run.Spec.Workload.Parallelism = 2
+	cs := &benchv1.CapacityStatus{Parameter: "rate", Levels: []benchv1.CapacityLevel{
+		{Value: 400, Step: "rate=400", LoadGeneratorCPUMicrosPerOperation: ptr.To(100.0)},
+		{Value: 800, Step: "rate=800", LoadGeneratorCPUMicrosPerOperation: ptr.To(250.0)}, // the largest: 1 CPU at 90 % offers 3,600/s
+		{Value: 600, Step: "rate=600"},
+	}}
+	if why := generatorLimit(run, cs, 100000); why != "" {
+		t.Errorf("no declared CPU: %q", why)
+	}
+	run.Spec.Workload.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
+	run.Spec.Workload.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	if why := generatorLimit(run, cs, 7200); why != "" {
+		t.Errorf("two generators offer 7,200/s: %q", why)
+	}
+	want := "the pre-flight check refused level rate=7201: it needs 3 load generators — at rate=800 the generators used 250 µs of CPU an operation, and each may use 1 CPU (spec.workload.resources.limits.cpu) up to 90 % (spec.validity.maxLoadGeneratorCPUPercent), 3600 operations a second; spec.workload.parallelism is 2: raise it to 3"
+	if why := generatorLimit(run, cs, 7201); !strings.HasPrefix(why, want) {
+		t.Errorf("7,201/s:\n%s\nwant\n%s", why, want)
+	}
+	run.Spec.Workload.Resources.Limits = nil // the request then: 1,800/s a generator
+	if why := generatorLimit(run, cs, 3601); !strings.Contains(why, "needs 3 load generators") || !strings.Contains(why, "resources.requests.cpu") {
+		t.Errorf("by the request: %q", why)
+	}
+	if why := generatorLimit(run, &benchv1.CapacityStatus{Levels: cs.Levels[2:]}, 100000); why != "" {
+		t.Errorf("no cost measured: %q", why)
+	}
+	run.Spec.Capacity.Parameter = "clients"
+	if why := generatorLimit(run, cs, 100000); why != "" {
+		t.Errorf("closed loop: %q", why)
+	}
 }

@@ -277,7 +277,7 @@ type MetricRule struct {
 }
 
 // CapacityStopReason says why a capacity search ended.
-// +kubebuilder:validation:Enum=Converged;FirstFailure;LadderDone;UpperBound;LowestFails;LevelBudget;TimeBudget;MeasurementFailed;ConfirmationFailed
+// +kubebuilder:validation:Enum=Converged;FirstFailure;LadderDone;UpperBound;LowestFails;LevelBudget;TimeBudget;MeasurementFailed;ConfirmationFailed;GeneratorLimit
 type CapacityStopReason string
 
 const (
@@ -302,6 +302,12 @@ const (
 	// CapacityConfirmationFailed: the maximum failed its confirmation
 	// twice (the search reopened below the first).
 	CapacityConfirmationFailed CapacityStopReason = "ConfirmationFailed"
+	// CapacityGeneratorLimit: the pre-flight check refused the next rate
+	// level: at the load generators' CPU per operation measured at the
+	// levels so far, the CPU they declare (spec.workload.resources) cannot
+	// offer it; the message says how many generators it needs. What was
+	// found below it stands (a lower bound).
+	CapacityGeneratorLimit CapacityStopReason = "GeneratorLimit"
 )
 
 // CapacityStatus is what a capacity search found.
@@ -455,6 +461,13 @@ type CapacityLevel struct {
 	// --latency-limit, skipped ones included.
 	// +optional
 	LatencyOverLimitPercent *float64 `json:"latencyOverLimitPercent,omitempty"`
+	// LoadGeneratorCPUMicrosPerOperation is the load generators' CPU time
+	// per operation of the throughput at this level, in microseconds (the
+	// mean over its repetitions; absent where the runner could not read
+	// the generators' CPU). The pre-flight check of a rate level reads it
+	// (stop reason GeneratorLimit).
+	// +optional
+	LoadGeneratorCPUMicrosPerOperation *float64 `json:"loadGeneratorCPUMicrosPerOperation,omitempty"`
 	// Confirm marks the confirmation of a maximum (spec.capacity.confirm),
 	// held at Value.
 	// +optional

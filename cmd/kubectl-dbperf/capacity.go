@@ -61,7 +61,7 @@ func renderCapacity(w io.Writer, r *benchv1.BenchmarkRun, format string) error {
 	}
 	fmt.Fprintf(w, "latency at a fixed rate: %s\n\n", cs.CoordinatedOmission)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tLEVEL\tVERDICT\tTHROUGHPUT\tACHIEVED %\tLATENCY\tWHY")
+	fmt.Fprintln(tw, "#\tLEVEL\tVERDICT\tTHROUGHPUT\tACHIEVED %\tLATENCY\tGEN CPU µs/OP\tWHY")
 	for i, l := range cs.Levels {
 		verdict := "measuring"
 		switch {
@@ -79,7 +79,8 @@ func renderCapacity(w io.Writer, r *benchv1.BenchmarkRun, format string) error {
 		case l.LatencyOverLimitPercent != nil:
 			latency = fmt.Sprintf("%.4g %% over limit", *l.LatencyOverLimitPercent)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, l.Step, verdict, num(l.Throughput), num(l.AchievedPercent), latency, strings.Join(l.Reasons, "; "))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, l.Step, verdict, num(l.Throughput), num(l.AchievedPercent), latency,
+			num(l.LoadGeneratorCPUMicrosPerOperation), strings.Join(l.Reasons, "; "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -56,6 +56,10 @@ type Judgement struct {
 	Achieved       *float64
 	LatencyMillis  *float64
 	OverLimitShare *float64
+	// GeneratorCPUMicrosPerOp is the load generators' CPU time per
+	// operation of the primary throughput, in microseconds: what the
+	// pre-flight check of the next level (GeneratorsNeeded) reads.
+	GeneratorCPUMicrosPerOp *float64
 }
 
 // Judge decides whether a level passed rules.
@@ -67,6 +71,7 @@ func Judge(rules *benchv1.CapacityRules, in Input) Judgement {
 	}
 	tput, unit := medianPrimary(in.Results)
 	j.Throughput = &tput
+	j.GeneratorCPUMicrosPerOp = generatorCost(in.Results)
 	if in.Rate {
 		a := round(tput/float64(in.Value)*100, 2)
 		what := fmt.Sprintf("%.4g %s of %d/s offered", tput, unit, in.Value)
@@ -325,4 +330,34 @@ func sameMillis(text string, ms float64) bool {
 func round(v float64, digits int) float64 {
 	p := math.Pow(10, float64(digits))
 	return math.Round(v*p) / p
+}
+
+// generatorCost is the mean over rs of the load generators' CPU time per
+// operation (µs); nil when no result says both.
+func generatorCost(rs []*results.Result) *float64 {
+	var costs []float64
+	for _, r := range rs {
+		lg := r.LoadGenerator
+		m, ok := r.Get(r.Primary)
+		if lg == nil || !ok || lg.CPUSeconds <= 0 || lg.WallSeconds <= 0 || m.Value <= 0 {
+			continue
+		}
+		costs = append(costs, lg.CPUSeconds*1e6/(m.Value*lg.WallSeconds))
+	}
+	if len(costs) == 0 {
+		return nil
+	}
+	v := round(stats.Summarize(costs).Mean, 3)
+	return &v
+}
+
+// GeneratorsNeeded is how many load generators a level of rate operations
+// a second needs when each costs microsPerOp of generator CPU and a
+// generator may use cpus CPUs up to maxPercent of them.
+func GeneratorsNeeded(rate int32, microsPerOp, cpus, maxPercent float64) int {
+	per := cpus * maxPercent / 100 * 1e6 / microsPerOp // operations a second one generator offers
+	if per <= 0 {
+		return 0
+	}
+	return int(math.Ceil(float64(rate) / per))
 }

@@ -166,3 +166,30 @@ func TestJudgeNamesWhatTheToolWasSetToOffer(t *testing.T) {
 		t.Fatalf("offered as set: %+v", j)
 	}
 }
+
+// The load generators' CPU per operation comes from the runner's figures
+// (CPU seconds over wall seconds and throughput), averaged over a level's
+// repetitions; the pre-flight check turns it into generators needed.
+func TestGeneratorCostAndGeneratorsNeeded(t *testing.T) {
+	a := histogramResult(t, 1000, 900, 1000)
+	a.LoadGenerator = &results.LoadGenerator{CPUSeconds: 2, WallSeconds: 10, AvailableCPUs: 1, CPUPercent: 20} // 0.2 CPU at 1000/s: 200 µs each
+	b := histogramResult(t, 1000, 900, 1000)
+	b.LoadGenerator = &results.LoadGenerator{CPUSeconds: 3, WallSeconds: 10, AvailableCPUs: 1, CPUPercent: 30} // 300 µs
+	none := histogramResult(t, 1000, 900, 1000)
+	j := capacity.Judge(&benchv1.CapacityRules{}, capacity.Input{Value: 1000, Rate: true, Results: []*results.Result{a, b, none}})
+	if j.GeneratorCPUMicrosPerOp == nil || *j.GeneratorCPUMicrosPerOp != 250 {
+		t.Fatalf("cost %v, want 250 µs", j.GeneratorCPUMicrosPerOp)
+	}
+	if j := capacity.Judge(&benchv1.CapacityRules{}, capacity.Input{Value: 1000, Rate: true, Results: []*results.Result{none}}); j.GeneratorCPUMicrosPerOp != nil {
+		t.Fatalf("no CPU figures, cost %v", *j.GeneratorCPUMicrosPerOp)
+	}
+	// 250 µs an operation, 1 CPU up to 90 %: 3,600/s a generator.
+	for rate, want := range map[int32]int{3600: 1, 3601: 2, 10000: 3, 14400: 4} {
+		if got := capacity.GeneratorsNeeded(rate, 250, 1, 90); got != want {
+			t.Errorf("%d/s: %d generators, want %d", rate, got, want)
+		}
+	}
+	if got := capacity.GeneratorsNeeded(7200, 250, 0.5, 90); got != 4 {
+		t.Errorf("half a CPU each: %d", got)
+	}
+}

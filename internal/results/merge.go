@@ -255,6 +255,7 @@ func mergeLoadGenerators(parts []*Result) *LoadGenerator {
 			out.CPUPercent, out.AvailableCPUs, out.Source = lg.CPUPercent, lg.AvailableCPUs, lg.Source
 		}
 		out.CPUSeconds += lg.CPUSeconds
+		out.WallSeconds = max(out.WallSeconds, lg.WallSeconds)
 		out.RunnerCPUSeconds += lg.RunnerCPUSeconds
 	}
 	return out

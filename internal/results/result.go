@@ -108,6 +108,9 @@ type LoadGenerator struct {
 	// not the tool's): the price of measuring through it.
 	RunnerCPUSeconds float64 `json:"runnerCPUSeconds"`
 	AvailableCPUs    float64 `json:"availableCPUs"`
+	// WallSeconds is how long the tool ran (the longest generator's when
+	// merged): CPUSeconds over it is the CPUs the generators used.
+	WallSeconds float64 `json:"wallSeconds,omitempty"`
 	// Source is where the figures came from: "cgroup2", "cgroup1" or "".
 	Source string `json:"source"`
 }

@@ -164,7 +164,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 		avail := o.CPU.AvailableCPUs()
 		wall := end.Sub(start).Seconds()
 		used := (cpu1 - cpu0).Seconds()
-		r.LoadGenerator = &results.LoadGenerator{CPUSeconds: used, AvailableCPUs: avail, Source: source, RunnerCPUSeconds: ownCPU()}
+		r.LoadGenerator = &results.LoadGenerator{CPUSeconds: used, AvailableCPUs: avail, Source: source, RunnerCPUSeconds: ownCPU(), WallSeconds: wall}
 		if wall > 0 && avail > 0 {
 			r.LoadGenerator.CPUPercent = 100 * used / (wall * avail)
 		}
