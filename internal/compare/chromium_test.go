@@ -1,13 +1,18 @@
 package compare
 
 import (
+	"bytes"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/capacity"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
@@ -79,4 +84,113 @@ func near8(img image.Image, x, y int, c [3]uint8) bool {
 	r, g, b, _ := img.At(x, y).RGBA()
 	d := func(a uint32, b uint8) bool { v := int(a>>8) - int(b); return v > -6 && v < 6 }
 	return d(r, c[0]) && d(g, c[1]) && d(b, c[2])
+}
+
+// kneeSide is searches of a server that keeps up to limit (each search's
+// limit a little off, as repeated searches are): the real search (×2 from
+// 400, bisected to 5 %) judges a level passed at or below its limit, with
+// throughput the level up to it and latency growing past it.
+func kneeSide(t *testing.T, name string, limits ...int32) Side {
+	t.Helper()
+	s := Side{Name: name}
+	plan := capacity.PlanOf(&benchv1.CapacitySpec{Parameter: "rate", Search: &benchv1.CapacitySearch{Start: 400, FactorPercent: 200, WidthPercent: 5}})
+	for i, limit := range limits {
+		r := &benchv1.BenchmarkRun{}
+		r.Name = fmt.Sprintf("%s-%d", name, i)
+		r.Spec.Workload.Pgbench = &benchv1.PgbenchWorkload{Clients: []int32{10}}
+		r.Spec.Capacity = &benchv1.CapacitySpec{Parameter: "rate", Search: &benchv1.CapacitySearch{Start: 400}}
+		r.Status.Phase = benchv1.PhaseSucceeded
+		cs := &benchv1.CapacityStatus{Parameter: "rate"}
+		var judged []capacity.Level
+		for range 20 {
+			d := capacity.Decide(plan, judged, false)
+			if d.Done {
+				cs.Maximum, cs.StopReason = d.Maximum, d.Reason
+				break
+			}
+			passed := d.Next <= limit
+			tput := 0.98 * float64(min(d.Next, limit))
+			lat := 4 + 16*float64(d.Next)/float64(limit)
+			if !passed {
+				lat = 20 + 200*float64(d.Next-limit)/float64(limit)
+			}
+			cs.Levels = append(cs.Levels, benchv1.CapacityLevel{Value: d.Next, Step: fmt.Sprintf("rate=%d", d.Next), Passed: &passed, Throughput: &tput, LatencyMillis: &lat})
+			judged = append(judged, capacity.Level{Value: d.Next, Passed: passed})
+		}
+		cs.Throughput = &benchv1.MetricValue{Name: "transactionsPerSecond", Value: 0.98 * float64(*cs.Maximum), Unit: "tx/s", Direction: benchv1.HigherIsBetter}
+		r.Status.Capacity = cs
+		s.Runs = append(s.Runs, FromBenchmarkRun(r))
+	}
+	return s
+}
+
+// The comparison of two platforms' capacity searches draws both knee
+// curves (throughput and latency against the level), rendered by a real
+// browser: each variant's lines are on the page in its colour.
+func TestCapacityCurvesRenderInChromium(t *testing.T) {
+	browser := testutil.NeedEnv(t, "CHROMIUM")
+	rep, err := Build(kneeSide(t, "v3", 1650, 1600, 1700), kneeSide(t, "v4a", 2150, 2100, 2200), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Curves) != 6 || rep.Curves[0].Variant != "v3" || rep.Curves[5].Variant != "v4a" || len(rep.Curves[0].Points) < 5 {
+		t.Fatalf("curves %+v", rep.Curves)
+	}
+	var page bytes.Buffer
+	if err := RenderHTML(&page, []*Report{rep}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "Capacity: the knee curves") || strings.Count(page.String(), "<polyline") != 12 {
+		t.Fatalf("the page has %d curve lines, want 12 (3 searches × 2 variants × 2 charts)", strings.Count(page.String(), "<polyline"))
+	}
+	// The curves alone on a page, so that the maximum's bars, in the same
+	// colours, do not count.
+	dir := t.TempDir()
+	file := filepath.Join(dir, "curves.html")
+	body := "<!doctype html><html><body>"
+	for _, c := range curveCharts([]*Report{rep}) {
+		body += string(c)
+	}
+	if err := os.WriteFile(file, []byte(body+"</body></html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(dir, "curves.png")
+	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir="+filepath.Join(dir, "profile"),
+		"--window-size=800,720", "--screenshot="+shot, "file://"+file)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+	raw, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	img, err := png.Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	want := map[string][3]uint8{"v3": {0x5b, 0x6f, 0x82}, "v4a": {0xe0, 0x7b, 0x39}}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			for name, c := range want {
+				if near8(img, x, y, c) {
+					counts[name]++
+				}
+			}
+		}
+	}
+	// Three lines of 3 px across most of a 676-px axis, twice, and the dots.
+	for name := range want {
+		if counts[name] < 3000 {
+			t.Errorf("%s: %d pixels of its colour, want its curves drawn (≥ 3000)", name, counts[name])
+		}
+	}
+	t.Logf("curve pixels: %v", counts)
+	if keep := os.Getenv("DBPERF_KEEP_SCREENSHOT"); keep != "" {
+		if png, err := os.ReadFile(shot); err == nil {
+			_ = os.WriteFile(keep, png, 0o644)
+		}
+	}
 }

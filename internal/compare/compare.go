@@ -43,6 +43,9 @@ type Run struct {
 	// Rejections are the measurements a person rejected (the run's
 	// annotation bench.dbperf.io/rejections): left out, shown struck through.
 	Rejections []benchv1.Rejection `json:"rejections,omitempty"`
+	// Capacity is a capacity run's search (its levels draw the knee
+	// curves); its maximum is compared as the step "capacity".
+	Capacity *benchv1.CapacityStatus `json:"capacity,omitempty"`
 }
 
 // Measurement is one repetition's full result.
@@ -102,6 +105,7 @@ func FromBenchmarkRun(r *benchv1.BenchmarkRun) Run {
 	out := Run{Name: r.Name, Namespace: r.Namespace, Labels: r.Labels, Workload: r.Status.Workload, Spec: r.Spec,
 		Phase: r.Status.Phase, Steps: r.Status.Steps, Environment: r.Status.Environment, Rejections: rejections}
 	if r.Spec.Capacity != nil {
+		out.Capacity = r.Status.Capacity
 		asCapacity(&out, r.Status.Capacity)
 	}
 	return out
@@ -191,6 +195,8 @@ type Report struct {
 	Families []FamilyNote `json:"families,omitempty"`
 	// Timelines are measurements drawn over time (Timeline).
 	Timelines []Timeline `json:"timelines,omitempty"`
+	// Curves are the knee curves of capacity runs, both variants'.
+	Curves []Curve `json:"curves,omitempty"`
 	// Counts of verdicts.
 	Better       int `json:"better"`
 	Worse        int `json:"worse"`
