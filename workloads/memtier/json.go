@@ -2,10 +2,12 @@ package memtier
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"sort"
 	"strconv"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -191,6 +193,54 @@ func addOp(r *results.Result, name string, op *jsonOp) {
 	if name == "Totals" && op.TimeSerie != nil {
 		r.TimeSeries = timeSeries(op.TimeSerie.points)
 	}
+	if name != "Totals" { // Totals is the sum of the others: never merged twice
+		addHistogram(r, name, op.Percentile[histogramKey])
+	}
+}
+
+// histogramKey holds, among an operation's percentiles, memtier's
+// HdrHistogram of its latencies (microseconds; memtier's lowest
+// discernible value is 10 µs, so its buckets are 8 µs wide up to 16 ms).
+const histogramKey = "Histogram log format"
+
+// addHistogram sets the operation's histogram from memtier's compressed
+// one (the HdrHistogram V2 encoding, base64), so that its percentiles
+// merge across load generators and repetitions and APDEX can be scored; an
+// unreadable one is a warning, and the operation keeps memtier's
+// percentiles.
+func addHistogram(r *results.Result, name string, raw jsontext.Value) {
+	if len(raw) == 0 {
+		return
+	}
+	var doc struct {
+		Compressed string `json:"Compressed Histogram"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || doc.Compressed == "" {
+		return
+	}
+	h, err := decodeHistogram(doc.Compressed)
+	if err == nil && h.TotalCount() > 0 {
+		err = r.SetHistogram(name, h)
+	}
+	if err != nil {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the latency histogram of %s could not be read: %v", name, err))
+	}
+}
+
+func decodeHistogram(enc string) (*hdr.Histogram, error) {
+	b, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		return nil, err
+	}
+	jh, err := results.DecodeJavaHistogram(b)
+	if err != nil {
+		return nil, err
+	}
+	h := results.NewHistogram()
+	if dropped := h.Merge(jh); dropped > 0 {
+		return nil, fmt.Errorf("%d latencies outside the range a result keeps", dropped)
+	}
+	return h, nil
 }
 
 // timeSeries turns memtier's per-second buckets into points in time order.

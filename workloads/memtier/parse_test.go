@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -203,5 +204,32 @@ func TestSubSecondRunHasNoRate(t *testing.T) {
 	r := Memtier{}.Parse(in)
 	if r.Verdict != results.Invalid || len(r.Reasons) != 1 || r.Reasons[0] != subSecondRun {
 		t.Fatalf("%s %v", r.Verdict, r.Reasons)
+	}
+}
+
+// memtier's JSON carries each operation's HdrHistogram (microseconds): the
+// result keeps it for every command but Totals (their sum, which a merge
+// of all operations would count twice), so percentiles merge across load
+// generators and repetitions, and latency rules and APDEX read it. Its
+// percentiles agree with memtier's own to within its 8-µs buckets (its
+// lowest discernible value is 10 µs) or 1 %.
+func TestOperationsCarryMemtiersHistograms(t *testing.T) {
+	r := Memtier{}.Parse(workloads.ParseInput{Output: readTestdata(t, "redis7-wrongtype-4-of-37941.txt"),
+		Files: map[string][]byte{"memtier.json": readTestdata(t, "redis7-wrongtype-4-of-37941.json")}})
+	if ops := r.HistogramOperations(); !slices.Equal(ops, []string{"Gets"}) {
+		t.Fatalf("histograms of %v, want Gets alone (no Sets were sent; Totals is their sum)", ops)
+	}
+	h, err := results.DecodeHistogram(r.Histograms["Gets"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.TotalCount() != 37941 {
+		t.Errorf("%d latencies, memtier counted 37941 GETs", h.TotalCount())
+	}
+	for pct, memtier := range map[float64]float64{50: 0.055, 90: 0.071, 99: 1.919, 99.9: 6.239} {
+		got := float64(h.ValueAtPercentile(pct)) / 1000
+		if d := math.Abs(got - memtier); d > 0.008 && d > 0.01*memtier {
+			t.Errorf("p%g: %.3f ms from the histogram, memtier said %.3f ms", pct, got, memtier)
+		}
 	}
 }

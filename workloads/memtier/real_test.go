@@ -14,6 +14,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/capacity"
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
@@ -193,7 +194,14 @@ func TestRealMemtierRateLevel(t *testing.T) {
 			if d := math.Abs(ops.Value/offered.Value - 1); d > 0.05 {
 				t.Errorf("achieved %.0f/s of the %.0f/s offered (%.1f %% off)", ops.Value, offered.Value, 100*d)
 			}
-			t.Logf("level %d/s over %d generators: offered %.0f/s, achieved %.0f/s", c.rate, c.generators, offered.Value, ops.Value)
+			// The level judged as a search judges it: p99 from the merged
+			// histograms of the generators' operations (memtier's own).
+			p99 := []benchv1.LatencyRule{{Percentile: 99, Max: metav1.Duration{Duration: 50 * time.Millisecond}}}
+			j := capacity.Judge(&benchv1.CapacityRules{Latency: p99}, capacity.Input{Value: c.rate, Rate: true, Results: []*results.Result{r}})
+			if j.LatencyMillis == nil || *j.LatencyMillis <= 0 || !j.Passed {
+				t.Errorf("judged on memtier's histograms: %+v", j)
+			}
+			t.Logf("level %d/s over %d generators: offered %.0f/s, achieved %.0f/s, p99 %v ms", c.rate, c.generators, offered.Value, ops.Value, *j.LatencyMillis)
 		})
 	}
 }
