@@ -25,7 +25,7 @@ type CapacitySpec struct {
 	// tool's parameter named rate; docs/capacity.md says per tool whether
 	// its latency is measured from each request's intended start), or the name of a parameter the
 	// workload sweeps (pgbench's clients, memtier's threads, k6's vus,
-	// ycsb's threads, hammerdb's virtualUsers, redisBenchmark's clients),
+	// ycsb's threads, hammerdb's vu (its virtual users), redisBenchmark's clients),
 	// whose list must then hold one value, which the levels replace.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63

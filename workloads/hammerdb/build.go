@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +41,9 @@ const (
 )
 
 func runScript(step int) string { return fmt.Sprintf("run-%d.tcl", step) }
+
+// levelScript is the timed test of a capacity level (Run).
+const levelScript = "run-level.tcl"
 
 // settingKey is a tpcc dictionary key such as pg_vacuum.
 var settingKey = regexp.MustCompile(`^(pg|mysql)_[a-z_]+$`)
@@ -103,13 +107,33 @@ func (h HammerDB) Prepare(spec *benchv1.WorkloadSpec, ep pod.Endpoint) *pod.Invo
 
 // Run is one timed test at the step's virtual-user count.
 func (h HammerDB) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step) pod.Invocation {
+	seconds, held := step.Params[workloads.DurationParameter]
+	vu := step.Params["vu"]
+	if vu < 1 {
+		return invocation(spec, ep, runScript(0))
+	}
 	for i, s := range h.Steps(spec) {
-		if s.Name == step.Name {
+		if s.Name == step.Name && !held {
 			return invocation(spec, ep, runScript(i))
 		}
 	}
-	return invocation(spec, ep, runScript(0))
+	// A step the sweep does not hold: a capacity level at its own virtual
+	// users, and a confirmation's or soak's own duration, in the whole
+	// minutes HammerDB takes (rounded up; the ramp-up comes first).
+	w := *spec.HammerDB
+	if held {
+		w.Duration = &metav1.Duration{Duration: time.Duration((int64(seconds)+59)/60) * time.Minute}
+	}
+	inv := invocation(spec, ep, levelScript)
+	inv.Files[levelScript] = script(&w, ep, vu)
+	return inv
 }
+
+// StepDuration: a step's DurationParameter becomes the timed test's
+// duration, in whole minutes rounded up.
+func (HammerDB) StepDuration() {}
+
+var _ workloads.DurationKnob = HammerDB{}
 
 // invocation runs one script. Every invocation carries every script, so
 // that the run's files ConfigMap shows all of them from the first Job on.

@@ -544,3 +544,28 @@ func TestScriptsRunInTclsh(t *testing.T) {
 		t.Error("a password was evaluated as Tcl")
 	}
 }
+
+// A capacity level is a step the sweep does not hold: its own virtual
+// users (the level, not the sweep's first count, which it once ran), and a
+// confirmation's or soak's duration in whole minutes rounded up.
+func TestCapacityLevelsRunTheirOwnVirtualUsers(t *testing.T) {
+	ep := pod.Endpoint{Host: "db", Port: 5432, Username: secretKey("s", "username"), Password: secretKey("s", "password")}
+	spec := seed(benchv1.HammerDBPostgres, 1)
+	spec.HammerDB.VirtualUsers = []int32{8}
+	h := HammerDB{}
+	level := workloads.Step{Name: "vu=32", Params: map[string]int32{"vu": 32}}
+	run := h.Run(spec, ep, level)
+	body := run.Files[levelScript]
+	if strings.Join(run.Command, " ") != "./hammerdbcli auto /etc/dbperf/workload/run-level.tcl" || !strings.Contains(body, "vuset vu 32\n") {
+		t.Fatalf("level vu=32: %q\n%s", run.Command, body)
+	}
+	soak := workloads.Step{Name: "vu=24,soak", Params: map[string]int32{"vu": 24, workloads.DurationParameter: 86401}}
+	body = h.Run(spec, ep, soak).Files[levelScript]
+	if !strings.Contains(body, "vuset vu 24\n") || !strings.Contains(body, "diset tpcc pg_duration 1441\n") {
+		t.Fatalf("a soak of 24 h 1 s:\n%s", body)
+	}
+	// The sweep's own step still runs its own script.
+	if run := h.Run(spec, ep, h.Steps(spec)[0]); strings.Join(run.Command, " ") != "./hammerdbcli auto /etc/dbperf/workload/run-0.tcl" {
+		t.Errorf("the sweep's step: %q", run.Command)
+	}
+}
