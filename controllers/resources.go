@@ -77,6 +77,7 @@ func (r *BenchmarkRunReconciler) resources(ctx context.Context, st *runState, jo
 		telemetry.Attach(out.result, rep)
 	}
 	telemetry.AddEfficiency(out.result)
+	telemetry.AddStageFigures(out.result)
 	return 0, nil
 }
 

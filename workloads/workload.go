@@ -106,6 +106,14 @@ type SampleSink interface {
 	Finish(r *results.Result)
 }
 
+// StartedSink is a SampleSink told when the tool was started (after the
+// start barrier, the same instant for every load generator): what a
+// sink that cuts the measurement into stages measures them from. It may
+// be called while lines are read (another goroutine).
+type StartedSink interface {
+	Started(t time.Time)
+}
+
 // SampleOptions configure a sample sink.
 type SampleOptions struct {
 	// Resolution of the time series; zero means pod.DefaultSeriesResolution.
@@ -115,6 +123,9 @@ type SampleOptions struct {
 	APDEX       map[string]time.Duration
 	APDEXWindow time.Duration
 	Metrics     []pod.MetricDeclaration
+	// Stages cut the measurement into the parts the tool ramps through by
+	// itself (pod.Invocation.Stages): each is reported as results' Stages.
+	Stages []pod.Stage
 }
 
 // Placeholders the runner replaces in a tool's command line when a Job

@@ -7,6 +7,7 @@ import (
 
 // K6Workload runs a Grafana k6 script.
 // +kubebuilder:validation:XValidation:rule="has(self.script) != has(self.scriptConfigMap)",message="exactly one of script or scriptConfigMap must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.stages) || size(self.stages) == 0 || (!has(self.vus) && !has(self.duration))",message="stages ramp the virtual users by themselves: leave vus and duration unset"
 type K6Workload struct {
 	// ScriptConfigMap names the ConfigMap key holding the test script.
 	// +optional
@@ -26,6 +27,16 @@ type K6Workload struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="must be a duration between 1s and 24h, such as 60s or 5m"
 	// +optional
 	Duration *metav1.Duration `json:"duration,omitempty"`
+	// Stages ramp the virtual users within one measurement (k6's --stage:
+	// each stage moves linearly to its target over its duration, the
+	// ramping-vus executor). The measurement then reports each stage as
+	// if it were a step (results' stages: throughput, error share,
+	// latency percentiles from the stage's own histogram, APDEX, the
+	// target's CPU over the stage); replaces vus and duration.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	Stages []K6Stage `json:"stages,omitempty"`
 	// Env is passed to the script as -e NAME=VALUE (__ENV); the target's
 	// host and port come as DBPERF_TARGET_HOST and DBPERF_TARGET_PORT, its
 	// credentials as DBPERF_TARGET_USERNAME and DBPERF_TARGET_PASSWORD.
@@ -47,6 +58,17 @@ type K6Workload struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	Metrics []K6Metric `json:"metrics,omitempty"`
+}
+
+// K6Stage is one stage of a k6 ramp.
+type K6Stage struct {
+	// Duration of the stage, in whole seconds.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h') && duration(self).getMilliseconds() % 1000 == 0",message="must be whole seconds between 1s and 24h, such as 30s or 5m"
+	Duration metav1.Duration `json:"duration"`
+	// Target is the virtual users the stage ends at.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000
+	Target int32 `json:"target"`
 }
 
 // K6Metric is the unit and direction of one custom metric of a k6 script.

@@ -316,6 +316,7 @@ func cmdResults(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	var o common
 	o.bind(fs, "json")
 	series := fs.Bool("series", false, "with -o csv: the time series of every measurement (one row per interval and value) instead of its metrics")
+	stages := fs.Bool("stages", false, "with -o csv: the stages of every measurement that ramped through them (k6 stages; one row per stage and metric) instead of its metrics")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -346,6 +347,9 @@ func cmdResults(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	case "csv":
 		if *series {
 			return compare.WriteSeriesCSV(stdout, runs)
+		}
+		if *stages {
+			return compare.WriteStagesCSV(stdout, runs)
 		}
 		return compare.WriteMetricsCSV(stdout, runs)
 	}

@@ -5,7 +5,7 @@
 //	kubectl dbperf compare COMPARISON [-o …]                               a BenchmarkComparison's report
 //	kubectl dbperf compare --from-file A.json --from-file B.json [-o …]    offline, from `results -o json`
 //	kubectl dbperf report COMPARISON -o html > report.html                 the self-contained page
-//	kubectl dbperf results RUN [-o json|csv] [--series]                    a run's measurements (every metric, or the time series)
+//	kubectl dbperf results RUN [-o json|csv] [--series|--stages]           a run's measurements (every metric, the time series, or the stages)
 //	kubectl dbperf reject RUN [--step S --repetition N] --reason "…" [--undo]  leave measurements out of comparisons
 //	kubectl dbperf logs RUN                                                the tool's log of each pod
 //	kubectl dbperf history SCHEDULE [-o table|markdown|json|html]          headline values, changes marked
@@ -40,7 +40,7 @@ var commands = []command{
 		"compare COMPARISON [-o ...]\n" +
 		"compare --from-file A.json --from-file B.json [-o ...]", cmdCompare},
 	{"report", "report COMPARISON -o html > report.html", cmdReport},
-	{"results", "results RUN [-o json|csv] [--series]", cmdResults},
+	{"results", "results RUN [-o json|csv] [--series|--stages]", cmdResults},
 	{"reject", `reject RUN [--step S] [--repetition N] --reason "..." [--undo]`, cmdReject},
 	{"capacity", "capacity RUN [-o table|json]", cmdCapacity},
 	{"logs", "logs RUN", cmdLogs},

@@ -134,7 +134,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 // execOptions are what exec's command line asks of the runner.
 func execOptions(c pod.ExecCommand, w workloads.Parser, command, secrets []string, config []byte,
 	stats *runner.ServerStatistics, check runner.SessionCheck, stdout io.Writer) runner.Options {
-	samples := workloads.SampleOptions{Resolution: c.Runner.SeriesResolution, APDEXWindow: c.Runner.APDEXWindow, Metrics: c.DeclaredMetrics}
+	samples := workloads.SampleOptions{Resolution: c.Runner.SeriesResolution, APDEXWindow: c.Runner.APDEXWindow, Metrics: c.DeclaredMetrics, Stages: c.Stages}
 	for _, a := range c.APDEX {
 		if samples.APDEX == nil {
 			samples.APDEX = map[string]time.Duration{}

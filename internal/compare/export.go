@@ -83,3 +83,27 @@ func splitKey(k string) (string, string) {
 	}
 	return k, ""
 }
+
+// WriteStagesCSV writes the stages of every measurement that ramped
+// through them by itself (results' Stages: k6's --stage), one row per
+// stage and metric, side by side as if each stage were a step.
+func WriteStagesCSV(w io.Writer, runs []Run) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"run", "step", "repetition", "stage", "fromSeconds", "toSeconds", "metric", "operation", "value", "unit", "source"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, r := range runs {
+		for _, m := range r.Measurements {
+			if m.Result == nil {
+				continue
+			}
+			for _, st := range m.Result.Stages {
+				for _, x := range st.Metrics {
+					_ = cw.Write([]string{r.Name, m.Step, strconv.Itoa(int(m.Repetition)), st.Name, f(st.FromSeconds), f(st.ToSeconds),
+						x.Name, x.Operation, f(x.Value), x.Unit, x.Source})
+				}
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -32,6 +32,8 @@ type ExecCommand struct {
 	SampleStream    string
 	DeclaredMetrics []MetricDeclaration
 	APDEX           []APDEXTarget
+	// Stages are Invocation.Stages.
+	Stages []Stage
 	// RedactEnv names the variables whose values are never printed.
 	RedactEnv  []string
 	Statistics Statistics
@@ -84,6 +86,7 @@ func (c *ExecCommand) bind(t *flagTable) {
 	t.str(&c.SampleStream, flagSampleStream, "", "a named pipe the runner makes at this path and reads while the tool writes its raw samples to it (the workload's sample parser builds per-operation histograms and time series)")
 	listOf(t, &c.DeclaredMetrics, flagDeclareMetric, formatMetric, parseMetric, "NAME,UNIT,DIRECTION: the unit and direction of a metric the tool cannot describe (repeatable)")
 	listOf(t, &c.APDEX, flagAPDEX, formatAPDEX, parseAPDEX, "OPERATION=DURATION: record per window the APDEX of the operation for target DURATION (\""+results.AllOperations+"\": every operation); repeatable")
+	listOf(t, &c.Stages, flagStage, formatStage, parseStage, "NAME=END: a stage of the measurement the tool ramps through by itself, ending END after its start (in order; repeatable): the sample parser reports each")
 	t.list(&c.RedactEnv, flagRedactEnv, "an environment variable whose value must never be printed (repeatable)")
 	c.Statistics.bind(t)
 	c.Session.bind(t)

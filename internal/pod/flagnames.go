@@ -22,6 +22,7 @@ const (
 	flagSampleStream          = "sample-stream"
 	flagDeclareMetric         = "declare-metric"
 	flagAPDEX                 = "apdex"
+	flagStage                 = "stage"
 	flagRedactEnv             = "redact-env"
 	flagTimeout               = "timeout"
 	flagSummaryFile           = "summary-file"

@@ -33,6 +33,9 @@ type Invocation struct {
 	// describe itself (custom metrics of a script): their unit and
 	// direction, handed to the SampleParser.
 	Metrics []MetricDeclaration
+	// Stages are the parts of the measurement the tool ramps through by
+	// itself (k6's stages), in order: the SampleParser reports each.
+	Stages []Stage
 	// ParserConfig is the path, under FilesDir (one of Files), of what
 	// the workload's parser needs beyond the tool's output (a custom
 	// tool's result format, primary metric and declarations): the runner

@@ -31,6 +31,7 @@ func TestEveryCommandRoundTrips(t *testing.T) {
 		SampleStream:    OutputDir + "/samples",
 		DeclaredMetrics: []MetricDeclaration{{Name: "m", Unit: "ms", Direction: results.LowerIsBetter}, {Name: "n", Unit: "", Direction: results.Neutral}},
 		APDEX:           []APDEXTarget{{Operation: "GET /?a=b", Target: 250 * time.Millisecond}, {Operation: results.AllOperations, Target: time.Second}},
+		Stages:          []Stage{{Name: "stage 1 (to 5000 VUs)", End: 5 * time.Minute}, {Name: "a=b", End: 15 * time.Minute}},
 		RedactEnv:       []string{"PGPASSWORD", EnvPassword},
 		Statistics: Statistics{Protocol: ProtocolPostgres, Address: Address{Host: "fd00::1", Port: 5432}, Database: "tpcc",
 			PollInterval: 2 * time.Second, TLS: tls("/stats")},

@@ -27,6 +27,28 @@ func parseMetric(v string) (MetricDeclaration, error) {
 	return MetricDeclaration{Name: parts[0], Unit: parts[1], Direction: d}, nil
 }
 
+// Stage is one part of a measurement the tool ramps through by itself:
+// its name and when it ends, from the start of the measurement.
+type Stage struct {
+	Name string
+	End  time.Duration
+}
+
+func formatStage(s Stage) string { return s.Name + "=" + s.End.String() }
+
+// parseStage reads NAME=END (the name may hold "=", the end cannot).
+func parseStage(v string) (Stage, error) {
+	i := strings.LastIndex(v, "=")
+	if i <= 0 {
+		return Stage{}, fmt.Errorf("want NAME=END")
+	}
+	d, err := time.ParseDuration(v[i+1:])
+	if err != nil || d <= 0 {
+		return Stage{}, fmt.Errorf("want a positive duration after =")
+	}
+	return Stage{Name: v[:i], End: d}, nil
+}
+
 func formatAPDEX(a APDEXTarget) string {
 	return a.Operation + "=" + a.Target.String()
 }

@@ -121,6 +121,7 @@ func Merge(parts []*Result) *Result {
 		out.Series = append(out.Series, p.Series...)
 	}
 	mergeTimeSeries(out, parts)
+	mergeStages(out, parts)
 
 	merged := mergeHistograms(parts)
 	for op, h := range merged {

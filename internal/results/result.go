@@ -129,6 +129,9 @@ type Result struct {
 	TimeSeries    []Point           `json:"timeSeries,omitempty"`
 	// Series are the telemetry series of the measurement window.
 	Series []Series `json:"series,omitempty"`
+	// Stages are the parts of the measurement the tool ramped through by
+	// itself (k6's stages), each reported as if it were a step.
+	Stages []Stage `json:"stages,omitempty"`
 	// Histograms are latency histograms in microseconds per operation, in
 	// the compressed HdrHistogram encoding (base64): what lets the results
 	// of several load generators be merged into true percentiles.

@@ -121,6 +121,9 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	server := o.ServerStatistics.start(ctx, o.Stdout, red)
 	cpu0, source, cpuOK := o.CPU.Usage()
 	start := time.Now()
+	if s, ok := sink.(workloads.StartedSink); ok {
+		s.Started(start)
+	}
 	sampler := startSampler(o.CPU, o.SampleEvery)
 	stopped, runErr := sup.run(ctx)
 	end := time.Now()

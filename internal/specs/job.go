@@ -270,7 +270,7 @@ func execCommand(p JobParams) pod.ExecCommand {
 	if p.Role == benchv1.RoleLoadgen {
 		c.ParserConfig = inv.ParserConfig
 		if inv.SampleStream != "" {
-			c.SampleStream, c.DeclaredMetrics = inv.SampleStream, inv.Metrics
+			c.SampleStream, c.DeclaredMetrics, c.Stages = inv.SampleStream, inv.Metrics, inv.Stages
 			for _, a := range p.Run.Spec.APDEX {
 				c.APDEX = append(c.APDEX, pod.APDEXTarget{Operation: a.Operation, Target: a.Target.Duration})
 			}

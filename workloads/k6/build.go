@@ -106,6 +106,15 @@ func (K6) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step) 
 	if duration != "" && !atRate {
 		cmd = append(cmd, "--duration", duration)
 	}
+	if len(w.Stages) > 0 && !atRate {
+		// k6's ramping-vus shortcut; the sample parser reports each stage.
+		var end time.Duration
+		for i, st := range w.Stages {
+			cmd = append(cmd, "--stage", fmt.Sprintf("%s:%d", st.Duration.Duration, st.Target))
+			end += st.Duration.Duration
+			inv.Stages = append(inv.Stages, pod.Stage{Name: StageName(i, st), End: end})
+		}
+	}
 	for _, k := range workloads.SortedKeys(w.Env) {
 		cmd = append(cmd, "-e", fmt.Sprintf("%s=%s", k, w.Env[k]))
 	}
@@ -194,7 +203,16 @@ func (K6) StepDuration() {}
 
 // CheckCapacity: a rate level runs k6's arrival-rate scenario for the
 // workload's duration, which it must then have.
+// StageName names stage i of a ramp in results: "stage 2 (to 200 VUs)".
+func StageName(i int, st benchv1.K6Stage) string {
+	return fmt.Sprintf("stage %d (to %d VUs)", i+1, st.Target)
+}
+
 func (K6) CheckCapacity(spec *benchv1.WorkloadSpec, c *benchv1.CapacitySpec, path *field.Path) field.ErrorList {
+	if len(spec.K6.Stages) > 0 {
+		return field.ErrorList{field.Invalid(field.NewPath("spec", "workload", "k6", "stages"), len(spec.K6.Stages),
+			"a capacity run sets the load of each level itself: leave stages unset (or run the stages as a plain run, whose result reports each stage)")}
+	}
 	if c.Parameter == workloads.RateParameter && (spec.K6.Duration == nil || spec.K6.Duration.Duration <= 0) {
 		return field.ErrorList{field.Required(field.NewPath("spec", "workload", "k6", "duration"),
 			"a rate level runs k6's constant-arrival-rate scenario for this duration")}

@@ -2,6 +2,7 @@ package k6
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -113,5 +114,34 @@ func TestRateLevelWrapsTheScript(t *testing.T) {
 	spec.K6.Duration = nil
 	if errs := (K6{}).CheckCapacity(spec, &benchv1.CapacitySpec{Parameter: "rate"}, nil); len(errs) != 1 || errs[0].Field != "spec.workload.k6.duration" {
 		t.Errorf("a rate level without a duration: %v", errs)
+	}
+}
+
+// Stages become k6's --stage flags and the invocation's stages (their
+// ends from the start, named by target), in place of --vus and
+// --duration; a capacity run refuses them, naming the field.
+func TestStagesCommandAndCapacity(t *testing.T) {
+	spec := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{Script: "export default function () {}", Stages: []benchv1.K6Stage{
+		{Duration: metav1.Duration{Duration: 5 * time.Minute}, Target: 5000},
+		{Duration: metav1.Duration{Duration: 10 * time.Minute}, Target: 5000},
+		{Duration: metav1.Duration{Duration: 30 * time.Second}, Target: 0},
+	}}}
+	inv := K6{}.Run(spec, pod.Endpoint{Host: "h", Port: 80}, K6{}.Steps(spec)[0])
+	cmd := strings.Join(inv.Command, " ")
+	if !strings.Contains(cmd, "--stage 5m0s:5000 --stage 10m0s:5000 --stage 30s:0") || strings.Contains(cmd, "--vus") || strings.Contains(cmd, "--duration") {
+		t.Errorf("command %q", cmd)
+	}
+	want := []pod.Stage{{Name: "stage 1 (to 5000 VUs)", End: 5 * time.Minute}, {Name: "stage 2 (to 5000 VUs)", End: 15 * time.Minute}, {Name: "stage 3 (to 0 VUs)", End: 15*time.Minute + 30*time.Second}}
+	if !slices.Equal(inv.Stages, want) {
+		t.Errorf("stages %+v", inv.Stages)
+	}
+	errs := K6{}.CheckCapacity(spec, &benchv1.CapacitySpec{Parameter: "vus", Levels: []int32{10, 20}}, field.NewPath("spec", "capacity"))
+	if len(errs) != 1 || errs[0].Field != "spec.workload.k6.stages" {
+		t.Errorf("capacity with stages: %v", errs)
+	}
+	// The smoke form keeps the ramp's shape: 2-s stages, at most 10 VUs.
+	K6{}.Shrink(spec)
+	if spec.K6.Stages[0].Target != 10 || spec.K6.Stages[2].Target != 0 || spec.K6.Stages[1].Duration.Duration != 2*time.Second || spec.K6.Duration != nil {
+		t.Errorf("shrunk %+v, duration %v", spec.K6.Stages, spec.K6.Duration)
 	}
 }

@@ -17,6 +17,7 @@ import (
 // custom metrics per request name; the units and directions of custom
 // metrics; and the time series.
 func (s *sink) Finish(r *results.Result) {
+	defer s.addStages(r)
 	span := s.span(r)
 	dur, reqs, failed := s.metrics["http_req_duration"], s.metrics["http_reqs"], s.metrics["http_req_failed"]
 	names := tagValues(dur, reqs, func(m *metricState) map[string]*agg { return m.byName })

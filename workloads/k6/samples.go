@@ -2,6 +2,7 @@ package k6
 
 import (
 	"strings"
+	"sync/atomic"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -63,6 +64,12 @@ type sink struct {
 	sawHTTP                             bool
 	// customOps are the operations of custom metrics named like a request.
 	customOps map[string]string
+	// stages count each stage of a ramp (opts.Stages), from started (the
+	// tool's start, unix nanoseconds; set by another goroutine); vusFirst
+	// is k6's first sample of its VUs.
+	stages   []stageAgg
+	started  atomic.Int64
+	vusFirst time.Time
 }
 
 // metricState is one k6 metric: its kind and its aggregates, overall and
@@ -170,6 +177,11 @@ func (s *sink) declare(l *sampleLine) {
 
 func (s *sink) point(l *sampleLine) {
 	m := s.metrics[string(l.metric)]
+	if m != nil && m.name == "vus" && s.vusFirst.IsZero() && len(s.opts.Stages) > 0 {
+		if t, ok := s.tc.parse(l.time); ok {
+			s.vusFirst = t
+		}
+	}
 	if m == nil || !m.use.keep {
 		return
 	}
@@ -210,6 +222,7 @@ func (s *sink) point(l *sampleLine) {
 		}
 	}
 	s.feedSeries(m, t, v)
+	s.countStage(m, t, v)
 }
 
 // feedSeries adds the overall figures of a sample to the time series.

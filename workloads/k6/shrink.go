@@ -16,7 +16,20 @@ import (
 func (K6) Shrink(spec *benchv1.WorkloadSpec) []string {
 	k := spec.K6
 	var out []string
-	if k.Duration == nil || k.Duration.Duration > 5*time.Second {
+	if len(k.Stages) > 0 {
+		// The ramp's shape in 2-s stages, at most 10 VUs.
+		top := int32(0)
+		for _, st := range k.Stages {
+			top = max(top, st.Target)
+		}
+		for i := range k.Stages {
+			k.Stages[i].Duration = metav1.Duration{Duration: 2 * time.Second}
+			if top > 10 {
+				k.Stages[i].Target = int32(int64(k.Stages[i].Target) * 10 / int64(top))
+			}
+		}
+		out = append(out, "k6.stages → 2s each, at most 10 VUs")
+	} else if k.Duration == nil || k.Duration.Duration > 5*time.Second {
 		out = append(out, "k6.duration → 5s")
 		k.Duration = &metav1.Duration{Duration: 5 * time.Second}
 	}
