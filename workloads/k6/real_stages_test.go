@@ -36,15 +36,15 @@ export default function () {
   http.get('http://' + __ENV.DBPERF_TARGET_HOST + ':' + __ENV.DBPERF_TARGET_PORT + '/');
 }`
 	spec := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{Script: script, Stages: []benchv1.K6Stage{
-		{Duration: metav1.Duration{Duration: 3 * time.Second}, Target: 2},
-		{Duration: metav1.Duration{Duration: 3 * time.Second}, Target: 8},
-		{Duration: metav1.Duration{Duration: 3 * time.Second}, Target: 8},
+		{Duration: metav1.Duration{Duration: 2 * time.Second}, Target: 2},
+		{Duration: metav1.Duration{Duration: 2 * time.Second}, Target: 8},
+		{Duration: metav1.Duration{Duration: 2 * time.Second}, Target: 8},
 	}}}
 	apdex := map[string]time.Duration{results.AllOperations: 10 * time.Millisecond}
 	run := func(generators int) *results.Result {
 		spec.Parallelism = int32(generators)
 		inv := K6{}.Run(spec, srv.ep, K6{}.Steps(spec)[0])
-		if len(inv.Stages) != 3 || inv.Stages[2].End != 9*time.Second || !strings.Contains(strings.Join(inv.Command, " "), "--stage 3s:2 --stage 3s:8 --stage 3s:8") {
+		if len(inv.Stages) != 3 || inv.Stages[2].End != 6*time.Second || !strings.Contains(strings.Join(inv.Command, " "), "--stage 2s:2 --stage 2s:8 --stage 2s:8") {
 			t.Fatalf("stages %+v in %q", inv.Stages, inv.Command)
 		}
 		parts := make([]*results.Result, generators)
@@ -94,7 +94,7 @@ export default function () {
 			t.Logf("%d generators: %s %.0f-%.0f s: %.0f req/s, p50 %.2f ms, p99 %.2f ms, APDEX %.3f, errors %.2f %%", generators, st.Name, st.FromSeconds, st.ToSeconds,
 				fig(i, "requestsPerSecond"), fig(i, "latencyP50Millis"), fig(i, "latencyP99Millis"), fig(i, "apdex"), fig(i, "errorPercent"))
 		}
-		if r.Stages[0].Name != "stage 1 (to 2 VUs)" || r.Stages[2].FromSeconds != 6 || r.Stages[2].ToSeconds != 9 {
+		if r.Stages[0].Name != "stage 1 (to 2 VUs)" || r.Stages[2].FromSeconds != 4 || r.Stages[2].ToSeconds != 6 {
 			t.Errorf("stage names and bounds: %+v", r.Stages)
 		}
 		if tput1, tput3 := fig(0, "requestsPerSecond"), fig(2, "requestsPerSecond"); tput3 < 2*tput1 {
