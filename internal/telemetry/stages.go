@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"slices"
 	"time"
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
@@ -19,6 +20,9 @@ func AddStageFigures(r *results.Result) {
 	}
 	for i := range r.Stages {
 		st := &r.Stages[i]
+		// Called again on the same result (a reconcile run twice), the
+		// figures are computed again, never added twice.
+		st.Metrics = slices.DeleteFunc(st.Metrics, func(m results.Metric) bool { return m.IsTelemetry() })
 		from := r.StartTime.Add(time.Duration(st.FromSeconds * float64(time.Second)))
 		to := r.StartTime.Add(time.Duration(st.ToSeconds * float64(time.Second)))
 		for _, s := range r.Series {

@@ -33,6 +33,7 @@ func TestAddStageFigures(t *testing.T) {
 		{Name: "memoryWorkingSetBytes", Subject: string(RoleTarget), Unit: "bytes", Samples: other},
 	}
 	AddStageFigures(r)
+	AddStageFigures(r) // twice: the same figures, once
 	want := []map[string]float64{{"cpuCores": 1, "cpuCoresP95": 1}, {"cpuCores": (3*5 + 5) / 6.0, "cpuCoresP95": 5}, {}}
 	for i, st := range r.Stages {
 		got := map[string]float64{}
