@@ -128,6 +128,38 @@ func playCapacity(t *testing.T, h *harness, runs int, answer func(n int, j *batc
 	return seen, restarted
 }
 
+// measurementCount counts a test's measurements in status and in the
+// results documents.
+type measurementCount struct{ inStatus, inDoc int }
+
+// add counts run's measurements: every one (levels, confirmations, both
+// soak attempts) is in status once and, when it succeeded, in the run's
+// results document.
+func (c *measurementCount) add(t *testing.T, h *harness, run *benchv1.BenchmarkRun) {
+	t.Helper()
+	doc := h.ResultsDocument(t, run)
+	for _, st := range run.Status.Steps {
+		for _, rep := range st.Repetitions {
+			c.inStatus++
+			if rep.Verdict == benchv1.VerdictSucceeded && doc.Result(st.Name, rep.Index) == nil {
+				t.Errorf("%s: %s #%d in status, not in the results document", run.Name, st.Name, rep.Index)
+			}
+		}
+	}
+	for _, st := range doc.Steps {
+		c.inDoc += len(st.Repetitions)
+	}
+}
+
+// check: as many measurements in status and in the documents as Jobs.
+func (c measurementCount) check(t *testing.T, jobs map[string]int) {
+	t.Helper()
+	if len(jobs) != c.inStatus || c.inDoc != c.inStatus {
+		t.Errorf("%d Jobs, %d measurements in status, %d in the results documents", len(jobs), c.inStatus, c.inDoc)
+	}
+	t.Logf("%d Jobs, %d measurements in status, %d in the results documents", len(jobs), c.inStatus, c.inDoc)
+}
+
 // argOf is the value after flag in a Job's command.
 func argOf(t *testing.T, job *batchv1.Job, flag string) int {
 	t.Helper()
@@ -317,7 +349,7 @@ func TestCapacityConfirmationReopensTheSearch(t *testing.T) {
 	const knee = 1000
 	var mu sync.Mutex
 	confirmed := map[int]int{}
-	playCapacity(t, h, runs, func(n int, j *batchv1.Job) string {
+	seen, _ := playCapacity(t, h, runs, func(n int, j *batchv1.Job) string {
 		rate := rateOf(t, j)
 		if argOf(t, j, "--time") != 7 {
 			return pgbenchAtRate(rate, knee)
@@ -330,25 +362,12 @@ func TestCapacityConfirmationReopensTheSearch(t *testing.T) {
 		}
 		return pgbenchAtRate(rate, knee)
 	})
-	inStatus, inDoc := 0, 0
+	var counted measurementCount
 	for n := range runs {
 		name := fmt.Sprintf("cap-%02d", n)
 		run := h.Run(name)
 		cs := run.Status.Capacity
-		// Every measurement (levels, confirmations, both soak attempts) is
-		// in status once and, when it succeeded, in the results document.
-		doc := h.ResultsDocument(t, run)
-		for _, st := range run.Status.Steps {
-			for _, rep := range st.Repetitions {
-				inStatus++
-				if rep.Verdict == benchv1.VerdictSucceeded && doc.Result(st.Name, rep.Index) == nil {
-					t.Errorf("%s: %s #%d in status, not in the results document", name, st.Name, rep.Index)
-				}
-			}
-		}
-		for _, st := range doc.Steps {
-			inDoc += len(st.Repetitions)
-		}
+		counted.add(t, h, run)
 		if run.Status.Phase != benchv1.PhaseSucceeded || cs == nil || cs.Confirmed == nil {
 			t.Fatalf("%s: phase %s, capacity %+v", name, run.Status.Phase, cs)
 		}
@@ -376,6 +395,7 @@ func TestCapacityConfirmationReopensTheSearch(t *testing.T) {
 		}
 		t.Logf("%s: %s — %s", name, cs.StopReason, cs.Message)
 	}
+	counted.check(t, seen)
 }
 
 // pgbenchSoak is pgbench's output for a soak of secs seconds at rate with
@@ -434,25 +454,12 @@ func TestCapacitySoakIsMeasuredOnce(t *testing.T) {
 		}
 		return pgbenchAtRate(rate, knee)
 	})
-	inStatus, inDoc := 0, 0
+	var counted measurementCount
 	for n := range runs {
 		name := fmt.Sprintf("cap-%02d", n)
 		run := h.Run(name)
 		cs := run.Status.Capacity
-		// Every measurement (levels, confirmations, both soak attempts) is
-		// in status once and, when it succeeded, in the results document.
-		doc := h.ResultsDocument(t, run)
-		for _, st := range run.Status.Steps {
-			for _, rep := range st.Repetitions {
-				inStatus++
-				if rep.Verdict == benchv1.VerdictSucceeded && doc.Result(st.Name, rep.Index) == nil {
-					t.Errorf("%s: %s #%d in status, not in the results document", name, st.Name, rep.Index)
-				}
-			}
-		}
-		for _, st := range doc.Steps {
-			inDoc += len(st.Repetitions)
-		}
+		counted.add(t, h, run)
 		// A run one of whose measurements failed says so, whatever was
 		// measured again (the lost soak's run ends Failed, keeping its
 		// capacity and soak).
@@ -496,9 +503,7 @@ func TestCapacitySoakIsMeasuredOnce(t *testing.T) {
 		}
 		t.Logf("%s: maximum %d, soak at %d: passed %v, %d attempts; %v %s", name, *cs.Maximum, sk.Value, *sk.Passed, sk.Attempts, sk.Reasons, sk.Restarts)
 	}
-	if len(seen) != inStatus || inDoc != inStatus {
-		t.Errorf("%d Jobs, %d measurements in status, %d in the results documents", len(seen), inStatus, inDoc)
-	}
+	counted.check(t, seen)
 }
 
 // uncorrectedTool is a tool whose latency at a fixed rate is measured

@@ -26,45 +26,14 @@ func TestHTMLReportRendersInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	page := filepath.Join(dir, "report.html")
-	f, err := os.Create(page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := RenderHTML(f, []*Report{rep}); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	shot := filepath.Join(dir, "report.png")
-	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir="+filepath.Join(dir, "profile"),
-		"--window-size=1000,2400", "--screenshot="+shot, "file://"+page)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, out)
-	}
-	raw, err := os.Open(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	img, err := png.Decode(raw)
-	if err != nil {
+	var page bytes.Buffer
+	if err := RenderHTML(&page, []*Report{rep}); err != nil {
 		t.Fatal(err)
 	}
 	// Pixels of the baseline's and the candidate's bar colours.
 	// The stall band: #d33 at 18 % over white.
 	want := map[string][3]uint8{"baseline": {0x5b, 0x6f, 0x82}, "candidate": {0xe0, 0x7b, 0x39}, "stall": {247, 218, 218}}
-	counts := map[string]int{}
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			for name, c := range want {
-				if near8(img, x, y, c) {
-					counts[name]++
-				}
-			}
-		}
-	}
+	counts := colourCounts(t, browser, page.String(), "1000,2400", want)
 	// Two throughput bars and five latency bars per variant, each at least
 	// a few hundred pixels: anything less means the SVG did not render.
 	// Three seconds of sixty on a 680-pixel axis, 190 pixels high.
@@ -78,6 +47,46 @@ func TestHTMLReportRendersInChromium(t *testing.T) {
 		}
 	}
 	t.Logf("bar pixels: %v", counts)
+}
+
+// colourCounts renders page in headless Chromium at size ("W,H") and
+// counts the pixels of each colour of want on the screenshot
+// (DBPERF_KEEP_SCREENSHOT names a file to keep it in).
+func colourCounts(t *testing.T, browser, page, size string, want map[string][3]uint8) map[string]int {
+	t.Helper()
+	dir := t.TempDir()
+	file, shot := filepath.Join(dir, "page.html"), filepath.Join(dir, "page.png")
+	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir="+filepath.Join(dir, "profile"),
+		"--window-size="+size, "--screenshot="+shot, "file://"+file)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+	raw, err := os.ReadFile(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keep := os.Getenv("DBPERF_KEEP_SCREENSHOT"); keep != "" {
+		_ = os.WriteFile(keep, raw, 0o644)
+	}
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			for name, c := range want {
+				if near8(img, x, y, c) {
+					counts[name]++
+				}
+			}
+		}
+	}
+	return counts
 }
 
 func near8(img image.Image, x, y int, c [3]uint8) bool {
@@ -145,52 +154,17 @@ func TestCapacityCurvesRenderInChromium(t *testing.T) {
 	}
 	// The curves alone on a page, so that the maximum's bars, in the same
 	// colours, do not count.
-	dir := t.TempDir()
-	file := filepath.Join(dir, "curves.html")
 	body := "<!doctype html><html><body>"
 	for _, c := range curveCharts([]*Report{rep}) {
 		body += string(c)
 	}
-	if err := os.WriteFile(file, []byte(body+"</body></html>"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	shot := filepath.Join(dir, "curves.png")
-	cmd := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir="+filepath.Join(dir, "profile"),
-		"--window-size=800,720", "--screenshot="+shot, "file://"+file)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, out)
-	}
-	raw, err := os.Open(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	img, err := png.Decode(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	counts := map[string]int{}
 	want := map[string][3]uint8{"v3": {0x5b, 0x6f, 0x82}, "v4a": {0xe0, 0x7b, 0x39}}
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			for name, c := range want {
-				if near8(img, x, y, c) {
-					counts[name]++
-				}
-			}
-		}
-	}
-	// Three lines of 3 px across most of a 676-px axis, twice, and the dots.
+	counts := colourCounts(t, browser, body+"</body></html>", "800,720", want)
+	// Three lines of 3 px across most of a 660-px axis, twice, and the dots.
 	for name := range want {
 		if counts[name] < 3000 {
 			t.Errorf("%s: %d pixels of its colour, want its curves drawn (≥ 3000)", name, counts[name])
 		}
 	}
 	t.Logf("curve pixels: %v", counts)
-	if keep := os.Getenv("DBPERF_KEEP_SCREENSHOT"); keep != "" {
-		if png, err := os.ReadFile(shot); err == nil {
-			_ = os.WriteFile(keep, png, 0o644)
-		}
-	}
 }
