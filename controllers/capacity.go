@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -161,13 +162,23 @@ func confirms(cs *benchv1.CapacityStatus) []benchv1.CapacityLevel {
 // levelStep is the step that measures a level: the sweep's one step with
 // the level's value, and a confirmation's own duration.
 func levelStep(run *benchv1.BenchmarkRun, base workloads.Step, lvl benchv1.CapacityLevel) workloads.Step {
-	step := workloads.Step{Name: lvl.Step, Params: map[string]int32{}}
-	for k, v := range base.Params {
-		step.Params[k] = v
+	var held *metav1.Duration
+	if lvl.Confirm {
+		held = run.Spec.Capacity.Confirm.Duration
 	}
-	step.Params[run.Spec.Capacity.Parameter] = lvl.Value
-	if c := run.Spec.Capacity.Confirm; lvl.Confirm && c.Duration != nil {
-		step.Params[workloads.DurationParameter] = int32(min(c.Duration.Seconds(), math.MaxInt32))
+	return stepAt(run, base, lvl.Step, lvl.Value, held)
+}
+
+// stepAt is the sweep's one step named name with the capacity parameter
+// at value, held for its own duration when held is set.
+func stepAt(run *benchv1.BenchmarkRun, base workloads.Step, name string, value int32, held *metav1.Duration) workloads.Step {
+	step := workloads.Step{Name: name, Params: maps.Clone(base.Params)}
+	if step.Params == nil {
+		step.Params = map[string]int32{}
+	}
+	step.Params[run.Spec.Capacity.Parameter] = value
+	if held != nil {
+		step.Params[workloads.DurationParameter] = int32(min(held.Seconds(), math.MaxInt32))
 	}
 	return step
 }
@@ -267,14 +278,8 @@ func (r *BenchmarkRunReconciler) endSearch(ctx context.Context, st *runState, ba
 // soakStep is the step that measures the soak: the sweep's one step at
 // the soak's level, for the soak's duration.
 func soakStep(run *benchv1.BenchmarkRun, base workloads.Step) workloads.Step {
-	c := run.Spec.Capacity
-	step := workloads.Step{Name: run.Status.Capacity.Soak.Step, Params: map[string]int32{}}
-	for k, v := range base.Params {
-		step.Params[k] = v
-	}
-	step.Params[c.Parameter] = run.Status.Capacity.Soak.Value
-	step.Params[workloads.DurationParameter] = int32(min(c.Soak.Duration.Seconds(), math.MaxInt32))
-	return step
+	sk := run.Status.Capacity.Soak
+	return stepAt(run, base, sk.Step, sk.Value, &run.Spec.Capacity.Soak.Duration)
 }
 
 // measureSoak measures the soak, the run's last step: one measurement,
