@@ -30,8 +30,9 @@ import (
 // scan's was +81 % to +140 % (estimates +155 % to +185 %) alone, beside
 // CI's packages and under two busy loops; the fixed table's −34 % to +9 %
 // (estimates −12 % to +72 %: the machine's noise, which an interval this
-// wide never makes a failure). Throughput holds in both (the rate is far
-// below the server's limit, open loop), so ThroughputDrop passes in both.
+// wide never makes a failure). Throughput mostly holds in both (the rate
+// is far below the server's limit, open loop); when the growing scan
+// outruns the schedule, ThroughputDrop fails the slowing soak too.
 func TestSoakOfARealServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL and runs pgbench for 40 s")
@@ -112,15 +113,20 @@ CREATE UNLOGGED TABLE sink (v int);`); err != nil {
 		t.Errorf("a steady server fails its soak: %v", held.Reasons)
 	}
 	slowed := run("growing")
-	lat := check(slowed, benchv1.SoakLatencyGrowth)
+	lat, tput := check(slowed, benchv1.SoakLatencyGrowth), check(slowed, benchv1.SoakThroughputDrop)
 	if slowed.Passed && lat.ChangePercent > lat.LimitPercent && (lat.CIHighPercent-lat.CILowPercent)/2 > 50 {
 		t.Skipf("the machine is too noisy to judge a 20-s soak: the slowing server's latency grew %+.0f %%, but its interval was %+.0f %% to %+.0f %%",
 			lat.ChangePercent, lat.CILowPercent, lat.CIHighPercent)
 	}
-	if slowed.Passed || lat.Passed || !strings.HasPrefix(slowed.Reasons[0], "LatencyGrowth: latencyAverageMillis drifted by +") {
+	// The drift shows as latency growing, or — when the growing scan
+	// outruns the schedule, as it did under CI's load (throughput −45 %,
+	// interval −81 % to −9 %) — as throughput falling too; either fails
+	// the soak, and the first reason names it.
+	switch {
+	case slowed.Passed || lat.Passed && tput.Passed:
 		t.Errorf("a server slowing down passes its soak: %+v %v", slowed.Checks, slowed.Reasons)
-	}
-	if c := check(slowed, benchv1.SoakThroughputDrop); !c.Passed && wide(slowed, 20, true) == "" {
-		t.Errorf("the offered rate is far below the limit, yet throughput fell: %+v", c)
+	case !lat.Passed && !strings.HasPrefix(slowed.Reasons[0], "LatencyGrowth: latencyAverageMillis drifted by +"),
+		lat.Passed && !strings.HasPrefix(slowed.Reasons[0], "ThroughputDrop: transactionsPerSecond drifted by -"):
+		t.Errorf("the first reason does not name the failed trend: %v", slowed.Reasons)
 	}
 }
