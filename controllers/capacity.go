@@ -18,7 +18,6 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
 	"github.com/dbperf-io/dbperf-operator/internal/capacity"
-	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/workloads"
@@ -613,16 +612,13 @@ func generatorLimit(run *benchv1.BenchmarkRun, cs *benchv1.CapacityStatus, next 
 	if from == nil {
 		return ""
 	}
-	maxPercent := float64(run.Spec.Validity.MaxLoadGeneratorCPUPercent)
-	if maxPercent <= 0 {
-		maxPercent = pod.DefaultMaxLoadGeneratorCPUPercent
-	}
+	maxPercent := specs.MaxLoadGeneratorCPUPercent(run)
 	generators := max(run.Spec.Workload.Parallelism, 1)
 	cost := *from.LoadGeneratorCPUMicrosPerOperation
-	need := capacity.GeneratorsNeeded(next, cost, cpu.AsApproximateFloat64(), maxPercent)
+	need, per := capacity.GeneratorsNeeded(next, cost, cpu.AsApproximateFloat64(), maxPercent)
 	if need <= int(generators) {
 		return ""
 	}
 	return fmt.Sprintf("the pre-flight check refused level %s=%d: it needs %d load generators — at %s the generators used %.4g µs of CPU an operation, and each may use %s CPU (spec.workload.resources.%s.cpu) up to %.4g %% (spec.validity.maxLoadGeneratorCPUPercent), %.0f operations a second; spec.workload.parallelism is %d: raise it to %d or give the generators more CPU",
-		run.Spec.Capacity.Parameter, next, need, from.Step, cost, cpu.String(), which, maxPercent, cpu.AsApproximateFloat64()*maxPercent/100*1e6/cost, generators, need)
+		run.Spec.Capacity.Parameter, next, need, from.Step, cost, cpu.String(), which, maxPercent, per, generators, need)
 }

@@ -353,11 +353,12 @@ func generatorCost(rs []*results.Result) *float64 {
 
 // GeneratorsNeeded is how many load generators a level of rate operations
 // a second needs when each costs microsPerOp of generator CPU and a
-// generator may use cpus CPUs up to maxPercent of them.
-func GeneratorsNeeded(rate int32, microsPerOp, cpus, maxPercent float64) int {
-	per := cpus * maxPercent / 100 * 1e6 / microsPerOp // operations a second one generator offers
-	if per <= 0 {
-		return 0
+// generator may use cpus CPUs up to maxPercent of them, and the operations
+// a second one generator offers.
+func GeneratorsNeeded(rate int32, microsPerOp, cpus, maxPercent float64) (need int, perGenerator float64) {
+	perGenerator = cpus * maxPercent / 100 * 1e6 / microsPerOp
+	if perGenerator <= 0 {
+		return 0, 0
 	}
-	return int(math.Ceil(float64(rate) / per))
+	return int(math.Ceil(float64(rate) / perGenerator)), perGenerator
 }

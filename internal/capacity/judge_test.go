@@ -185,11 +185,11 @@ func TestGeneratorCostAndGeneratorsNeeded(t *testing.T) {
 	}
 	// 250 µs an operation, 1 CPU up to 90 %: 3,600/s a generator.
 	for rate, want := range map[int32]int{3600: 1, 3601: 2, 10000: 3, 14400: 4} {
-		if got := capacity.GeneratorsNeeded(rate, 250, 1, 90); got != want {
-			t.Errorf("%d/s: %d generators, want %d", rate, got, want)
+		if got, per := capacity.GeneratorsNeeded(rate, 250, 1, 90); got != want || per != 3600 {
+			t.Errorf("%d/s: %d generators of %v/s, want %d of 3600/s", rate, got, per, want)
 		}
 	}
-	if got := capacity.GeneratorsNeeded(7200, 250, 0.5, 90); got != 4 {
+	if got, _ := capacity.GeneratorsNeeded(7200, 250, 0.5, 90); got != 4 {
 		t.Errorf("half a CPU each: %d", got)
 	}
 }

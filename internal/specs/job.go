@@ -253,14 +253,21 @@ func statistics(p JobParams) pod.Statistics {
 	return pod.Statistics{Protocol: s.Protocol, Address: ep.Address(), Database: db, PollInterval: s.Interval, TLS: ep.ClientTLS()}
 }
 
+// MaxLoadGeneratorCPUPercent is the load generators' CPU use above which
+// a measurement is invalid (spec.validity, else the runner's default):
+// what the runner judges and what the capacity pre-flight plans with.
+func MaxLoadGeneratorCPUPercent(run *benchv1.BenchmarkRun) float64 {
+	if v := float64(run.Spec.Validity.MaxLoadGeneratorCPUPercent); v != 0 {
+		return v
+	}
+	return pod.DefaultMaxLoadGeneratorCPUPercent
+}
+
 // execCommand is the runner's command line: the tool's invocation, the
 // thresholds it judges, and the runner's own connections to the target.
 func execCommand(p JobParams) pod.ExecCommand {
 	inv, v := p.Invocation, p.Run.Spec.Validity
-	maxCPU := float64(v.MaxLoadGeneratorCPUPercent)
-	if maxCPU == 0 {
-		maxCPU = pod.DefaultMaxLoadGeneratorCPUPercent
-	}
+	maxCPU := MaxLoadGeneratorCPUPercent(p.Run)
 	c := pod.ExecCommand{Workload: p.Workload, MaxLoadGeneratorCPUPercent: &maxCPU, MaxErrorPercent: ptr.To(float64(v.MaxErrorPercent)),
 		Stability: stability(p.Run), Prepare: p.Role == benchv1.RolePrepare, ResultFiles: inv.ResultFiles, RedactEnv: inv.SecretEnv,
 		Statistics: statistics(p), Session: sessionCheck(p), Command: inv.Command}
