@@ -14,20 +14,27 @@ import (
 func capacitySide(name string, maxima ...int32) Side {
 	s := Side{Name: name}
 	for i, m := range maxima {
-		r := &benchv1.BenchmarkRun{}
-		r.Name = fmt.Sprintf("%s-%d", name, i)
-		r.Spec.Workload.Pgbench = &benchv1.PgbenchWorkload{Clients: []int32{10}, Duration: metav1.Duration{}}
-		r.Spec.Capacity = &benchv1.CapacitySpec{Parameter: "rate", Search: &benchv1.CapacitySearch{Start: 400}}
-		r.Status.Phase = benchv1.PhaseSucceeded
-		r.Status.Capacity = &benchv1.CapacityStatus{Parameter: "rate", Maximum: &m, StopReason: benchv1.CapacityConverged,
+		cs := &benchv1.CapacityStatus{Parameter: "rate", Maximum: &m, StopReason: benchv1.CapacityConverged,
 			Throughput: &benchv1.MetricValue{Name: "transactionsPerSecond", Value: float64(m) * 0.98, Unit: "tx/s", Direction: benchv1.HigherIsBetter}}
 		if m == 0 {
-			r.Status.Capacity.Maximum, r.Status.Capacity.Throughput, r.Status.Capacity.StopReason = nil, nil, benchv1.CapacityLowestFails
-			r.Status.Capacity.Message = "even level 400 failed"
+			cs.Maximum, cs.Throughput, cs.StopReason = nil, nil, benchv1.CapacityLowestFails
+			cs.Message = "even level 400 failed"
 		}
-		s.Runs = append(s.Runs, FromBenchmarkRun(r))
+		s.Runs = append(s.Runs, capacityRunOf(fmt.Sprintf("%s-%d", name, i), cs))
 	}
 	return s
+}
+
+// capacityRunOf is a succeeded search of pgbench's rate that ended with
+// cs, as a comparison takes it.
+func capacityRunOf(name string, cs *benchv1.CapacityStatus) Run {
+	r := &benchv1.BenchmarkRun{}
+	r.Name = name
+	r.Spec.Workload.Pgbench = &benchv1.PgbenchWorkload{Clients: []int32{10}, Duration: metav1.Duration{}}
+	r.Spec.Capacity = &benchv1.CapacitySpec{Parameter: "rate", Search: &benchv1.CapacitySearch{Start: 400}}
+	r.Status.Phase = benchv1.PhaseSucceeded
+	r.Status.Capacity = cs
+	return FromBenchmarkRun(r)
 }
 
 // Five searches a side: the Δ of the maximum and its interval, like any

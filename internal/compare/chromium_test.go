@@ -104,11 +104,6 @@ func kneeSide(t *testing.T, name string, limits ...int32) Side {
 	s := Side{Name: name}
 	plan := capacity.PlanOf(&benchv1.CapacitySpec{Parameter: "rate", Search: &benchv1.CapacitySearch{Start: 400, FactorPercent: 200, WidthPercent: 5}})
 	for i, limit := range limits {
-		r := &benchv1.BenchmarkRun{}
-		r.Name = fmt.Sprintf("%s-%d", name, i)
-		r.Spec.Workload.Pgbench = &benchv1.PgbenchWorkload{Clients: []int32{10}}
-		r.Spec.Capacity = &benchv1.CapacitySpec{Parameter: "rate", Search: &benchv1.CapacitySearch{Start: 400}}
-		r.Status.Phase = benchv1.PhaseSucceeded
 		cs := &benchv1.CapacityStatus{Parameter: "rate"}
 		var judged []capacity.Level
 		for range 20 {
@@ -127,8 +122,7 @@ func kneeSide(t *testing.T, name string, limits ...int32) Side {
 			judged = append(judged, capacity.Level{Value: d.Next, Passed: passed})
 		}
 		cs.Throughput = &benchv1.MetricValue{Name: "transactionsPerSecond", Value: 0.98 * float64(*cs.Maximum), Unit: "tx/s", Direction: benchv1.HigherIsBetter}
-		r.Status.Capacity = cs
-		s.Runs = append(s.Runs, FromBenchmarkRun(r))
+		s.Runs = append(s.Runs, capacityRunOf(fmt.Sprintf("%s-%d", name, i), cs))
 	}
 	return s
 }
