@@ -20,6 +20,8 @@ IMG ?= $(REGISTRY)/dbperf-operator:$(VERSION)
 RUNNER_IMG ?= $(REGISTRY)/dbperf-runner:$(VERSION)
 YCSB_VERSION ?= 0.17.0
 YCSB_IMG ?= $(REGISTRY)/ycsb:$(YCSB_VERSION)
+K6_VERSION ?= 1.0.0
+K6_IMG ?= $(REGISTRY)/k6:$(K6_VERSION)
 CONTAINER_TOOL ?= docker
 PLATFORMS ?= linux/amd64,linux/arm64
 
@@ -77,7 +79,7 @@ build: generate ## Build the manager and the static runner.
 
 .PHONY: images
 images: ## Print the images docker-build builds, one a line.
-	@printf '%s\n' $(IMG) $(RUNNER_IMG) $(YCSB_IMG)
+	@printf '%s\n' $(IMG) $(RUNNER_IMG) $(YCSB_IMG) $(K6_IMG)
 
 .PHONY: default-images
 default-images: ## Print every image a cluster pulls by default (docs/install.md); REGISTRY=host/path adds each one's name under it, for a mirror.
@@ -88,12 +90,14 @@ docker-build: ## Build the manager, runner and YCSB images for this machine's pl
 	$(CONTAINER_TOOL) build --target manager --build-arg VERSION=$(VERSION) -t $(IMG) .
 	$(CONTAINER_TOOL) build --target runner --build-arg VERSION=$(VERSION) -t $(RUNNER_IMG) .
 	$(CONTAINER_TOOL) build --build-arg YCSB_VERSION=$(YCSB_VERSION) -t $(YCSB_IMG) workloads/ycsb/image
+	$(CONTAINER_TOOL) build --target k6 --build-arg VERSION=$(VERSION) -t $(K6_IMG) .
 
 .PHONY: docker-push
 docker-push: ## Push the images docker-build built.
 	$(CONTAINER_TOOL) push $(IMG)
 	$(CONTAINER_TOOL) push $(RUNNER_IMG)
 	$(CONTAINER_TOOL) push $(YCSB_IMG)
+	$(CONTAINER_TOOL) push $(K6_IMG)
 
 .PHONY: docker-buildx
 docker-buildx: ## Build and push the images for every platform of PLATFORMS (linux/amd64,linux/arm64) with buildx.
@@ -101,6 +105,7 @@ docker-buildx: ## Build and push the images for every platform of PLATFORMS (lin
 	$(CONTAINER_TOOL) buildx build --builder dbperf-builder --platform $(PLATFORMS) --target manager --build-arg VERSION=$(VERSION) -t $(IMG) --push .
 	$(CONTAINER_TOOL) buildx build --builder dbperf-builder --platform $(PLATFORMS) --target runner --build-arg VERSION=$(VERSION) -t $(RUNNER_IMG) --push .
 	$(CONTAINER_TOOL) buildx build --builder dbperf-builder --platform $(PLATFORMS) --build-arg YCSB_VERSION=$(YCSB_VERSION) -t $(YCSB_IMG) --push workloads/ycsb/image
+	$(CONTAINER_TOOL) buildx build --builder dbperf-builder --platform $(PLATFORMS) --target k6 --build-arg VERSION=$(VERSION) -t $(K6_IMG) --push .
 
 .PHONY: release
 release: ## The release's files in dist/: the packaged chart, kubectl-dbperf for linux and darwin on amd64 and arm64, the krew manifest, checksums.

@@ -106,6 +106,25 @@ type SampleSink interface {
 	Finish(r *results.Result)
 }
 
+// ToolAggregator is a SampleParser whose tool can aggregate its samples
+// in its own process, with the parser's own code built into it, and hand
+// the aggregates over at its end instead of streaming every sample: a
+// stream costs a tool near its limit a share of what it can offer.
+type ToolAggregator interface {
+	SampleParser
+	// AggregateInTool returns the tool's command changed to aggregate in
+	// the tool, writing to file, instead of streaming to the sample
+	// stream; ok is false when this build of the tool cannot (its command
+	// is run as it is, with the stream). It may run the tool to ask.
+	AggregateInTool(command []string, stream string) (changed []string, file string, ok bool)
+	// AggregateEnv is the environment telling the tool the sink's options
+	// and when it was started (StartedSink).
+	AggregateEnv(o SampleOptions, started time.Time) ([]string, error)
+	// LoadAggregate reads what the tool wrote into a sink whose Finish
+	// adds it to the result as the stream's sink would.
+	LoadAggregate(file string, o SampleOptions) (SampleSink, error)
+}
+
 // StartedSink is a SampleSink told when the tool was started (after the
 // start barrier, the same instant for every load generator): what a
 // sink that cuts the measurement into stages measures them from. It may

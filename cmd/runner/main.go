@@ -150,6 +150,7 @@ func execOptions(c pod.ExecCommand, w workloads.Parser, command, secrets []strin
 		SummaryFile: c.Runner.SummaryFile, CPU: runner.CPUReader{Root: c.Runner.CgroupRoot},
 		SampleEvery: c.Runner.CPUSampleInterval, Stdout: stdout, ServerStatistics: stats,
 		SampleStream: c.SampleStream, Samples: samples, ParserConfig: config, SessionCheck: check,
+		SamplesFromStreamOnly: c.Runner.SampleAggregation == pod.SampleAggregationStream,
 	}
 }
 

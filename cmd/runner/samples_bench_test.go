@@ -15,21 +15,25 @@ import (
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
+	k6pkg "github.com/dbperf-io/dbperf-operator/workloads/k6"
 )
 
-// BenchmarkSampleStreamOverhead measures what k6's raw sample stream
-// costs, side by side: the same k6 measurement of a local HTTP server
-// through `dbperf-runner exec`, without and with --sample-stream (k6
-// --out json into the runner's named pipe), interleaved ABBA. It reports,
-// as medians over the pairs, the throughput ratio with/without
-// (req-ratio; target at least 0.98), the runner's extra CPU time as a
-// share of k6's (runner-cpu-%) and k6's own extra CPU for writing the
-// stream (k6-cpu-%). DBPERF_OVERHEAD_PAIRS, DBPERF_OVERHEAD_SECONDS and
+// BenchmarkSampleStreamOverhead measures what aggregating k6's samples
+// costs k6, side by side: the same k6 measurement of a local HTTP server
+// through `dbperf-runner exec`, without samples (plain), with k6's JSON
+// stream into the runner's named pipe (--sample-aggregation stream), and
+// aggregated in k6 by dbperf's output extension (the default when K6 is
+// the k6 hack/build-k6.sh builds), in an order rotated every round. It
+// reports, as medians over the rounds, each one's throughput ratio to
+// plain (stream-req-ratio, in-k6-req-ratio; target at least 0.98), k6's
+// extra CPU per request (stream-k6-cpu-per-req-%, in-k6-…) and the
+// runner's extra CPU as a share of k6's for the stream (runner-cpu-%).
+// DBPERF_OVERHEAD_PAIRS (rounds), DBPERF_OVERHEAD_SECONDS and
 // DBPERF_K6_EXTRA_ARGS (such as "--system-tags=name,group,scenario,status,method,expected_response")
 // set its size and k6's options.
 func BenchmarkSampleStreamOverhead(b *testing.B) {
 	k6 := testutil.NeedEnv(b, "K6")
-	pairs := envInt("DBPERF_OVERHEAD_PAIRS", 4)
+	rounds := envInt("DBPERF_OVERHEAD_PAIRS", 4)
 	seconds := envInt("DBPERF_OVERHEAD_SECONDS", 5)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") }))
 	defer srv.Close()
@@ -50,31 +54,53 @@ export default function () { http.get('` + srv.URL + `/items', { tags: { name: '
 	tool = append(tool, strings.Fields(os.Getenv("DBPERF_K6_EXTRA_ARGS"))...)
 	base := []string{"exec", "--workload", "k6", "--summary-file", filepath.Join(dir, "t"), "--max-cpu-percent", "0",
 		"--result-file", filepath.Join(dir, "summary.json")}
-	plain := append(append(append([]string{}, base...), "--"), append(tool, script)...)
-	streamed := append(append(append([]string{}, base...), "--sample-stream", stream, "--"), append(tool, "--out", "json="+stream, script)...)
-	var ratios, runnerShares, k6Shares []float64
-	for i := range pairs {
-		var without, with k6Measurement
-		if i%2 == 0 {
-			without, with = measureK6(b, runnerBin, plain), measureK6(b, runnerBin, streamed)
-		} else {
-			with, without = measureK6(b, runnerBin, streamed), measureK6(b, runnerBin, plain)
-		}
-		k6CPU := without.cpu - without.runnerCPU
-		ratios = append(ratios, with.rps/without.rps)
-		runnerShares = append(runnerShares, (with.runnerCPU-without.runnerCPU)/k6CPU)
-		k6Shares = append(k6Shares, ((with.cpu-with.runnerCPU)/with.rps-(k6CPU)/without.rps)/(k6CPU/without.rps))
-		b.Logf("without %.0f req/s (k6 %.2f CPU s, runner %.3f), with %.0f req/s (k6 %.2f CPU s, runner %.3f; %d sample lines): ratio %.4f",
-			without.rps, k6CPU, without.runnerCPU, with.rps, with.cpu-with.runnerCPU, with.runnerCPU, with.lines, with.rps/without.rps)
+	withSamples := func(aggregation string) []string {
+		a := append(append([]string{}, base...), "--sample-stream", stream, "--sample-aggregation", aggregation, "--")
+		return append(a, append(append([]string{}, tool...), "--out", "json="+stream, script)...)
 	}
-	b.ReportMetric(median(ratios), "req-ratio")
+	variants := []struct {
+		name, aggregation string
+		args              []string
+	}{
+		{"plain", "", append(append(append([]string{}, base...), "--"), append(append([]string{}, tool...), script)...)},
+		{"stream", k6pkg.AggregatedFromStream, withSamples("stream")},
+		{"in-k6", k6pkg.AggregatedInK6, withSamples("auto")},
+	}
+	ratios, k6Shares := map[string][]float64{}, map[string][]float64{}
+	var runnerShares []float64
+	for i := range rounds {
+		got := make([]k6Measurement, len(variants))
+		for j := range variants {
+			v := (i + j) % len(variants)
+			got[v] = measureK6(b, runnerBin, variants[v].args)
+			if a := variants[v].aggregation; got[v].aggregation != a {
+				b.Fatalf("%s: the samples were aggregated by %q, want %q (is K6 the k6 hack/build-k6.sh builds?)", variants[v].name, got[v].aggregation, a)
+			}
+		}
+		plain := got[0]
+		k6CPU := plain.cpu - plain.runnerCPU
+		line := fmt.Sprintf("round %d: plain %.0f req/s (k6 %.2f CPU s, runner %.3f)", i+1, plain.rps, k6CPU, plain.runnerCPU)
+		for v := 1; v < len(variants); v++ {
+			w := got[v]
+			ratios[variants[v].name] = append(ratios[variants[v].name], w.rps/plain.rps)
+			k6Shares[variants[v].name] = append(k6Shares[variants[v].name], ((w.cpu-w.runnerCPU)/w.rps-k6CPU/plain.rps)/(k6CPU/plain.rps))
+			line += fmt.Sprintf("; %s %.0f req/s (k6 %.2f CPU s, runner %.3f; %d samples): ratio %.4f",
+				variants[v].name, w.rps, w.cpu-w.runnerCPU, w.runnerCPU, w.samples, w.rps/plain.rps)
+		}
+		runnerShares = append(runnerShares, (got[1].runnerCPU-plain.runnerCPU)/k6CPU)
+		b.Log(line)
+	}
+	for _, v := range variants[1:] {
+		b.ReportMetric(median(ratios[v.name]), v.name+"-req-ratio")
+		b.ReportMetric(100*median(k6Shares[v.name]), v.name+"-k6-cpu-per-req-%")
+	}
 	b.ReportMetric(100*median(runnerShares), "runner-cpu-%")
-	b.ReportMetric(100*median(k6Shares), "k6-cpu-per-req-%")
 }
 
 type k6Measurement struct {
 	rps, cpu, runnerCPU float64
-	lines               int
+	samples             int
+	aggregation         string
 }
 
 func measureK6(b *testing.B, runnerBin string, args []string) k6Measurement {
@@ -97,7 +123,12 @@ func measureK6(b *testing.B, runnerBin string, args []string) k6Measurement {
 	if r.LoadGenerator != nil {
 		got.runnerCPU = r.LoadGenerator.RunnerCPUSeconds
 	}
-	got.lines, _ = strconv.Atoi(r.Parameters["sampleLines"])
+	got.aggregation = r.Parameters[k6pkg.SampleAggregationParam]
+	for _, p := range []string{"sampleLines", "samples"} {
+		if n, err := strconv.Atoi(r.Parameters[p]); err == nil {
+			got.samples = n
+		}
+	}
 	return got
 }
 

@@ -1,6 +1,7 @@
 package pod
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -64,7 +65,17 @@ type RunnerSettings struct {
 	NoProgressTimeout, HardNoProgressTimeout, KillGrace time.Duration
 	CPUSampleInterval, BarrierTimeout                   time.Duration
 	SeriesResolution, APDEXWindow                       time.Duration
+	// SampleAggregation is SampleAggregationAuto or SampleAggregationStream.
+	SampleAggregation string
 }
+
+// Where a tool's samples are aggregated (RunnerSettings.SampleAggregation):
+// auto, in the tool when its build can (workloads.ToolAggregator), else
+// from its sample stream; stream, always from the stream.
+const (
+	SampleAggregationAuto   = "auto"
+	SampleAggregationStream = "stream"
+)
 
 // APDEXTarget records, per window, the APDEX of an operation (results.
 // AllOperations: every one) for a target time.
@@ -115,6 +126,8 @@ func (h *RunnerSettings) bind(t *flagTable) {
 	t.duration(&h.BarrierTimeout, flagBarrierTimeout, DefaultBarrierTimeout, "how long to wait for the start signal")
 	t.duration(&h.SeriesResolution, flagSeriesResolution, DefaultSeriesResolution, "resolution of the time series built from the sample stream (whole seconds; coarsened for long runs)")
 	t.duration(&h.APDEXWindow, flagAPDEXWindow, DefaultAPDEXWindow, "window of the APDEX counts recorded in the time series")
+	t.str(&h.SampleAggregation, flagSampleAggregation, SampleAggregationAuto, "where the tool's raw samples are aggregated: "+SampleAggregationAuto+
+		" (in the tool when its build can, as the tool images dbperf-operator builds can: far cheaper for the tool near its limit; else from the sample stream) or "+SampleAggregationStream)
 }
 
 // Args is the container's arguments after RunnerPath.
@@ -137,6 +150,10 @@ func ParseExec(args []string, output io.Writer) (ExecCommand, error) {
 	c.bind(&t)
 	rest, err := t.parse(CommandExec, args, output)
 	c.Command = rest
+	if a := c.Runner.SampleAggregation; err == nil && a != SampleAggregationAuto && a != SampleAggregationStream {
+		err = fmt.Errorf("--%s is %q: want %s or %s", flagSampleAggregation, a, SampleAggregationAuto, SampleAggregationStream)
+		fmt.Fprintln(output, err)
+	}
 	return c, err
 }
 

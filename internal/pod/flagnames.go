@@ -34,6 +34,7 @@ const (
 	flagBarrierTimeout        = "barrier-timeout"
 	flagSeriesResolution      = "series-resolution"
 	flagAPDEXWindow           = "apdex-window"
+	flagSampleAggregation     = "sample-aggregation"
 
 	// exec: the statistics poller.
 	flagServerStatistics   = "server-statistics"

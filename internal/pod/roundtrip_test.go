@@ -40,7 +40,7 @@ func TestEveryCommandRoundTrips(t *testing.T) {
 		Timeout: 3585 * time.Second,
 		Runner: RunnerSettings{SummaryFile: "/summary", CgroupRoot: "/cg", NoProgressTimeout: time.Minute, HardNoProgressTimeout: time.Hour,
 			KillGrace: 3 * time.Second, CPUSampleInterval: time.Second, BarrierTimeout: time.Minute, SeriesResolution: 2 * time.Second,
-			APDEXWindow: 30 * time.Second},
+			APDEXWindow: 30 * time.Second, SampleAggregation: SampleAggregationStream},
 		Command: []string{"pgbench", "--client", "4", "--", "x"},
 	}
 	query := QueryCommand{Prepare: true, Driver: benchv1.QueryDriverMySQL, Host: "h", Port: 3306, Database: "d", TLS: tls("/q"),

@@ -73,6 +73,9 @@ type Options struct {
 	// sample sink when it has one; Samples configure the sink.
 	SampleStream string
 	Samples      workloads.SampleOptions
+	// SamplesFromStreamOnly keeps the stream even when the tool could
+	// aggregate its samples itself (workloads.ToolAggregator).
+	SamplesFromStreamOnly bool
 	// ParserConfig is handed to the parser as ParseInput.Config (the
 	// invocation's ParserConfig file, which `exec --parser-config` reads).
 	ParserConfig []byte
@@ -110,7 +113,12 @@ func Exec(ctx context.Context, o Options) *results.Result {
 		r.Fail("the runner could not prepare the result files: %v", err)
 		return r
 	}
-	samples, sink, err := o.startSamples()
+	inTool := o.aggregateInTool()
+	if inTool != nil {
+		o.Command = inTool.command
+		fmt.Fprintf(o.Stdout, "[dbperf-runner] the tool aggregates its samples itself (into %s), not through the sample stream\n", inTool.file)
+	}
+	samples, sink, err := o.startSamples(inTool != nil)
 	if err != nil {
 		r := results.New(o.Command[0])
 		r.Fail("the runner could not prepare the sample stream: %v", err)
@@ -123,6 +131,15 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	start := time.Now()
 	if s, ok := sink.(workloads.StartedSink); ok {
 		s.Started(start)
+	}
+	if inTool != nil {
+		env, err := inTool.agg.AggregateEnv(o.Samples, start)
+		if err != nil {
+			r := results.New(o.Command[0])
+			r.Fail("the runner could not tell the tool how to aggregate its samples: %v", err)
+			return r
+		}
+		sup.cmd.Env = append(os.Environ(), env...)
 	}
 	sampler := startSampler(o.CPU, o.SampleEvery)
 	stopped, runErr := sup.run(ctx)
@@ -137,6 +154,9 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	if samples != nil {
 		streamWarnings = samples.finish()
 	}
+	if inTool != nil {
+		sink, streamWarnings = inTool.load(o.Samples)
+	}
 	peak := sampler.stop()
 	_ = out.Flush()
 
@@ -146,8 +166,8 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	r.StartTime, r.EndTime = &start, &end
 	if sink != nil {
 		sink.Finish(r)
-		r.Warnings = append(r.Warnings, streamWarnings...)
 	}
+	r.Warnings = append(r.Warnings, streamWarnings...)
 	if server != nil {
 		server.finish(r, o.ServerStatistics.timeout(), red)
 	}
@@ -183,11 +203,11 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	return r
 }
 
-// startSamples starts reading the sample stream when the tool writes one
-// and its parser reads it.
-func (o Options) startSamples() (*sampleStream, workloads.SampleSink, error) {
+// startSamples starts reading the sample stream when the tool writes one,
+// its parser reads it and the tool does not aggregate its samples itself.
+func (o Options) startSamples(inTool bool) (*sampleStream, workloads.SampleSink, error) {
 	sp, ok := o.Parser.(workloads.SampleParser)
-	if o.SampleStream == "" || o.Prepare || !ok {
+	if o.SampleStream == "" || o.Prepare || !ok || inTool {
 		return nil, nil, nil
 	}
 	sink := sp.NewSampleSink(o.Samples)

@@ -164,3 +164,40 @@ func (c countingReader) Read(p []byte) (int, error) {
 	c.n.Add(int64(n))
 	return n, err
 }
+
+// inToolAggregation is a tool aggregating its own samples
+// (workloads.ToolAggregator) into file, run with command.
+type inToolAggregation struct {
+	agg     workloads.ToolAggregator
+	command []string
+	file    string
+}
+
+// aggregateInTool is the tool's own aggregation when its parser and its
+// build can and the stream is not asked for; nil otherwise.
+func (o Options) aggregateInTool() *inToolAggregation {
+	ta, ok := o.Parser.(workloads.ToolAggregator)
+	if o.SampleStream == "" || o.Prepare || o.SamplesFromStreamOnly || !ok || len(o.Command) == 0 {
+		return nil
+	}
+	command, file, ok := ta.AggregateInTool(o.Command, o.SampleStream)
+	if !ok {
+		return nil
+	}
+	_ = os.Remove(file) // a stale one is not this run's
+	return &inToolAggregation{agg: ta, command: command, file: file}
+}
+
+// load reads what the tool aggregated, once it has exited: its sink, or
+// nil and why there is none.
+func (a *inToolAggregation) load(o workloads.SampleOptions) (workloads.SampleSink, []string) {
+	sink, err := a.agg.LoadAggregate(a.file, o)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			err = fmt.Errorf("the tool wrote no %s (it was killed, or failed before its end)", a.file)
+		}
+		return nil, []string{fmt.Sprintf("the per-operation figures, histograms and time series of the tool's samples are missing: %v", err)}
+	}
+	_ = os.Remove(a.file)
+	return sink, nil
+}

@@ -305,11 +305,17 @@ func DefaultImages() map[string][]string {
 	if home := hammerdbHome(); home != "" {
 		m[hammerdbImage] = []string{home}
 	}
-	// k6 built from the Go module proxy (hack/build-k6.sh; K6, or its cache).
-	if p := k6Bin(); p != "" {
-		m["grafana/k6"] = []string{filepath.Dir(p)}
-	} else if p, err := exec.LookPath("k6"); err == nil {
-		m["grafana/k6"] = []string{filepath.Dir(p)}
+	// k6 with dbperf's output extension, built from the Go module proxy
+	// and this repository (hack/build-k6.sh; K6, or its cache): the k6
+	// image of ours, and Grafana's (whose k6 lacks the extension: pods of
+	// that image still find it here, and aggregate in k6).
+	k6 := k6Bin()
+	if k6 == "" {
+		k6, _ = exec.LookPath("k6")
+	}
+	if k6 != "" {
+		m[k6Image] = []string{filepath.Dir(k6)}
+		m["grafana/k6"] = []string{filepath.Dir(k6)}
 	}
 	// YCSB: the local Java runs the jars from Maven Central (YCSB_LIB, or
 	// hack/fetch-ycsb.sh's cache).
@@ -334,6 +340,9 @@ func DefaultImageWorkDirs() map[string]string {
 
 // ycsbImage is the repository of the default YCSB image.
 const ycsbImage = "dbperf-io/ycsb"
+
+// k6Image is the repository of the default k6 image.
+const k6Image = "dbperf-io/k6"
 
 // DefaultImagePaths maps the YCSB image's installation to YCSB_LIB.
 func DefaultImagePaths() map[string]map[string]string {

@@ -20,8 +20,9 @@ var _ workloads.Workload = K6{}
 
 func (K6) Name() string { return "k6" }
 
-// DefaultImage is Grafana's official k6 image.
-func (K6) DefaultImage() string { return "grafana/k6:1.0.0" }
+// DefaultImage is k6 with dbperf's output extension (the Dockerfile's k6
+// target); grafana/k6 works too, with the sample stream.
+func (K6) DefaultImage() string { return "ghcr.io/dbperf-io/k6:1.0.0" }
 
 const (
 	inlineScript = "script.js"

@@ -55,9 +55,19 @@ func (s *sink) Finish(r *results.Result) {
 	s.addTotals(r)
 	s.addCustom(r, span)
 	s.addSeries(r)
-	r.SetParam("sampleLines", strconv.FormatInt(s.lines, 10))
-	if s.bad > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d lines of k6's sample stream could not be read", s.bad))
+	switch {
+	case s.fromTool:
+		r.SetParam(SampleAggregationParam, AggregatedInK6)
+		r.SetParam("samples", strconv.FormatInt(s.lines, 10))
+		if s.bad > 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%d of k6's samples were not numbers (NaN or infinite) and were left out", s.bad))
+		}
+	default:
+		r.SetParam(SampleAggregationParam, AggregatedFromStream)
+		r.SetParam("sampleLines", strconv.FormatInt(s.lines, 10))
+		if s.bad > 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%d lines of k6's sample stream could not be read", s.bad))
+		}
 	}
 	s.warnDropped(r)
 }
@@ -218,8 +228,9 @@ func (s *sink) addTotals(r *results.Result) {
 // addSeries adds the time series and the APDEX windows, and says at which
 // resolution.
 func (s *sink) addSeries(r *results.Result) {
-	pts := s.series.Finish()
-	r.Progress = s.series.Progress() // the finest resolution, for the stall, dip and drift checks
+	f := s.finishSeries()
+	pts := append([]results.Point(nil), f.Points...)
+	r.Progress = f.Progress // the finest resolution, for the stall, dip and drift checks
 	if s.sawHTTP {
 		// A script's first iterations can end before its first request.
 		for _, p := range pts {
@@ -230,20 +241,20 @@ func (s *sink) addSeries(r *results.Result) {
 			}
 		}
 	}
-	pts = append(pts, s.apdex.Points()...)
+	pts = append(pts, f.APDEX...)
 	sort.SliceStable(pts, func(i, j int) bool { return pts[i].ElapsedSeconds < pts[j].ElapsedSeconds })
 	if len(pts) == 0 {
 		return
 	}
 	r.TimeSeries = append(r.TimeSeries, pts...)
-	r.SetParam(results.SeriesResolutionParam, s.series.Resolution().String())
-	if n := s.series.Late(); n > 0 {
+	r.SetParam(results.SeriesResolutionParam, f.Resolution.String())
+	if n := f.Late; n > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d observations of the time series arrived after their interval was closed (k6 flushes its samples in batches) and were counted in a later one: the series is smoothed there, the totals are exact", n))
 	}
-	if u := s.series.UpperBoundUntil(); u > 0 {
+	if u := f.UpperUntil; u > 0 {
 		r.SetParam("timeSeriesUpperBoundsUntil", strconv.FormatFloat(u, 'f', -1, 64)+"s")
 	}
 	if len(s.opts.APDEX) > 0 {
-		r.SetParam(results.APDEXWindowParam, s.apdex.Window().String())
+		r.SetParam(results.APDEXWindowParam, f.APDEXWindow.String())
 	}
 }

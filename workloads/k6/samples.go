@@ -70,6 +70,10 @@ type sink struct {
 	stages   []stageAgg
 	started  atomic.Int64
 	vusFirst time.Time
+	// finished is what the time series came to (finishSeries); fromTool:
+	// the sink was loaded from k6's own aggregates (LoadAggregate).
+	finished *finishedSeries
+	fromTool bool
 }
 
 // metricState is one k6 metric: its kind and its aggregates, overall and
@@ -166,28 +170,43 @@ func (s *sink) declare(l *sampleLine) {
 	if _, ok := s.metrics[string(l.metric)]; ok {
 		return
 	}
-	name, kind := string(l.metric), string(l.metricType)
-	known, isTime := builtin(name), string(l.contains) == "time"
+	s.declareMetric(string(l.metric), string(l.metricType), string(l.contains))
+}
+
+// declareMetric adds a metric of a kind (counter, gauge, rate, trend)
+// holding a kind of value (time, data, default).
+func (s *sink) declareMetric(name, kind, contains string) *metricState {
+	known, isTime := builtin(name), contains == "time"
 	m := &metricState{name: name, kind: kind, time: isTime, known: known, use: usageOf(name, kind, isTime, known)}
 	if m.use.total {
 		m.total = s.newAgg(m, "", m.use.totalHist)
 	}
 	s.metrics[name] = m
+	return m
 }
 
 func (s *sink) point(l *sampleLine) {
 	m := s.metrics[string(l.metric)]
-	if m != nil && m.name == "vus" && s.vusFirst.IsZero() && len(s.opts.Stages) > 0 {
-		if t, ok := s.tc.parse(l.time); ok {
-			s.vusFirst = t
-		}
-	}
-	if m == nil || !m.use.keep {
+	if m == nil || (!m.use.keep && !s.wantsVUs(m)) {
 		return
 	}
 	t, ok := s.tc.parse(l.time)
 	if !ok {
-		s.bad++
+		if m.use.keep {
+			s.bad++
+		}
+		return
+	}
+	s.add(m, t, l.value, l.name, l.group, l.scenario)
+}
+
+// add aggregates one sample of a metric, with its request name, group
+// and scenario tags (empty: none).
+func (s *sink) add(m *metricState, t time.Time, v float64, name, group, scenario []byte) {
+	if s.wantsVUs(m) {
+		s.vusFirst = t
+	}
+	if !m.use.keep {
 		return
 	}
 	if s.first.IsZero() {
@@ -198,31 +217,36 @@ func (s *sink) point(l *sampleLine) {
 	if t.After(s.last) {
 		s.last = t
 	}
-	v := l.value
 	if m.total != nil {
 		m.total.add(v)
 		s.observe(m.total, t, v)
 	}
-	if m.use.name && len(l.name) > 0 {
-		if a := s.breakdown(m, &m.byName, l.name, "name"); a != nil {
+	if m.use.name && len(name) > 0 {
+		if a := s.breakdown(m, &m.byName, name, "name"); a != nil {
 			a.add(v)
 			s.observe(a, t, v)
 		}
 	}
 	if m.use.group {
-		if a := s.breakdown(m, &m.byGroup, l.group, "group"); a != nil {
+		if a := s.breakdown(m, &m.byGroup, group, "group"); a != nil {
 			a.add(v)
 			s.observe(a, t, v)
 		}
 	}
 	if m.use.scenario {
-		if a := s.breakdown(m, &m.byScenario, l.scenario, "scenario"); a != nil {
+		if a := s.breakdown(m, &m.byScenario, scenario, "scenario"); a != nil {
 			a.add(v)
 			s.observe(a, t, v)
 		}
 	}
 	s.feedSeries(m, t, v)
 	s.countStage(m, t, v)
+}
+
+// wantsVUs says whether m is k6's VUs and its first sample is still
+// wanted: when k6 started its test, for the stages.
+func (s *sink) wantsVUs(m *metricState) bool {
+	return m.name == "vus" && s.vusFirst.IsZero() && len(s.opts.Stages) > 0
 }
 
 // feedSeries adds the overall figures of a sample to the time series.
