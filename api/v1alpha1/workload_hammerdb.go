@@ -25,12 +25,24 @@ type HammerDBWorkload struct {
 	// +optional
 	BuildVirtualUsers int32 `json:"buildVirtualUsers,omitempty"`
 
-	// VirtualUsers is swept: each value is one timed test (vuset vu).
+	// VirtualUsers is swept: each value is one timed test (vuset vu), a
+	// measurement of its own, or with Autopilot a stage of one.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:Minimum=1
 	// +kubebuilder:validation:items:Maximum=10000
 	VirtualUsers []int32 `json:"virtualUsers"`
+
+	// Autopilot runs every VirtualUsers count in one measurement, one
+	// timed test after another in the order given (HammerDB's autopilot),
+	// instead of one measurement per count: each test is a stage of the
+	// measurement (status and results' stages) with its NOPM, TPM,
+	// transactions' percentiles and the target's CPU over its measured
+	// period, side by side; the headline is the last test's. Each test
+	// takes its own ramp-up and duration. Not with spec.capacity, whose
+	// levels set the virtual users themselves.
+	// +optional
+	Autopilot bool `json:"autopilot,omitempty"`
 
 	// RampUp before the measured period (rampup), in whole minutes, as
 	// HammerDB takes it.

@@ -45,6 +45,20 @@ func runScript(step int) string { return fmt.Sprintf("run-%d.tcl", step) }
 // levelScript is the timed test of a capacity level (Run).
 const levelScript = "run-level.tcl"
 
+// autopilotScript runs every virtual-user count in one measurement
+// (spec.workload.hammerdb.autopilot), and AutopilotStep is its one step.
+const (
+	autopilotScript = "run-autopilot.tcl"
+	AutopilotStep   = "autopilot"
+)
+
+// The lines an autopilot script prints around each timed test, with
+// HammerDB's clock in milliseconds: the stages are cut from them.
+const (
+	clockMarker = "DBPERF CLOCK"
+	stageMarker = "DBPERF STAGE"
+)
+
 // settingKey is a tpcc dictionary key such as pg_vacuum.
 var settingKey = regexp.MustCompile(`^(pg|mysql)_[a-z_]+$`)
 
@@ -96,6 +110,9 @@ func isManaged(k string) bool {
 }
 
 func (HammerDB) Steps(spec *benchv1.WorkloadSpec) []workloads.Step {
+	if spec.HammerDB.Autopilot {
+		return []workloads.Step{{Name: AutopilotStep, Params: map[string]int32{}}}
+	}
 	return workloads.Sweep(workloads.Dimension{Name: "vu", Values: spec.HammerDB.VirtualUsers})
 }
 
@@ -109,6 +126,9 @@ func (h HammerDB) Prepare(spec *benchv1.WorkloadSpec, ep pod.Endpoint) *pod.Invo
 func (h HammerDB) Run(spec *benchv1.WorkloadSpec, ep pod.Endpoint, step workloads.Step) pod.Invocation {
 	seconds, held := step.Params[workloads.DurationParameter]
 	vu := step.Params["vu"]
+	if spec.HammerDB.Autopilot && step.Name == AutopilotStep {
+		return invocation(spec, ep, autopilotScript)
+	}
 	if vu < 1 {
 		return invocation(spec, ep, runScript(0))
 	}
@@ -202,9 +222,14 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// Scripts are the build script and one run script per step.
+// Scripts are the build script and one run script per step (with
+// autopilot, the one script of every test).
 func Scripts(w *benchv1.HammerDBWorkload, ep pod.Endpoint) map[string]string {
 	files := map[string]string{buildScript: script(w, ep, 0)}
+	if w.Autopilot {
+		files[autopilotScript] = tclScript(w, ep, w.VirtualUsers, true)
+		return files
+	}
 	for i, vu := range w.VirtualUsers {
 		files[runScript(i)] = script(w, ep, vu)
 	}
@@ -212,20 +237,37 @@ func Scripts(w *benchv1.HammerDBWorkload, ep pod.Endpoint) map[string]string {
 }
 
 // script writes the Tcl of the build (vu 0) or of a timed test at vu
-// virtual users. Values from the spec are validated or braced; secrets are
-// read from the environment, never written into the script.
+// virtual users.
 func script(w *benchv1.HammerDBWorkload, ep pod.Endpoint, vu int32) string {
+	if vu == 0 {
+		return tclScript(w, ep, nil, false)
+	}
+	return tclScript(w, ep, []int32{vu}, false)
+}
+
+// tclScript writes the Tcl of the build (no virtual-user counts) or of a
+// timed test per count, in order; staged, each test prints HammerDB's
+// clock before and after it (stageMarker), and the script its clock at
+// its start (clockMarker). Values from the spec are validated or braced;
+// secrets are read from the environment, never written into the script.
+func tclScript(w *benchv1.HammerDBWorkload, ep pod.Endpoint, vus []int32, staged bool) string {
 	var b strings.Builder
 	pre := prefixOf(w)
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	diset := func(dict, key, value string) { line("diset %s %s_%s %s", dict, pre, key, value) }
 	kind := "timed test"
-	if vu == 0 {
+	switch {
+	case len(vus) == 0:
 		kind = "schema build"
+	case staged:
+		kind = fmt.Sprintf("autopilot (%d timed tests)", len(vus))
 	}
 	line("#!/bin/tclsh")
 	line("# HammerDB TPROC-C %s written by dbperf-operator.", kind)
 	line("# Credentials come from the environment and never appear in this file.")
+	if staged {
+		line(`puts "%s [clock milliseconds]"`, clockMarker)
+	}
 	line(`puts "SETTING CONFIGURATION"`)
 	if w.Database == benchv1.HammerDBMySQL {
 		line("dbset db mysql")
@@ -300,7 +342,7 @@ func script(w *benchv1.HammerDBWorkload, ep pod.Endpoint, vu int32) string {
 	for _, k := range keys {
 		line("diset tpcc %s %s", k, brace(w.Settings[k]))
 	}
-	if vu == 0 {
+	if len(vus) == 0 {
 		build := w.BuildVirtualUsers
 		if build < 1 {
 			build = 1
@@ -321,14 +363,22 @@ func script(w *benchv1.HammerDBWorkload, ep pod.Endpoint, vu int32) string {
 	diset("tpcc", "keyandthink", strconv.FormatBool(w.KeyAndThink))
 	diset("tpcc", "raiseerror", "false")
 	line("loadscript")
-	line(`puts "TEST STARTED"`)
-	line("vuset vu %d", vu)
-	line("vucreate")
-	line("tcstart")
-	line("vurun")
-	line("tcstop")
-	line("vudestroy")
-	line(`puts "TEST COMPLETE"`)
+	for i, vu := range vus {
+		if staged {
+			line(`puts "%s %d vu=%d begin [clock milliseconds]"`, stageMarker, i+1, vu)
+		}
+		line(`puts "TEST STARTED"`)
+		line("vuset vu %d", vu)
+		line("vucreate")
+		line("tcstart")
+		line("vurun")
+		line("tcstop")
+		line("vudestroy")
+		line(`puts "TEST COMPLETE"`)
+		if staged {
+			line(`puts "%s %d vu=%d end [clock milliseconds]"`, stageMarker, i+1, vu)
+		}
+	}
 	return b.String()
 }
 

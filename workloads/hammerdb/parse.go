@@ -3,6 +3,7 @@ package hammerdb
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,7 +54,7 @@ func (HammerDB) Parse(in workloads.ParseInput) *results.Result {
 	done := p.completed()
 	p.addTests(done)
 	p.judge(done)
-	p.addProfile(in.Files[TimeProfileFile], in.Output, done)
+	p.addStages(p.addProfile(in.Files[TimeProfileFile], in.Output, done))
 	// hammerdbcli exits 0 after most failures, but not after all: a crash
 	// (exit 134, "alloc: invalid block") can follow a printed TEST RESULT.
 	workloads.JudgeExitCode(r, "hammerdbcli", in.ExitCode)
@@ -82,6 +83,10 @@ type outputParser struct {
 	dictErrors []string
 	// incomplete: HammerDB said its timing data is incomplete.
 	incomplete bool
+	// clock and marks are an autopilot's clock at its start and its
+	// tests' (stages.go).
+	clock int64
+	marks []stageMark
 }
 
 func newOutputParser(r *results.Result, lines []string) *outputParser {
@@ -118,6 +123,9 @@ func (p *outputParser) line(i int) {
 		return
 	case match(vuError, strings.TrimSpace(line)): // printed without the Vuser prefix
 		p.errorVUs[x[1]] = strings.TrimSpace(x[2])
+		return
+	}
+	if p.mark(line) {
 		return
 	}
 	if msg, ok := refusedSetting(p.lines, i); ok {
@@ -227,7 +235,7 @@ func (p *outputParser) addTests(done []*test) {
 		r.SetParam("durationMinutes", strconv.Itoa(last.minutes))
 		r.SetParam("rampUpMinutes", strconv.Itoa(last.rampupMinutes))
 	}
-	if len(done) > 1 {
+	if len(done) > 1 && len(p.marks) == 0 { // an autopilot's tests are its stages
 		addSequence(r, done)
 	}
 	if t := p.tests[len(p.tests)-1]; !t.complete {
@@ -279,14 +287,29 @@ func (p *outputParser) judge(done []*test) {
 
 // addProfile adds the transactions' latencies from the xtprof report (its
 // file, else the output), else from the old event time profile.
-func (p *outputParser) addProfile(file, output []byte, done []*test) {
+func (p *outputParser) addProfile(file, output []byte, done []*test) [][]results.Metric {
 	r := p.r
 	profile := file
 	if len(profile) == 0 {
 		profile = output
 	}
-	if !parseXTProfile(r, workloads.Lines(profile)) {
+	// HammerDB appends each timed test's report to the file: the headline
+	// is the last test's, and each test of an autopilot has its own.
+	reports := xtReports(workloads.Lines(profile))
+	if !parseXTProfile(r, reports[len(reports)-1]) {
 		parseETProfile(r, p.lines)
+	}
+	var perTest [][]results.Metric
+	if len(p.marks) > 0 {
+		for _, rep := range reports {
+			if one := results.New("hammerdb"); parseXTProfile(one, rep) {
+				perTest = append(perTest, slices.DeleteFunc(one.Metrics, func(m results.Metric) bool { return m.Operation == "" }))
+			}
+		}
+		if len(perTest) != len(done) && len(perTest) > 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the time profile holds %d reports for %d timed tests: the stages' transaction figures are left out", len(perTest), len(done)))
+			perTest = nil
+		}
 	}
 	if len(done) > 0 && done[len(done)-1].rampupMinutes > 0 && hasProfile(r) {
 		// xtprof times every call from a virtual user's start, and HammerDB
@@ -296,6 +319,7 @@ func (p *outputParser) addProfile(file, output []byte, done []*test) {
 	if timeProfileAsked(p.settings) && len(done) > 0 && !hasProfile(r) {
 		r.Warnings = append(r.Warnings, "the time profile was asked for (timeprofile true) but no report was found")
 	}
+	return perTest
 }
 
 // judgeTransactionErrors makes the errors virtual users printed (with

@@ -34,6 +34,26 @@ var (
 	xtField = regexp.MustCompile(`([A-Z][A-Z0-9]*): *([0-9.]+)(ms|%)?`)
 )
 
+// xtReport begins each report of the time profile.
+var xtReport = regexp.MustCompile(`Hammerdb Time Profile Report @`)
+
+// xtReports splits the time profile into its reports, one per timed test
+// (HammerDB appends each test's to the file); all of it is one report
+// when no header is found.
+func xtReports(lines []string) [][]string {
+	var out [][]string
+	for i, line := range lines {
+		if xtReport.MatchString(line) || i == 0 {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], line)
+	}
+	if len(out) == 0 {
+		out = [][]string{nil}
+	}
+	return out
+}
+
 // procStats are one transaction's figures in one section of the report.
 type procStats map[string]float64
 

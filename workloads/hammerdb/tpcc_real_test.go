@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -358,9 +359,14 @@ func runHammerDB(t *testing.T, home, dir, tlsDir string, inv pod.Invocation, sec
 				tool.WriteString(line)
 			}
 		}
-		name := filepath.Join(dir, strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())+"-"+filepath.Base(inv.Command[len(inv.Command)-1])+".txt")
-		if err := os.WriteFile(name, []byte(tool.String()), 0o644); err != nil {
+		name := filepath.Join(dir, strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())+"-"+filepath.Base(inv.Command[len(inv.Command)-1]))
+		if err := os.WriteFile(name+".txt", []byte(tool.String()), 0o644); err != nil {
 			t.Error(err)
+		}
+		if profile, err := os.ReadFile(filepath.Join(out, TimeProfileFile)); err == nil {
+			if err := os.WriteFile(name+"-"+TimeProfileFile, profile, 0o644); err != nil {
+				t.Error(err)
+			}
 		}
 	}
 	return r, log.String()
@@ -383,4 +389,106 @@ func tailOf(s string) string {
 		return "…" + s[len(s)-6000:]
 	}
 	return s
+}
+
+// The real hammerdbcli 4.12 runs an autopilot (spec.workload.hammerdb.
+// autopilot: 1, then 3 virtual users, no ramp-up, a 1-minute test each)
+// against Debian's PostgreSQL in one measurement: the result holds one
+// stage per test, named by its virtual users, each over its own measured
+// minute (the stages follow one another, a minute long each), with the
+// NOPM and TPM HammerDB printed for that test and its transactions'
+// percentiles from the time profile; the headline is the last test's, and
+// the stages' new orders add up to no more than the server committed.
+// Part of the full form (`make hammerdb-full`, about 3 minutes); `make
+// test` parses a recording of it (TestAutopilotStagesOfARealRecording).
+func TestRealAutopilotStages(t *testing.T) {
+	home := testutil.NeedEnv(t, "HAMMERDB_HOME")
+	if os.Getenv("DBPERF_HAMMERDB_FULL") == "" {
+		t.Skip("the full form: DBPERF_HAMMERDB_FULL=1 (make hammerdb-full)")
+	}
+	dir, err := os.MkdirTemp("", "dbperf-tpcc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	_ = os.Chmod(dir, 0o755)
+	srv := postgresServer(t, false, nil)
+	spec := seed(benchv1.HammerDBPostgres, 1)
+	w := spec.HammerDB
+	w.VirtualUsers, w.Autopilot = []int32{1, 3}, true
+	w.RampUp, w.Duration = &metav1.Duration{}, &metav1.Duration{Duration: time.Minute}
+	w.Settings = map[string]string{"pg_dritasnap": "false"}
+	if errs := (HammerDB{}).Validate(spec, nil); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if r, log := runHammerDB(t, home, dir, "", *HammerDB{}.Prepare(spec, srv.ep), srv.secrets, true, 5*time.Minute); r.Verdict != results.Succeeded {
+		t.Fatalf("schema build: %s %v\n%s", r.Verdict, r.Reasons, tailOf(log))
+	}
+	steps := HammerDB{}.Steps(spec)
+	if len(steps) != 1 || steps[0].Name != AutopilotStep {
+		t.Fatalf("steps %+v", steps)
+	}
+	orders0 := srv.neworders()
+	r, log := runHammerDB(t, home, dir, "", HammerDB{}.Run(spec, srv.ep, steps[0]), srv.secrets, false, 6*time.Minute)
+	orders := srv.neworders() - orders0
+	checkAutopilot(t, r, log, []int32{1, 3})
+	sum := 0.0
+	for _, st := range r.Stages {
+		m, _ := st.Get("nopm")
+		sum += m.Value
+	}
+	if sum > orders {
+		t.Errorf("the stages' NOPM add up to %v over their minutes, but the server committed %v new orders", sum, orders)
+	}
+}
+
+// checkAutopilot checks the stages of an autopilot over vus.
+func checkAutopilot(t *testing.T, r *results.Result, log string, vus []int32) {
+	t.Helper()
+	if r.Verdict != results.Succeeded {
+		t.Fatalf("%s %v\n%s", r.Verdict, r.Reasons, tailOf(log))
+	}
+	if len(r.Stages) != len(vus) {
+		t.Fatalf("%d stages, want %d: %+v\n%s", len(r.Stages), len(vus), r.Stages, tailOf(log))
+	}
+	lines := resultLines(log)
+	if len(lines) != len(vus) {
+		t.Fatalf("%d TEST RESULT lines", len(lines))
+	}
+	for i, st := range r.Stages {
+		if want := fmt.Sprintf("test %d (vu=%d)", i+1, vus[i]); st.Name != want {
+			t.Errorf("stage %d is named %q, want %q", i, st.Name, want)
+		}
+		if length := st.ToSeconds - st.FromSeconds; length < 55 || length > 61 {
+			t.Errorf("%s: %.1f s long, want its measured minute", st.Name, length)
+		}
+		if i > 0 && st.FromSeconds < r.Stages[i-1].ToSeconds {
+			t.Errorf("%s begins at %.1f s, before the stage before ends (%.1f s)", st.Name, st.FromSeconds, r.Stages[i-1].ToSeconds)
+		}
+		nopm, ok1 := st.Get("nopm")
+		tpm, ok2 := st.Get("tpm")
+		if !ok1 || !ok2 || nopm.Value != lines[i][0] || tpm.Value != lines[i][1] {
+			t.Errorf("%s: NOPM %v TPM %v, HammerDB printed %v", st.Name, nopm, tpm, lines[i])
+		}
+		if !slices.ContainsFunc(st.Metrics, func(m results.Metric) bool {
+			return m.Operation == "NEWORD" && m.Name == "latencyP99Millis" && m.Value > 0
+		}) {
+			t.Errorf("%s: no NEWORD p99 from the time profile: %+v", st.Name, st.Metrics)
+		}
+		t.Logf("%s %.0f-%.0f s: NOPM %v TPM %v", st.Name, st.FromSeconds, st.ToSeconds, nopm.Value, tpm.Value)
+	}
+	if last := lines[len(lines)-1]; testutil.MetricValue(t, r, "nopm", "") != last[0] {
+		t.Errorf("headline NOPM %v, the last test's %v", testutil.MetricValue(t, r, "nopm", ""), last[0])
+	}
+}
+
+// resultLines are the NOPM and TPM of each TEST RESULT line, in order.
+func resultLines(log string) [][2]float64 {
+	var out [][2]float64
+	for _, m := range regexp.MustCompile(`TEST RESULT : System achieved ([0-9]+) NOPM from ([0-9]+) \S+ TPM`).FindAllStringSubmatch(log, -1) {
+		nopm, _ := strconv.ParseFloat(m[1], 64)
+		tpm, _ := strconv.ParseFloat(m[2], 64)
+		out = append(out, [2]float64{nopm, tpm})
+	}
+	return out
 }
