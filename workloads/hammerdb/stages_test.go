@@ -56,7 +56,9 @@ func TestAutopilotStagesOfARealRecording(t *testing.T) {
 	cut := log[:strings.Index(log, "Vuser 1:3 Active Virtual Users configured")]
 	r = HammerDB{}.Parse(workloads.ParseInput{Output: []byte(cut)})
 	if len(r.Stages) != 2 || len(r.Stages[1].Metrics) != 0 || r.Verdict != results.Failed ||
-		!slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "test 2 (vu=3) of the autopilot printed no TEST RESULT") }) {
+		!slices.ContainsFunc(r.Warnings, func(w string) bool {
+			return strings.Contains(w, "test 2 (vu=3) of the autopilot printed no TEST RESULT")
+		}) {
 		t.Errorf("cut short: %s, stages %+v, warnings %q", r.Verdict, r.Stages, r.Warnings)
 	}
 }
