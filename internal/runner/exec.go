@@ -92,7 +92,14 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	}
 	red := NewRedactor(o.SecretValues...)
 	out := &lineWriter{out: o.Stdout, red: red, limit: o.MaxOutputBytes}
+	inTool := o.aggregateInTool()
+	if inTool != nil {
+		o.Command = inTool.command
+	}
 	fmt.Fprintf(o.Stdout, "[dbperf-runner] running: %s\n", red.String(strings.Join(o.Command, " ")))
+	if inTool != nil {
+		fmt.Fprintf(o.Stdout, "[dbperf-runner] the tool aggregates its samples itself (into %s), not through the sample stream\n", inTool.file)
+	}
 
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -112,11 +119,6 @@ func Exec(ctx context.Context, o Options) *results.Result {
 		r := results.New(o.Command[0])
 		r.Fail("the runner could not prepare the result files: %v", err)
 		return r
-	}
-	inTool := o.aggregateInTool()
-	if inTool != nil {
-		o.Command = inTool.command
-		fmt.Fprintf(o.Stdout, "[dbperf-runner] the tool aggregates its samples itself (into %s), not through the sample stream\n", inTool.file)
 	}
 	samples, sink, err := o.startSamples(inTool != nil)
 	if err != nil {
