@@ -378,6 +378,9 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &benchv1.BenchmarkRun{}, indexPhase, phaseIndex); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, indexPodJob, podJobIndex); err != nil {
+		return err
+	}
 	wake := make(chan event.GenericEvent)
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&benchv1.BenchmarkRun{}, builder.WithPredicates(runChanged)).

@@ -60,7 +60,7 @@ func (w podWatch) lookAgain(wait time.Duration) time.Duration {
 // creation (a quota).
 func (r *BenchmarkRunReconciler) jobPods(ctx context.Context, job *batchv1.Job) (podWatch, error) {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{benchv1.LabelJob: job.Name}); err != nil {
+	if err := r.listJobPods(ctx, &pods, job); err != nil {
 		return podWatch{}, err
 	}
 	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[j].CreationTimestamp.Before(&pods.Items[i].CreationTimestamp) })

@@ -133,7 +133,7 @@ type outcome struct {
 // image pull) is a failed measurement with the reason Kubernetes gave.
 func (r *BenchmarkRunReconciler) jobOutcome(ctx context.Context, st *runState, job *batchv1.Job) (*outcome, error) {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{benchv1.LabelJob: job.Name}); err != nil {
+	if err := r.listJobPods(ctx, &pods, job); err != nil {
 		return nil, err
 	}
 	sort.Slice(pods.Items, func(i, j int) bool {

@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/kubelet"
@@ -107,7 +106,7 @@ func (r *BenchmarkRunReconciler) startSampler(ctx context.Context, st *runState,
 // completion index (the newest).
 func (r *BenchmarkRunReconciler) loadgenPods(ctx context.Context, job *batchv1.Job) ([]corev1.Pod, error) {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{benchv1.LabelJob: job.Name}); err != nil {
+	if err := r.listJobPods(ctx, &pods, job); err != nil {
 		return nil, err
 	}
 	sort.Slice(pods.Items, func(i, j int) bool {
