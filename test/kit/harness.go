@@ -86,6 +86,14 @@ func Namespace(t *testing.T, c client.Client, prefix string) string {
 // StartManager starts a manager wired as the binary wires it.
 func (h *H) StartManager(c *rest.Config) {
 	h.T.Helper()
+	// The manager binary's configuration (ctrl.GetConfig) has no
+	// client-side rate limit, relying on the API server's priority and
+	// fairness; envtest's has client-go's default of 5 requests a second,
+	// which made a test of hundreds of runs measure the limiter.
+	if c.QPS == 0 && c.RateLimiter == nil {
+		c = rest.CopyConfig(c)
+		c.QPS = -1
+	}
 	o := ctrl.Options{
 		Scheme:     Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
