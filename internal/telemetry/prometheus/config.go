@@ -3,6 +3,7 @@ package prometheus
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -130,6 +131,7 @@ func (c Config) withDefaults() Config {
 	def(&c.ContainerSelector, fmt.Sprintf(`%s!="",%s!="POD"`, c.Labels.Container, c.Labels.Container))
 	def(&c.NetworkDeviceSelector, `device!="lo"`)
 	c.Metrics = c.Metrics.withDefaults()
+	c.Queries = slices.Clone(c.Queries) // a copy of the caller's: one Config serves every run's source
 	for i := range c.Queries {
 		def(&c.Queries[i].Subject, "server")
 		def(&c.Queries[i].Summary, "mean")
