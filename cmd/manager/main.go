@@ -63,6 +63,7 @@ func main() {
 	flag.DurationVar(&tele.interval, "telemetry-sampling-interval", kubelet.DefaultInterval, "how often the kubelet source polls each node while a measurement runs")
 	flag.StringVar(&tele.prometheusURL, "prometheus-url", "", "address of the Prometheus HTTP API for --telemetry-resources=prometheus, e.g. http://prometheus.monitoring:9090")
 	flag.DurationVar(&tele.settle, "prometheus-settle-time", 45*time.Second, "how long after a measurement ends Prometheus is asked about it: at least one scrape interval")
+	flag.StringVar(&tele.prometheusConfig, "prometheus-config", "", "a file of the Prometheus source's settings (step, rate range, label names, selectors, metric names, queries: the chart's telemetry.prometheus values, docs/telemetry.md); validated at start")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -158,8 +159,8 @@ func durationOrNil(d time.Duration) *time.Duration {
 
 // telemetryOptions choose the source of the resource figures.
 type telemetryOptions struct {
-	resources, prometheusURL string
-	interval, settle         time.Duration
+	resources, prometheusURL, prometheusConfig string
+	interval, settle                           time.Duration
 }
 
 // build makes the chosen source; nil for none. The database's own
@@ -167,8 +168,8 @@ type telemetryOptions struct {
 func (t telemetryOptions) build(cs kubernetes.Interface) (*resources.Meter, error) {
 	switch t.resources {
 	case "", "none":
-		if t.prometheusURL != "" {
-			return nil, errors.New("--prometheus-url is set but --telemetry-resources is none: say --telemetry-resources=prometheus")
+		if t.prometheusURL != "" || t.prometheusConfig != "" {
+			return nil, errors.New("--prometheus-url or --prometheus-config is set but --telemetry-resources is none: say --telemetry-resources=prometheus")
 		}
 		return nil, nil
 	case "kubelet":
@@ -180,11 +181,23 @@ func (t telemetryOptions) build(cs kubernetes.Interface) (*resources.Meter, erro
 		if t.prometheusURL == "" {
 			return nil, errors.New("--telemetry-resources=prometheus needs --prometheus-url")
 		}
-		if _, err := prometheus.New(prometheus.Config{Address: t.prometheusURL}); err != nil {
+		cfg := prometheus.Config{Address: t.prometheusURL}
+		if t.prometheusConfig != "" {
+			b, err := os.ReadFile(t.prometheusConfig)
+			if err != nil {
+				return nil, fmt.Errorf("--prometheus-config: %w", err)
+			}
+			if cfg, err = prometheus.LoadFile(b, t.prometheusURL); err != nil {
+				return nil, fmt.Errorf("--prometheus-config %s: %w", t.prometheusConfig, err)
+			}
+		}
+		if _, err := prometheus.New(cfg); err != nil {
 			return nil, err
 		}
 		src := func(namespace string) (telemetry.Source, error) {
-			return prometheus.New(prometheus.Config{Address: t.prometheusURL, Namespace: namespace})
+			c := cfg
+			c.Namespace = namespace
+			return prometheus.New(c)
 		}
 		return resources.NewMeter(nil, 0, src, t.settle), nil
 	}

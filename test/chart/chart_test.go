@@ -328,18 +328,23 @@ func checkNoNodesProxy(t *testing.T, objs []unstructured.Unstructured) {
 // Bad values are refused by values.schema.json, naming the value.
 func TestSchemaRefusesBadValues(t *testing.T) {
 	for set, want := range map[string]string{
-		"replicaCount=-1":                    "/replicaCount",
-		"image.pullPolicy=Sometimes":         "/image/pullPolicy",
-		"extraArgs[0]=verbose":               "/extraArgs/0",
-		"metrics.port=70000":                 "/metrics/port",
-		"replicas=2":                         "replicas",
-		"logLevel=loud":                      "/logLevel",
-		"telemetry.resources=cadvisor":       "/telemetry/resources",
-		"telemetry.samplingInterval=often":   "/telemetry/samplingInterval",
-		"telemetry.resources=prometheus":     "/telemetry/prometheus/url",
-		"telemetry.prometheus.url=prom:9090": "/telemetry/prometheus/url",
-		"admission.allowedImages[0]=reg'x/":  "/admission/allowedImages/0",
-		"admission.allowedImages[0]=a b/":    "/admission/allowedImages/0",
+		"replicaCount=-1":                             "/replicaCount",
+		"image.pullPolicy=Sometimes":                  "/image/pullPolicy",
+		"extraArgs[0]=verbose":                        "/extraArgs/0",
+		"metrics.port=70000":                          "/metrics/port",
+		"replicas=2":                                  "replicas",
+		"logLevel=loud":                               "/logLevel",
+		"telemetry.resources=cadvisor":                "/telemetry/resources",
+		"telemetry.samplingInterval=often":            "/telemetry/samplingInterval",
+		"telemetry.resources=prometheus":              "/telemetry/prometheus/url",
+		"telemetry.prometheus.url=prom:9090":          "/telemetry/prometheus/url",
+		"telemetry.prometheus.step=often":             "/telemetry/prometheus/step",
+		"telemetry.prometheus.labels.pod=pod-name":    "/telemetry/prometheus/labels/pod",
+		"telemetry.prometheus.metrics.cpuUsges=x":     "/telemetry/prometheus/metrics",
+		"telemetry.prometheus.queries[0].name=appCPU": "/telemetry/prometheus/queries/0",
+		"telemetry.prometheus.queries[0].summary=p99": "/telemetry/prometheus/queries/0",
+		"admission.allowedImages[0]=reg'x/":           "/admission/allowedImages/0",
+		"admission.allowedImages[0]=a b/":             "/admission/allowedImages/0",
 	} {
 		out, err := helmTemplate(t, set)
 		if err == nil {

@@ -79,3 +79,11 @@ an empty registry leaves the image as it is.
 {{- $ref -}}
 {{- end -}}
 {{- end }}
+
+{{/*
+The Prometheus source's settings file: telemetry.prometheus without the
+two values that are flags of their own.
+*/}}
+{{- define "dbperf-operator.prometheusSettings" -}}
+{{- omit .Values.telemetry.prometheus "url" "settleTime" | toYaml }}
+{{- end }}

@@ -1,0 +1,68 @@
+package prometheus
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+)
+
+// TestRelabelledClusterNeedsItsSettings: a real Prometheus scrapes a real
+// node_exporter whose series carry the node's name in a label of this
+// cluster's own (`nodename`, their `instance` left as host:port) under
+// a job of its own. With the defaults the node's figures come back
+// empty, each a warning naming the query, never a zero; with the install's
+// settings as the chart's values give them (labels.node: nodename,
+// selectors.node: job="hosts", read by LoadFile) the node's CPU agrees
+// with /proc/stat over the window within 5 %.
+func TestRelabelledClusterNeedsItsSettings(t *testing.T) {
+	testutil.RequirePrometheus(t)
+	url := testutil.StartPrometheus(t, time.Second,
+		testutil.ScrapeTarget{Job: "hosts", Address: testutil.StartNodeExporter(t), Labels: map[string]string{"nodename": testNode}})
+	waitForSamples(t, url, `count_over_time(up{job="hosts"}[1m]) >= 2`)
+	startBurner(t, 500) // a busy node, so that a wrong figure shows
+	start, statStart := time.Now(), readProcStat(t)
+	time.Sleep(6 * time.Second)
+	end, statEnd := time.Now(), readProcStat(t)
+	procBusy := busyPercent(statStart, statEnd)
+	node := []telemetry.Subject{{Role: telemetry.RoleNode, Name: testNode}}
+	collect := func(cfg Config) *telemetry.Report {
+		t.Helper()
+		cfg.Lag, cfg.Step, cfg.RateRange = 2500*time.Millisecond, time.Second, 3*time.Second
+		src, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		r, err := src.Collect(ctx, telemetry.Window{Start: start, End: end}, node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+
+	defaults := collect(Config{Address: url, Namespace: testNamespace})
+	if _, ok := figures(defaults)[key{"cpuBusyPercent", "node/" + testNode}]; ok {
+		t.Errorf("the defaults found the relabelled node's CPU: %+v", defaults.Figures)
+	}
+	if !hasWarning(defaults, "no data for cpuBusyPercent: ") {
+		t.Errorf("the defaults: no warning naming the empty query in %q", defaults.Warnings)
+	}
+
+	cfg, err := LoadFile([]byte("labels: {node: nodename}\nselectors: {node: 'job=\"hosts\"'}\n"), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Namespace = testNamespace
+	set := collect(cfg)
+	busy := figures(set).get(t, "cpuBusyPercent", "node/"+testNode)
+	t.Logf("relabelled node with its settings: cpuBusyPercent %.1f, /proc/stat %.1f (%+.1f %%); defaults' warnings %d",
+		busy, procBusy, 100*(busy-procBusy)/procBusy, len(defaults.Warnings))
+	within(t, "cpuBusyPercent with the install's settings against /proc/stat", busy, procBusy, 0.05)
+	if hasWarning(set, "no data for cpuBusyPercent") {
+		t.Errorf("with the settings: %q", set.Warnings)
+	}
+}
