@@ -18,15 +18,16 @@ hash="$(cd "$root" && find api internal workloads -name '*.go' -not -name '*_tes
   xargs -0 sha256sum | cat - go.mod go.sum "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -c1-12)"
 base="${DBPERF_CACHE:-$HOME/.cache/dbperf}"
 CACHE="$base/k6-$K6_VERSION-dbperf-$hash"
-if [ -x "$CACHE/k6" ]; then echo "$CACHE/k6"; exit 0; fi
+# Builds not used for a week are of no use. The cache is shared by every
+# checkout on the machine (a CI clone beside a working copy), so a build
+# is only removed once nothing has used it for that long: each use
+# touches it.
+find "$base" -maxdepth 1 -name "k6-*-dbperf-*" -not -name "$(basename "$CACHE")" -mtime +7 -exec rm -rf {} + 2>/dev/null || true
+if [ -x "$CACHE/k6" ]; then touch "$CACHE"; echo "$CACHE/k6"; exit 0; fi
 echo "[build-k6] building k6 $K6_VERSION with the dbperf output extension (sources $hash)" >&2
 mkdir -p "$CACHE"
-(cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$CACHE/k6.tmp" ./cmd/k6) >&2
-mv "$CACHE/k6.tmp" "$CACHE/k6"
+(cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$CACHE/k6.tmp.$$" ./cmd/k6) >&2
+mv "$CACHE/k6.tmp.$$" "$CACHE/k6"
 "$CACHE/k6" version | grep -q 'dbperf \[output\]' || { echo "[build-k6] the k6 built lacks the dbperf output" >&2; exit 1; }
-# Older builds of the extension are of no use.
-for old in "$base"/k6-*-dbperf-*; do
-  [ "$old" = "$CACHE" ] || rm -rf "$old"
-done
 echo "[build-k6] done" >&2
 echo "$CACHE/k6"
