@@ -2,6 +2,7 @@ package prometheus
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -28,7 +29,9 @@ func TestRelabelledClusterNeedsItsSettings(t *testing.T) {
 	waitForSamples(t, url, `count_over_time(up{job="hosts"}[1m]) >= 2`)
 	startBurner(t, 500) // a busy node, so that a wrong figure shows
 	start, statStart := time.Now(), readProcStat(t)
-	time.Sleep(12 * time.Second)
+	// The window ends once Prometheus has scraped the node 12 s after its
+	// start: a poll for that scrape, within waitForSamples' deadline.
+	waitForSamples(t, url, fmt.Sprintf(`timestamp(up{job="hosts"}) >= %d`, start.Add(12*time.Second).Unix()))
 	end, statEnd := time.Now(), readProcStat(t)
 	procBusy := busyPercent(statStart, statEnd)
 	node := []telemetry.Subject{{Role: telemetry.RoleNode, Name: testNode}}
