@@ -53,10 +53,10 @@ type Config struct {
 // instance (relabelled to the node's name, or host:port: the port is
 // ignored).
 type Labels struct {
-	Namespace string // default "namespace"
-	Pod       string // default "pod"
-	Container string // default "container"
-	Node      string // default "instance"
+	Namespace string `json:"namespace,omitempty"` // default "namespace"
+	Pod       string `json:"pod,omitempty"`       // default "pod"
+	Container string `json:"container,omitempty"` // default "container"
+	Node      string `json:"node,omitempty"`      // default "instance"
 }
 
 // Metrics are the series' names (defaults: cAdvisor's and node_exporter's).
@@ -94,14 +94,14 @@ type Metrics struct {
 // samples; the samples are kept as a series. Several returned series are
 // added up, with a warning: aggregate in the query to say how.
 type Query struct {
-	Name      string
-	Query     string
-	Unit      string
-	Direction results.Direction
+	Name      string            `json:"name"`
+	Query     string            `json:"query"`
+	Unit      string            `json:"unit,omitempty"`
+	Direction results.Direction `json:"direction,omitempty"`
 	// Subject the figure is about (default "server").
-	Subject string
+	Subject string `json:"subject,omitempty"`
 	// Summary of a range query's samples: "mean" (default) or "max".
-	Summary string
+	Summary string `json:"summary,omitempty"`
 }
 
 // WindowPlaceholder in a user query is replaced by the window's duration.

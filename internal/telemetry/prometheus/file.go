@@ -12,8 +12,6 @@ import (
 
 	"github.com/prometheus/common/model"
 	"sigs.k8s.io/yaml"
-
-	"github.com/dbperf-io/dbperf-operator/internal/results"
 )
 
 // File is the Prometheus source's settings as an install gives them: the
@@ -27,21 +25,13 @@ type File struct {
 	RateRange string `json:"rateRange,omitempty"`
 	Timeout   string `json:"timeout,omitempty"`
 	// Labels are the label names the cluster's series carry.
-	Labels FileLabels `json:"labels,omitempty"`
+	Labels Labels `json:"labels,omitempty"`
 	// Selectors are extra matchers, `name="value"` joined by commas.
 	Selectors FileSelectors `json:"selectors,omitempty"`
 	// Metrics rename series, by MetricKeys (cpuUsage: container_cpu_usage_seconds_total).
 	Metrics map[string]string `json:"metrics,omitempty"`
 	// Queries are the user's own, for every run.
-	Queries []FileQuery `json:"queries,omitempty"`
-}
-
-// FileLabels are Labels as the values spell them.
-type FileLabels struct {
-	Namespace string `json:"namespace,omitempty"`
-	Pod       string `json:"pod,omitempty"`
-	Container string `json:"container,omitempty"`
-	Node      string `json:"node,omitempty"`
+	Queries []Query `json:"queries,omitempty"`
 }
 
 // FileSelectors are Config's selectors as the values spell them.
@@ -50,16 +40,6 @@ type FileSelectors struct {
 	Pod           string `json:"pod,omitempty"`
 	Node          string `json:"node,omitempty"`
 	NetworkDevice string `json:"networkDevice,omitempty"`
-}
-
-// FileQuery is a Query as the values spell it.
-type FileQuery struct {
-	Name      string `json:"name"`
-	Query     string `json:"query"`
-	Unit      string `json:"unit,omitempty"`
-	Direction string `json:"direction,omitempty"`
-	Subject   string `json:"subject,omitempty"`
-	Summary   string `json:"summary,omitempty"`
 }
 
 // ValuesPath is where the chart's values hold the file's fields: the
@@ -102,7 +82,7 @@ func LoadFile(b []byte, address string) (Config, error) {
 	if err := yaml.UnmarshalStrict(b, &f); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", ValuesPath, err)
 	}
-	c := Config{Address: address}
+	c := Config{Address: address, Labels: f.Labels, Queries: f.Queries}
 	var errs []string
 	fail := func(path, format string, args ...any) {
 		errs = append(errs, ValuesPath+"."+path+": "+fmt.Sprintf(format, args...))
@@ -122,16 +102,11 @@ func LoadFile(b []byte, address string) (Config, error) {
 		}
 		*d.to = v
 	}
-	for _, l := range []struct {
-		path string
-		v    string
-		to   *string
-	}{{"labels.namespace", f.Labels.Namespace, &c.Labels.Namespace}, {"labels.pod", f.Labels.Pod, &c.Labels.Pod},
-		{"labels.container", f.Labels.Container, &c.Labels.Container}, {"labels.node", f.Labels.Node, &c.Labels.Node}} {
+	for _, l := range []struct{ path, v string }{{"labels.namespace", f.Labels.Namespace}, {"labels.pod", f.Labels.Pod},
+		{"labels.container", f.Labels.Container}, {"labels.node", f.Labels.Node}} {
 		if l.v != "" && !model.LabelName(l.v).IsValidLegacy() {
 			fail(l.path, "%q is not a Prometheus label name", l.v)
 		}
-		*l.to = l.v
 	}
 	for _, s := range []struct {
 		path string
@@ -156,9 +131,6 @@ func LoadFile(b []byte, address string) (Config, error) {
 		default:
 			mv.Field(i).SetString(f.Metrics[k])
 		}
-	}
-	for _, q := range f.Queries {
-		c.Queries = append(c.Queries, Query{Name: q.Name, Query: q.Query, Unit: q.Unit, Direction: results.Direction(q.Direction), Subject: q.Subject, Summary: q.Summary})
 	}
 	if len(errs) > 0 {
 		return Config{}, fmt.Errorf("%s", strings.Join(errs, "; "))
