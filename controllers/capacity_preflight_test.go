@@ -1,24 +1,19 @@
 package controllers
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
-	"github.com/dbperf-io/dbperf-operator/test/kit"
-	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // TestCapacityLaddersAndPreflightAtOnce: many capacity ladders at once
@@ -83,50 +78,16 @@ func TestCapacityLaddersAndPreflightAtOnce(t *testing.T) {
 
 // playWithCgroup is playCapacity with each Job's runner reading a cgroup
 // of its own that the replayed command advances by 0.2 CPU seconds: the
-// generators' CPU per operation the pre-flight check reads.
+// generators' CPU per operation the pre-flight check reads. The manager
+// is restarted after two Jobs a run.
 func playWithCgroup(t *testing.T, h *harness, runs int, answer func(n int, j *batchv1.Job) string) (map[string]int, bool) {
 	t.Helper()
-	ctx := context.Background()
-	node := h.LoadgenNode()
 	dir := t.TempDir()
-	seen := map[string]int{}
-	restarted := false
-	testutil.Eventually(t, time.Duration(5+runs/20)*time.Minute, "every ladder ending", func() error {
-		jobs, err := newLoadgenJobs(ctx, h.NS, seen)
-		if err != nil {
-			return err
-		}
-		for _, j := range jobs {
-			var n int
-			if _, err := fmt.Sscanf(j.OwnerReferences[0].Name, "cap-%d", &n); err != nil {
-				return err
-			}
-			seen[j.Name] = rateOf(t, j)
-			out := filepath.Join(dir, j.Name+".txt")
-			root := filepath.Join(dir, j.Name+"-cgroup")
-			_ = os.MkdirAll(root, 0o755)
-			_ = os.WriteFile(filepath.Join(root, "cpu.stat"), []byte("usage_usec 1000000\n"), 0o600)
-			if err := os.WriteFile(out, []byte(answer(n, j)), 0o600); err != nil {
-				return err
-			}
-			h.ReplayWith(j, node, "pgbench", runner.Options{Command: []string{"sh", "-c", "cat " + out + "; sleep 0.05; echo usage_usec 1200000 > " + filepath.Join(root, "cpu.stat")},
-				CPU: runner.CPUReader{Root: root}})
-		}
-		h.RestartOnce(&restarted, len(seen) >= runs*2, cfg)
-		if len(jobs) > 0 {
-			return fmt.Errorf("%d Jobs replayed", len(jobs))
-		}
-		var list benchv1.BenchmarkRunList
-		if err := k8s.List(ctx, &list, client.InNamespace(h.NS)); err != nil {
-			return err
-		}
-		ended := 0
-		for _, r := range list.Items {
-			if r.Status.Phase.Terminal() {
-				ended++
-			}
-		}
-		return kit.AllEnded(ended, runs)
+	return playCapacityWith(t, h, runs, 2, answer, func(j *batchv1.Job, out string) runner.Options {
+		root := filepath.Join(dir, j.Name+"-cgroup")
+		_ = os.MkdirAll(root, 0o755)
+		_ = os.WriteFile(filepath.Join(root, "cpu.stat"), []byte("usage_usec 1000000\n"), 0o600)
+		return runner.Options{Command: []string{"sh", "-c", "cat " + out + "; sleep 0.05; echo usage_usec 1200000 > " + filepath.Join(root, "cpu.stat")},
+			CPU: runner.CPUReader{Root: root}}
 	})
-	return seen, restarted
 }

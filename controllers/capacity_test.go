@@ -83,12 +83,23 @@ func capacityRun(name string, reps int32) *benchv1.BenchmarkRun {
 // restarted once, after six Jobs a run. It returns each Job's rate.
 func playCapacity(t *testing.T, h *harness, runs int, answer func(n int, j *batchv1.Job) string) (map[string]int, bool) {
 	t.Helper()
+	return playCapacityWith(t, h, runs, 6, answer, func(_ *batchv1.Job, out string) runner.Options {
+		return runner.Options{Command: []string{"cat", out}}
+	})
+}
+
+// playCapacityWith is playCapacity restarting the manager after
+// restartAfter Jobs a run, each Job's answer (in file out) replayed with
+// the runner options replay gives.
+func playCapacityWith(t *testing.T, h *harness, runs, restartAfter int, answer func(n int, j *batchv1.Job) string,
+	replay func(j *batchv1.Job, out string) runner.Options) (map[string]int, bool) {
+	t.Helper()
 	ctx := context.Background()
 	node := h.LoadgenNode()
 	dir := t.TempDir()
 	seen := map[string]int{}
 	restarted := false
-	testutil.Eventually(t, time.Duration(5+runs/20)*time.Minute, "every search ending", func() error {
+	testutil.Eventually(t, time.Duration(5+runs/20)*time.Minute, "every capacity run ending", func() error {
 		jobs, err := newLoadgenJobs(ctx, h.NS, seen)
 		if err != nil {
 			return err
@@ -106,25 +117,34 @@ func playCapacity(t *testing.T, h *harness, runs int, answer func(n int, j *batc
 			if err := os.WriteFile(out, []byte(answer(n, j)), 0o600); err != nil {
 				return err
 			}
-			h.ReplayWith(j, node, "pgbench", runner.Options{Command: []string{"cat", out}})
+			h.ReplayWith(j, node, "pgbench", replay(j, out))
 		}
-		h.RestartOnce(&restarted, len(seen) >= runs*6, cfg)
+		h.RestartOnce(&restarted, len(seen) >= runs*restartAfter, cfg)
 		if len(jobs) > 0 { // runs are counted when no Job is waiting
 			return fmt.Errorf("%d Jobs replayed", len(jobs))
 		}
-		var list benchv1.BenchmarkRunList
-		if err := k8s.List(ctx, &list, client.InNamespace(h.NS)); err != nil {
+		ended, err := endedRuns(ctx, h.NS)
+		if err != nil {
 			return err
-		}
-		ended := 0
-		for _, r := range list.Items {
-			if r.Status.Phase.Terminal() {
-				ended++
-			}
 		}
 		return kit.AllEnded(ended, runs)
 	})
 	return seen, restarted
+}
+
+// endedRuns counts the runs of namespace ns that have ended.
+func endedRuns(ctx context.Context, ns string) (int, error) {
+	var list benchv1.BenchmarkRunList
+	if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return 0, err
+	}
+	ended := 0
+	for _, r := range list.Items {
+		if r.Status.Phase.Terminal() {
+			ended++
+		}
+	}
+	return ended, nil
 }
 
 // newLoadgenJobs are the load-generator Jobs of namespace ns not seen yet.

@@ -191,15 +191,9 @@ func TestFinishTwiceUnderConflictsKeepsEveryResult(t *testing.T) {
 				h.Replay(j, node, "pgbench", f)
 			}
 		}
-		var list benchv1.BenchmarkRunList
-		if err := k8s.List(context.Background(), &list, client.InNamespace(h.NS)); err != nil {
+		ended, err := endedRuns(context.Background(), h.NS)
+		if err != nil {
 			return err
-		}
-		ended := 0
-		for _, r := range list.Items {
-			if r.Status.Phase.Terminal() {
-				ended++
-			}
 		}
 		h.RestartOnce(&restarted, ended >= runs/2, cfg)
 		return kit.AllEnded(ended, runs)

@@ -100,15 +100,9 @@ func TestMeasurePhaseIsIdempotent(t *testing.T) {
 						Config: dbstats.Config{Host: "127.0.0.1", Port: rd.Port}, Interval: 200 * time.Millisecond}})
 			}
 		}
-		var list benchv1.BenchmarkRunList
-		if err := k8s.List(ctx, &list, client.InNamespace(h.NS)); err != nil {
+		ended, err := endedRuns(ctx, h.NS)
+		if err != nil {
 			return err
-		}
-		ended := 0
-		for _, r := range list.Items {
-			if r.Status.Phase.Terminal() {
-				ended++
-			}
 		}
 		if !restarted && ended >= runs/3 {
 			restarted = true
