@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -292,7 +293,7 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := &benchv1.BenchmarkRun{}
-		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(r), got); err != nil || got.Spec.Validity != r.Spec.Validity {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(r), got); err != nil || !reflect.DeepEqual(got.Spec.Validity, r.Spec.Validity) {
 			t.Fatalf("validity stored as %+v (%v), want %+v", got.Spec.Validity, err, r.Spec.Validity)
 		}
 	})

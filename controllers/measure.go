@@ -159,6 +159,7 @@ func (r *BenchmarkRunReconciler) measureOne(ctx context.Context, st *runState, s
 	if err := r.judgeTarget(ctx, st, out.result, timeOf(out.started), timeOf(out.finished)); err != nil {
 		return false, ctrl.Result{}, err
 	}
+	judgeRules(run, out.result)
 	if err := r.judgeZones(ctx, st, job, out.result); err != nil {
 		return false, ctrl.Result{}, err
 	}

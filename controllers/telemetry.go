@@ -162,10 +162,26 @@ func judgeTargetCPU(run *benchv1.BenchmarkRun, res *results.Result, limitCores f
 		return
 	}
 	pct, found := res.Get(results.Key{Name: telemetry.FigureCPULimitPercent, Operation: string(telemetry.RoleTarget)})
+	of := "its limit"
+	if pct.Source == telemetry.SourceHosts {
+		of = "its hosts' cores"
+	}
+	if run.Spec.Validity.TargetCPUStatistic == benchv1.TargetCPUP95 && found && pct.IsTelemetry() {
+		p95, n, ok := targetCPUP95(res, cpu, pct)
+		if !ok {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("validity.maxTargetCPUPercent (P95) was not judged: no series of the target's CPU (%s): the mean was", telemetry.Describe(cpu)))
+		} else {
+			if p95 > maxPct {
+				res.Invalidate("the target was saturated: the p95 of its CPU was %.1f%% of %s over %d samples (mean %.1f%%), above validity.maxTargetCPUPercent %g",
+					p95, of, n, pct.Value, maxPct)
+			}
+			return
+		}
+	}
 	switch {
 	case found && pct.IsTelemetry() && pct.Value > maxPct:
-		res.Invalidate("the target was saturated: its CPU was %.1f%% of its limit (%s), above validity.maxTargetCPUPercent %g",
-			pct.Value, telemetry.Describe(cpu), maxPct)
+		res.Invalidate("the target was saturated: its CPU was %.1f%% of %s (%s), above validity.maxTargetCPUPercent %g",
+			pct.Value, of, telemetry.Describe(cpu), maxPct)
 	case !found || !pct.IsTelemetry():
 		why := "no telemetry source measured the target's CPU"
 		if ok {
@@ -184,4 +200,41 @@ func setTelemetryMetric(res *results.Result, m results.Metric) {
 		}
 	}
 	res.Add(m)
+}
+
+// targetCPUP95 is the 95th percentile of the target's CPU as a percent of
+// what cpuLimitPercent[target] is a percent of: the series cpuCores[target]
+// of the source that gave the mean, scaled by the mean's percent over its
+// cores. It returns the samples it read.
+func targetCPUP95(res *results.Result, cpu, pct results.Metric) (float64, int, bool) {
+	if cpu.Value <= 0 || pct.Value <= 0 {
+		return 0, 0, false
+	}
+	capacity := 100 * cpu.Value / pct.Value // cores
+	for _, s := range res.Series {
+		if s.Name == telemetry.FigureCPUCores && s.Subject == string(telemetry.RoleTarget) && s.Source == cpu.Source && len(s.Samples) > 0 {
+			return 100 * telemetry.NearestRank(telemetry.SampleValues(s.Samples), 95) / capacity, len(s.Samples), true
+		}
+	}
+	return 0, 0, false
+}
+
+// judgeRules applies spec.validity.rules to the measurement's series.
+func judgeRules(run *benchv1.BenchmarkRun, res *results.Result) {
+	if res.Verdict == results.Failed {
+		return
+	}
+	rules := make([]telemetry.Rule, 0, len(run.Spec.Validity.Rules))
+	for _, r := range run.Spec.Validity.Rules {
+		rule := telemetry.Rule{Name: r.Name, Series: r.Series, Subject: r.Subject, Condition: string(r.Condition), Threshold: r.Threshold,
+			Warn: r.Action == benchv1.RuleWarn}
+		if r.ForDuration != nil {
+			rule.For = r.ForDuration.Duration
+		}
+		if r.Percentile != nil {
+			rule.Percentile = float64(*r.Percentile)
+		}
+		rules = append(rules, rule)
+	}
+	telemetry.JudgeRules(res, rules)
 }

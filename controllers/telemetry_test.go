@@ -190,6 +190,51 @@ func TestJudgeTargetCPU(t *testing.T) {
 	}
 }
 
+// TestJudgeTargetCPUP95: targetCPUStatistic P95 judges the 95th
+// percentile of the target's CPU series against maxTargetCPUPercent, in
+// percent of what the mean is a percent of (here a database host's 4
+// cores): a mean of 50 % with peaks at 95 % breaks 90 as P95, not as
+// Mean; without a series the mean is judged and a warning says so.
+func TestJudgeTargetCPUP95(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	result := func(series bool) *results.Result {
+		r := results.New("tool")
+		r.Add(results.Metric{Name: telemetry.FigureCPUCores, Operation: "target", Value: 2, Unit: "cores", Source: telemetry.SourceHosts})
+		r.Add(results.Metric{Name: telemetry.FigureCPULimitPercent, Operation: "target", Value: 50, Unit: "%", Source: telemetry.SourceHosts})
+		if series {
+			s := results.Series{Name: telemetry.FigureCPUCores, Subject: "target", Unit: "cores", Source: telemetry.SourceHosts}
+			for i, v := range []float64{1, 1, 1.2, 1.4, 1.5, 1.6, 1.8, 1.9, 2, 2, 2.2, 2.4, 2.6, 2.8, 3, 3.2, 3.4, 3.6, 3.8, 3.8} {
+				s.Samples = append(s.Samples, results.Sample{Time: t0.Add(time.Duration(i) * time.Second), Value: v})
+			}
+			r.Series = append(r.Series, s)
+		}
+		return r
+	}
+	for name, tc := range map[string]struct {
+		stat    benchv1.TargetCPUStatistic
+		series  bool
+		invalid string
+		warn    string
+	}{
+		"P95 breaks":         {stat: benchv1.TargetCPUP95, series: true, invalid: "the p95 of its CPU was 95.0% of its hosts' cores over 20 samples (mean 50.0%)"},
+		"Mean holds":         {stat: benchv1.TargetCPUMean, series: true},
+		"P95 without series": {stat: benchv1.TargetCPUP95, warn: "validity.maxTargetCPUPercent (P95) was not judged: no series"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := result(tc.series)
+			run := &benchv1.BenchmarkRun{Spec: benchv1.BenchmarkRunSpec{Validity: benchv1.ValiditySpec{MaxTargetCPUPercent: 90, TargetCPUStatistic: tc.stat}}}
+			judgeTargetCPU(run, res, 0)
+			why := strings.Join(res.Reasons, "; ")
+			if (tc.invalid != "") != (res.Verdict == results.Invalid) || !strings.Contains(why, tc.invalid) {
+				t.Errorf("verdict %s %q, want invalid %q", res.Verdict, why, tc.invalid)
+			}
+			if w := strings.Join(res.Warnings, "; "); !strings.Contains(w, tc.warn) || (tc.warn == "" && w != "") {
+				t.Errorf("warnings %q, want %q", w, tc.warn)
+			}
+		})
+	}
+}
+
 // TestDisturbances: what counts as a disturbance of a target pod over a
 // window, and what does not.
 func TestDisturbances(t *testing.T) {
@@ -280,7 +325,11 @@ func TestCrossingMaxTargetCPUPercentInvalidates(t *testing.T) {
 				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
 			}}},
 			Workload: benchv1.WorkloadSpec{RedisBenchmark: &benchv1.RedisBenchmarkWorkload{Tests: []string{"set"}, Clients: []int32{10}}},
-			Validity: benchv1.ValiditySpec{MaxLoadGeneratorCPUPercent: 100, MaxTargetCPUPercent: 75},
+			Validity: benchv1.ValiditySpec{MaxLoadGeneratorCPUPercent: 100, MaxTargetCPUPercent: 75,
+				// A rule over the server's series: redis-benchmark's 10
+				// clients are connected through the measurement.
+				Rules: []benchv1.SeriesRule{{Name: "clients", Series: "connectedClients", Subject: "server", Condition: benchv1.RuleAbove, Threshold: 5},
+					{Name: "not-recorded", Series: "sessionsActive", Subject: "server", Condition: benchv1.RuleAbove, Threshold: 5}}},
 		},
 	}
 	h.Create(run)
@@ -303,5 +352,11 @@ func TestCrossingMaxTargetCPUPercentInvalidates(t *testing.T) {
 	if rep.Verdict != benchv1.VerdictInvalid || !strings.Contains(why, "the target was saturated") ||
 		!strings.Contains(why, "serverCPUCores[server]=") || !strings.Contains(why, "above validity.maxTargetCPUPercent 75") {
 		t.Errorf("the measurement is not Invalid with the figures: %s %q", rep.Verdict, rep.Reasons)
+	}
+	if !strings.Contains(why, "validity rule clients: connectedClients[server] was above 5 clients") {
+		t.Errorf("the rule over the server's connected clients did not break: %q", rep.Reasons)
+	}
+	if strings.Contains(why, "not-recorded") {
+		t.Errorf("a rule on a series never recorded broke: %q", rep.Reasons)
 	}
 }

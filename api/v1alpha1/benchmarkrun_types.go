@@ -171,6 +171,19 @@ type TelemetrySpec struct {
 	// +kubebuilder:default="5s"
 	// +optional
 	PollInterval *metav1.Duration `json:"pollInterval,omitempty"`
+
+	// Hosts are machines recorded beside every measurement, read from their
+	// node_exporter by the first load generator every pollInterval: the
+	// database appliance or virtual machine behind an external target
+	// (role database), application servers, load generators outside the
+	// cluster. Their figures and series are under the subject host/<name>
+	// (docs/telemetry.md, "Hosts"); a host that cannot be read is a
+	// warning on the measurement, never a failure.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Hosts []HostSpec `json:"hosts,omitempty"`
 }
 
 // ValiditySpec holds the thresholds that decide whether a measurement can be
@@ -196,9 +209,29 @@ type ValiditySpec struct {
 	// still trusted: a latency comparison must not saturate the database,
 	// while a capacity test may want to. The target's CPU comes from a
 	// resource telemetry source, else from the server's own statistics
-	// (Valkey/Redis). Zero (the default) does not judge it.
+	// (Valkey/Redis); for an external target with telemetry.hosts of role
+	// database, from those hosts, in percent of their cores. Zero (the
+	// default) does not judge it.
 	// +optional
 	MaxTargetCPUPercent Percent `json:"maxTargetCPUPercent,omitempty"`
+
+	// TargetCPUStatistic is what maxTargetCPUPercent judges: Mean (the
+	// default), the target's CPU over the window, or P95, the 95th
+	// percentile of its series (peaks a mean hides), from the resource
+	// source's or the database hosts' series of the target's CPU.
+	// +kubebuilder:default=Mean
+	// +optional
+	TargetCPUStatistic TargetCPUStatistic `json:"targetCPUStatistic,omitempty"`
+
+	// Rules judge the measurement on the series it recorded (the server's
+	// statistics; the pods', nodes' and hosts' resources): a value held
+	// above or below a threshold for longer than a duration, a percentile
+	// over the window, one core or device far busier than the others.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Rules []SeriesRule `json:"rules,omitempty"`
 
 	// MaxTargetMemoryPercent is the highest working set of a target pod,
 	// in percent of its memory limit, at which a measurement is still

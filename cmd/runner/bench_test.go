@@ -137,32 +137,68 @@ func BenchmarkServerStatisticsOverhead(b *testing.B) {
 		return append(a, tool...)
 	}
 	plain := append(append(append([]string{}, base...), "--"), tool...)
+	overheadOf(b, "poller", env, runnerBin, plain, polled, pairs, seconds)
+}
+
+// BenchmarkHostScrapeOverhead: the runner's CPU for scraping a real
+// node_exporter (every 5 s, and every 1 s) as a share of the load
+// generator's, pgbench through the runner with and without
+// --host-exporter, interleaved (target <= 0.5 % at 5 s).
+func BenchmarkHostScrapeOverhead(b *testing.B) {
+	pairs := envInt("DBPERF_OVERHEAD_PAIRS", 6)
+	seconds := envInt("DBPERF_OVERHEAD_SECONDS", 10)
+	pg := testutil.StartPostgres(b)
+	exporter := testutil.StartNodeExporter(b)
+	env := append(os.Environ(), pg.Env()...)
+	if out, err := command(env, "pgbench", "--initialize", "--quiet", "--scale", "5").CombinedOutput(); err != nil {
+		b.Fatalf("pgbench init: %v\n%s", err, out)
+	}
+	runnerBin := filepath.Join(b.TempDir(), "dbperf-runner")
+	if out, err := exec.Command("go", "build", "-o", runnerBin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("building the runner: %v\n%s", err, out)
+	}
+	tool := []string{"pgbench", "--client", "4", "--jobs", "2", "--time", strconv.Itoa(seconds), "--select-only", "--protocol", "prepared"}
+	base := []string{"exec", "--workload", "pgbench", "--summary-file", filepath.Join(b.TempDir(), "t"), "--max-cpu-percent", "0"}
+	scraped := func(interval string) []string {
+		a := append(append([]string{}, base...), "--host-exporter", `{"name":"db-01","role":"database","url":"http://`+exporter+`/metrics","index":0}`,
+			"--host-poll-interval", interval, "--")
+		return append(a, tool...)
+	}
+	plain := append(append(append([]string{}, base...), "--"), tool...)
+	overheadOf(b, "scraper", env, runnerBin, plain, scraped, pairs, seconds)
+}
+
+// overheadOf measures pairs of the runner without and with what costs
+// (what's flags at an interval), interleaved, at 5 s and 1 s, and reports
+// the median of its CPU as a share of the tool's, the tool's throughput
+// ratio and its CPU per poll.
+func overheadOf(b *testing.B, what string, env []string, runnerBin string, plain []string, with func(interval string) []string, pairs, seconds int) {
 	for _, interval := range []string{"5s", "1s"} {
 		var shares, ratios, perPoll []float64
 		for i := range pairs {
-			var without, with measurement
+			var without, withIt measurement
 			if i%2 == 0 {
 				without = measure(b, command(env, runnerBin, plain...))
-				with = measure(b, command(env, runnerBin, polled(interval)...))
+				withIt = measure(b, command(env, runnerBin, with(interval)...))
 			} else {
-				with = measure(b, command(env, runnerBin, polled(interval)...))
+				withIt = measure(b, command(env, runnerBin, with(interval)...))
 				without = measure(b, command(env, runnerBin, plain...))
 			}
 			client := without.cpu - without.runnerCPU // pgbench's own CPU, the runner's child
-			extra := with.runnerCPU - without.runnerCPU
+			extra := withIt.runnerCPU - without.runnerCPU
 			polls := float64(seconds)/parseSeconds(interval) + 2
 			shares = append(shares, extra/client)
-			ratios = append(ratios, with.tps/without.tps)
+			ratios = append(ratios, withIt.tps/without.tps)
 			perPoll = append(perPoll, extra/polls)
-			b.Logf("every %s: without %.0f tps (runner %.4f CPU s, pgbench %.2f CPU s), with %.0f tps (runner %.4f CPU s): poller %.3f %% of the client",
-				interval, without.tps, without.runnerCPU, client, with.tps, with.runnerCPU, 100*extra/client)
+			b.Logf("every %s: without %.0f tps (runner %.4f CPU s, pgbench %.2f CPU s), with %.0f tps (runner %.4f CPU s): %s %.3f %% of the client",
+				interval, without.tps, without.runnerCPU, client, withIt.tps, withIt.runnerCPU, what, 100*extra/client)
 		}
 		sort.Float64s(shares)
 		sort.Float64s(ratios)
 		sort.Float64s(perPoll)
-		b.ReportMetric(100*shares[len(shares)/2], "poller-cpu-%-at-"+interval)
+		b.ReportMetric(100*shares[len(shares)/2], what+"-cpu-%-at-"+interval)
 		b.ReportMetric(ratios[len(ratios)/2], "tps-ratio-at-"+interval)
-		b.ReportMetric(1e6*perPoll[len(perPoll)/2], "poller-cpu-µs/poll-at-"+interval)
+		b.ReportMetric(1e6*perPoll[len(perPoll)/2], what+"-cpu-µs/poll-at-"+interval)
 	}
 }
 

@@ -86,6 +86,10 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		check, err = sessionCheck(c.Session)
 	}
+	var hostStats *runner.HostStatistics
+	if err == nil {
+		hostStats, err = hosts(c)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "dbperf-runner exec: %v\n", err)
 		return runner.ExitUsage
@@ -99,7 +103,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		}
 		command = runner.ForGenerator(command, index, c.Generators)
 		if index > 0 {
-			stats, check = nil, nil // the first load generator polls the server and checks a session, once for all
+			stats, check, hostStats = nil, nil, nil // the first load generator polls the server and the hosts and checks a session, once for all
 		}
 		fmt.Fprintf(stdout, "[dbperf-runner] load generator %d of %d\n", index+1, c.Generators)
 	} else {
@@ -124,7 +128,9 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 			return failed(err)
 		}
 	}
-	r := runner.Exec(context.Background(), execOptions(c, w, command, secrets, config, stats, check, stdout))
+	opts := execOptions(c, w, command, secrets, config, stats, check, stdout)
+	opts.Hosts = hostStats
+	r := runner.Exec(context.Background(), opts)
 	if err := runner.Finish(r, c.Runner.SummaryFile, stdout); err != nil {
 		fmt.Fprintf(stderr, "dbperf-runner: %v\n", err)
 	}

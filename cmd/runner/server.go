@@ -1,11 +1,16 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/internal/runner/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/hoststats"
 )
 
 // statistics returns the poller exec's flags ask for, or nil when none.
@@ -25,4 +30,31 @@ func statistics(s pod.Statistics) (*runner.ServerStatistics, error) {
 	}
 	cfg.TLS = tc
 	return &runner.ServerStatistics{Protocol: s.Protocol, Config: cfg, Interval: s.PollInterval}, nil
+}
+
+// hosts returns the hosts exec's flags ask to read from their
+// node_exporter, or nil when none: credentials and CAs come from each
+// host's variables (pod.HostEnv), never from the command line.
+func hosts(c pod.ExecCommand) (*runner.HostStatistics, error) {
+	if len(c.Hosts) == 0 {
+		return nil, nil
+	}
+	out := &runner.HostStatistics{Interval: c.HostPollInterval}
+	for _, h := range c.Hosts {
+		host := hoststats.Host{Name: h.Name, Role: h.Role, URL: h.URL, Target: h.Target,
+			Username: os.Getenv(pod.HostEnv(h.Index, pod.HostEnvUsername)), Password: os.Getenv(pod.HostEnv(h.Index, pod.HostEnvPassword)),
+			BearerToken: os.Getenv(pod.HostEnv(h.Index, pod.HostEnvToken))}
+		ca := os.Getenv(pod.HostEnv(h.Index, pod.HostEnvCA))
+		if strings.HasPrefix(h.URL, "https://") || ca != "" || h.InsecureSkipVerify {
+			host.TLS = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: h.InsecureSkipVerify} //nolint:gosec // the spec's insecureSkipVerify, said in the result
+			if ca != "" {
+				host.TLS.RootCAs = x509.NewCertPool()
+				if !host.TLS.RootCAs.AppendCertsFromPEM([]byte(ca)) {
+					return nil, fmt.Errorf("host %s: the ca.crt of its Secret ($%s) holds no PEM certificate", h.Name, pod.HostEnv(h.Index, pod.HostEnvCA))
+				}
+			}
+		}
+		out.Hosts = append(out.Hosts, host)
+	}
+	return out, nil
 }

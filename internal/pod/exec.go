@@ -38,7 +38,11 @@ type ExecCommand struct {
 	// RedactEnv names the variables whose values are never printed.
 	RedactEnv  []string
 	Statistics Statistics
-	Session    SessionCheck
+	// Hosts are read from their node_exporter every HostPollInterval while
+	// the tool runs.
+	Hosts            []HostEndpoint
+	HostPollInterval time.Duration
+	Session          SessionCheck
 	// Timeout stops the tool (0: no limit).
 	Timeout time.Duration
 	Runner  RunnerSettings
@@ -100,6 +104,8 @@ func (c *ExecCommand) bind(t *flagTable) {
 	listOf(t, &c.Stages, flagStage, formatStage, parseStage, "NAME=END: a stage of the measurement the tool ramps through by itself, ending END after its start (in order; repeatable): the sample parser reports each")
 	t.list(&c.RedactEnv, flagRedactEnv, "an environment variable whose value must never be printed (repeatable)")
 	c.Statistics.bind(t)
+	listOf(t, &c.Hosts, flagHostExporter, formatHost, parseHost, "a host to read from its node_exporter while the tool runs: a JSON object {name, role, url, index, target, insecureSkipVerify}; its credentials come from $"+HostEnv(0, "…")+" (repeatable)")
+	t.duration(&c.HostPollInterval, flagHostPollInterval, DefaultHostPollInterval, "time between scrapes of the hosts' node_exporters")
 	c.Session.bind(t)
 	t.duration(&c.Timeout, flagTimeout, 0, "stop the tool after this long (0: no limit)")
 	c.Runner.bind(t)

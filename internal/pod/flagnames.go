@@ -42,6 +42,10 @@ const (
 	flagServerDatabase     = "server-database"
 	flagServerPollInterval = "server-poll-interval"
 
+	// exec: the hosts read from their node_exporter.
+	flagHostExporter     = "host-exporter"
+	flagHostPollInterval = "host-poll-interval"
+
 	// exec: the session check.
 	flagSessionCheck      = "session-check"
 	flagSessionProtocol   = "session-protocol"

@@ -68,6 +68,9 @@ type Options struct {
 	// ServerStatistics, when set, polls the target's own statistics over
 	// the tool's run.
 	ServerStatistics *ServerStatistics
+	// Hosts, when set, are read from their node_exporter over the
+	// measurement.
+	Hosts *HostStatistics
 	// SampleStream is the path of the tool's raw sample stream
 	// (Invocation.SampleStream), read while the tool runs by the parser's
 	// sample sink when it has one; Samples configure the sink.
@@ -129,6 +132,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	sup := o.supervisor(out)
 
 	server := o.ServerStatistics.start(ctx, o.Stdout, red)
+	hosts := o.Hosts.start(ctx, o.Stdout)
 	cpu0, source, cpuOK := o.CPU.Usage()
 	start := time.Now()
 	if s, ok := sink.(workloads.StartedSink); ok {
@@ -173,6 +177,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	if server != nil {
 		server.finish(r, o.ServerStatistics.timeout(), red)
 	}
+	o.Hosts.finish(hosts, r, hostTimeout, red)
 	switch {
 	case stopped != "":
 		r.Fail("the tool was stopped by dbperf-runner: %s", stopped)

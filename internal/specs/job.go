@@ -224,6 +224,9 @@ func tlsVolume(ep pod.Endpoint) (corev1.Volume, bool) {
 // none from it.
 func containerEnv(p JobParams) []corev1.EnvVar {
 	env := p.Invocation.Env
+	if hosts := hostEnv(p.Run); len(hosts) > 0 {
+		env = append(slices.Clone(env), hosts...)
+	}
 	if !statistics(p).Enabled() && !sessionCheck(p).Enabled() {
 		return env
 	}
@@ -271,6 +274,15 @@ func execCommand(p JobParams) pod.ExecCommand {
 	c := pod.ExecCommand{Workload: p.Workload, MaxLoadGeneratorCPUPercent: &maxCPU, MaxErrorPercent: ptr.To(float64(v.MaxErrorPercent)),
 		Stability: stability(p.Run), Prepare: p.Role == benchv1.RolePrepare, ResultFiles: inv.ResultFiles, RedactEnv: inv.SecretEnv,
 		Statistics: statistics(p), Session: sessionCheck(p), Command: inv.Command}
+	c.Hosts = hostEndpoints(p)
+	if iv := p.Run.Spec.Telemetry.PollInterval; iv != nil && len(c.Hosts) > 0 {
+		c.HostPollInterval = iv.Duration
+	}
+	for _, e := range hostEnv(p.Run) {
+		if k := e.ValueFrom.SecretKeyRef.Key; (k == hostKeyPassword || k == hostKeyToken) && !slices.Contains(c.RedactEnv, e.Name) {
+			c.RedactEnv = append(slices.Clone(c.RedactEnv), e.Name)
+		}
+	}
 	if n := Generators(p); n > 1 {
 		c.StartBarrier, c.Generators = pod.StartAtFile, int(n)
 	}

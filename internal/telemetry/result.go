@@ -29,6 +29,10 @@ const (
 	FigureMemoryLimitPercentMax = "memoryLimitPercentMax"
 	// FigureEfficiency is the primary throughput per target CPU core.
 	FigureEfficiency = "efficiencyPerTargetCore"
+	// SourceHosts is the source of the figures of hosts read from their
+	// node_exporter (spec.telemetry.hosts); its cpuLimitPercent of the
+	// target is of the target's hosts' cores, not of a limit.
+	SourceHosts = "node_exporter"
 )
 
 // Attach puts a report into a measurement's result: its figures as

@@ -37,10 +37,15 @@ const (
 	RoleLoadgen Role = "loadgen"
 	// RoleNode: a node the run's pods ran on.
 	RoleNode Role = "node"
+	// RoleHost: a machine the spec names (spec.telemetry.hosts), read from
+	// its node_exporter: a database appliance, an application server, the
+	// virtual machine behind a managed service. Its Name is the spec's.
+	RoleHost Role = "host"
 )
 
 // Subject is what a figure is about. Its Label is the Operation of the
-// metrics: "target/<pod>", "loadgen/<pod>", "node/<name>", "server", and
+// metrics: "target/<pod>", "loadgen/<pod>", "node/<name>", "host/<name>",
+// "server", and
 // "target" alone for a sum over the target's pods.
 type Subject struct {
 	Role Role

@@ -132,12 +132,22 @@ func TestEndToEnd(t *testing.T) {
 	}))
 	defer web.Close()
 	webPort := web.Listener.Addr().(*net.TCPAddr).Port
-	manifest := fmt.Sprintf(runsYAML, pg.User, pg.Password, pg.Port, redis.Port, webPort, memtierRedis.Port)
+	// pgbench-external's database host: this machine, read from a
+	// node_exporter behind HTTPS and basic auth by the load generator,
+	// against /proc sampled every 100 ms.
+	const exporterPassword = "host-exporter-s3cret"
+	exporterPort, exporterCA := testutil.StartSecuredNodeExporter(t, "dbperf", exporterPassword)
+	procs := testutil.StartProcSampler(t, 100*time.Millisecond)
+	manifest := fmt.Sprintf(runsYAML, pg.User, pg.Password, pg.Port, redis.Port, webPort, memtierRedis.Port, exporterPort)
 	for _, pool := range []string{"v3", "v4a"} {
 		manifest += fmt.Sprintf(customHistYAML, pool, customRedis.Port)
 	}
 	if out, err := c.Kubectl(ctx, strings.NewReader("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n"), "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
+	}
+	if _, err := c.Clientset.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-01-exporter"},
+		StringData: map[string]string{"username": "dbperf", "password": exporterPassword, "ca.crt": string(exporterCA)}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	if out, err := c.Kubectl(ctx, strings.NewReader(manifest), "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -287,6 +297,7 @@ func TestEndToEnd(t *testing.T) {
 			}
 		}
 	}
+	checkDatabaseHost(ctx, t, c, final["pgbench-external"], procs, exporterPassword)
 	// The external Redis's own statistics give its CPU, beside throughput.
 	if cpu := final["redis-external"].Status.Primary; cpu == nil || cpu.TargetCPUCores == nil || *cpu.TargetCPUCores <= 0 {
 		t.Errorf("redis-external: no target CPU from the server's statistics: %+v", cpu)
@@ -428,6 +439,12 @@ spec:
   cleanup: Never
   target:
     external: {host: 127.0.0.1, port: %[3]d, database: postgres, secretRef: {name: local-pg}}
+  telemetry:
+    pollInterval: 1s
+    hosts:
+    - name: db-01
+      role: database
+      nodeExporter: {url: "https://localhost:%[7]d/metrics", secretRef: {name: db-01-exporter}}
   workload:
     pgbench: {scale: 2, clients: [2, 4], jobs: 2, duration: 3s}
     placement:

@@ -124,7 +124,8 @@ func TestEverySampleRunsInItsSmokeForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	local := localEndpoints{pg: pg, redisPort: redis.Port, mongoPort: ferret.Port,
-		ssbURL: fmt.Sprintf("http://127.0.0.1:%d/lineorder_flat.csv.gz", serveSSBFlat(t))}
+		ssbURL:       fmt.Sprintf("http://127.0.0.1:%d/lineorder_flat.csv.gz", serveSSBFlat(t)),
+		nodeExporter: testutil.StartNodeExporter(t)}
 
 	// DBPERF_SAMPLES names the files to try (a regular expression over
 	// their paths under config/samples), or 1 for every file.
@@ -299,6 +300,12 @@ func sampleEnded(ctx context.Context, k client.Client, ns, kind, name string) (s
 			return fmt.Sprintf("Succeeded: capacity %s after %d levels (%s)%s", found, len(cs.Levels), cs.StopReason, soak), true, nil
 		}
 		if r.Status.Phase == benchv1.PhaseSucceeded && r.Status.Primary != nil && r.Status.Primary.Display != "" {
+			// A database host of an external target gives the target's CPU.
+			for _, h := range r.Spec.Telemetry.Hosts {
+				if p := r.Status.Primary; h.Role == benchv1.HostDatabase && r.Spec.Target.External != nil && (p.TargetCPUCores == nil || *p.TargetCPUCores <= 0) {
+					return fmt.Sprintf("Invalid: the database host %s gave no target CPU: %s", h.Name, mustJSON(r.Status.Steps)), true, nil
+				}
+			}
 			return "Succeeded: " + r.Status.Primary.Display, true, nil
 		}
 		return fmt.Sprintf("%s: %s", r.Status.Phase, conditionsOf(r)), true, nil
@@ -354,11 +361,14 @@ type localEndpoints struct {
 	redisPort, mongoPort int
 	// ssbURL serves ssbgen's lineorder_flat: the SSB sample's data.
 	ssbURL string
+	// nodeExporter (host:port) stands for every host a sample names.
+	nodeExporter string
 }
 
 // point aims a smoke form's external target at a local server of its kind
 // (by the workload's protocol) and its Secret at that server's
-// credentials; TLS is left off (the local servers serve plain connections).
+// credentials, and every host it names at the local node_exporter; TLS is
+// left off (the local servers serve plain connections).
 func (local localEndpoints) point(doc []byte) ([]byte, error) {
 	u := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal(doc, &u.Object); err != nil {
@@ -381,6 +391,16 @@ func (local localEndpoints) point(doc []byte) ([]byte, error) {
 		}
 		if ok {
 			_ = unstructured.SetNestedSlice(u.Object, loads, append(append([]string{}, path...), "workload", "queryBench", "prepare", "loads")...)
+		}
+		hosts, ok, _ := unstructured.NestedSlice(u.Object, append(append([]string{}, path...), "telemetry", "hosts")...)
+		for i, item := range hosts {
+			if m, _ := item.(map[string]any); m != nil {
+				_ = unstructured.SetNestedField(m, "http://"+local.nodeExporter+"/metrics", "nodeExporter", "url")
+				hosts[i] = m
+			}
+		}
+		if ok {
+			_ = unstructured.SetNestedSlice(u.Object, hosts, append(append([]string{}, path...), "telemetry", "hosts")...)
 		}
 		ext, ok, _ := unstructured.NestedMap(u.Object, append(append([]string{}, path...), "target", "external")...)
 		if !ok {

@@ -4,14 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/dbperf-io/dbperf-operator/internal/certs"
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
 )
 
@@ -41,14 +46,73 @@ func RequirePrometheus(t testing.TB) (prometheus, nodeExporter string) {
 // stops with the test. It returns its host:port.
 func StartNodeExporter(t testing.TB) string {
 	t.Helper()
+	addr := startNodeExporter(t)
+	waitHTTP(t, "http://"+addr+"/metrics", 15*time.Second)
+	return addr
+}
+
+// StartNodeExporterWith is StartNodeExporter with a web configuration
+// (the exporter toolkit's YAML: tls_server_config, basic_auth_users),
+// written beside the files it names; it returns the host:port once the
+// exporter accepts connections.
+func StartNodeExporterWith(t testing.TB, webConfig string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "web.yml")
+	if err := os.WriteFile(file, []byte(webConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := startNodeExporter(t, "--web.config.file="+file)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			_ = c.Close()
+			return addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node_exporter at %s did not accept connections within 15s: %v", addr, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// StartSecuredNodeExporter starts a node_exporter serving HTTPS for the
+// name localhost with basic auth of one user, as a host outside a
+// cluster is often exposed; it returns the port and the PEM of the CA
+// that signed its certificate.
+func StartSecuredNodeExporter(t testing.TB, username, password string) (port int, caPEM []byte) {
+	t.Helper()
+	b, err := certs.Issue("hosts", []string{"localhost"}, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cert, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	for file, data := range map[string][]byte{cert: b.Server.Cert, key: b.Server.Key} {
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := StartNodeExporterWith(t, fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  %s: %s\n",
+		cert, key, username, hash))
+	_, p, _ := net.SplitHostPort(addr)
+	port, _ = strconv.Atoi(p)
+	return port, b.CA.Cert
+}
+
+func startNodeExporter(t testing.TB, extra ...string) string {
+	t.Helper()
 	_, bin := RequirePrometheus(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
-	args := []string{"--web.listen-address=" + addr, "--collector.disable-defaults"}
+	args := append([]string{"--web.listen-address=" + addr, "--collector.disable-defaults"}, extra...)
 	for _, c := range []string{"cpu", "meminfo", "loadavg", "diskstats", "netdev", "stat"} {
 		args = append(args, "--collector."+c)
 	}
 	startProcess(t, bin, args...)
-	waitHTTP(t, "http://"+addr+"/metrics", 15*time.Second)
 	return addr
 }
 

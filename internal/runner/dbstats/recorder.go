@@ -91,6 +91,15 @@ func (r *Recording) poll(ctx context.Context) bool {
 // tried again until ctx ends while the server cannot be read) and
 // summarises the window.
 func (r *Recording) Stop(ctx context.Context) *telemetry.Report {
+	obs, warnings := r.StopObservations(ctx)
+	return Summarize(r.poller.Source(), r.poller.Figures(), obs, warnings)
+}
+
+// StopObservations is Stop without the summary: the window's successful
+// polls in time order and the warnings of those that failed, for a poller
+// whose figures are not Defs (a host's, whose cores and devices are known
+// from its readings only).
+func (r *Recording) StopObservations(ctx context.Context) ([]Observation, []string) {
 	close(r.stop)
 	<-r.done
 	if ctx.Err() == nil {
@@ -100,7 +109,7 @@ func (r *Recording) Stop(ctx context.Context) *telemetry.Report {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Summarize(r.poller.Source(), r.poller.Figures(), r.obs, r.warnings)
+	return r.obs, r.warnings
 }
 
 // Record polls p over a window known in advance: it waits for its start,

@@ -37,7 +37,7 @@ func Summarize(source string, defs []Def, obs []Observation, warnings []string) 
 	if len(obs) < 2 {
 		rep.Warnings = append(rep.Warnings, "only one poll of the server's statistics succeeded: gauges only, no rates")
 	}
-	deltas, restarts := intervalDeltas(obs)
+	deltas, restarts := IntervalDeltas(obs)
 	for _, at := range restarts {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s between %s and %s (a restart or a reset): counters over that interval count from the restart only",
 			RestartWarning, obs[at-1].Time.UTC().Format(time.RFC3339), obs[at].Time.UTC().Format(time.RFC3339)))
@@ -61,11 +61,11 @@ func Summarize(source string, defs []Def, obs []Observation, warnings []string) 
 	return rep
 }
 
-// intervalDeltas returns each counter's increase over each interval
+// IntervalDeltas returns each counter's increase over each interval
 // (deltas[i] is from obs[i-1] to obs[i]; deltas[0] is empty) and the
 // intervals in which the counters started again. Over such an interval a
 // counter's increase is its new value: what it counted since the restart.
-func intervalDeltas(obs []Observation) ([]map[string]float64, []int) {
+func IntervalDeltas(obs []Observation) ([]map[string]float64, []int) {
 	deltas := make([]map[string]float64, len(obs))
 	var restarts []int
 	for i := 1; i < len(obs); i++ {

@@ -36,9 +36,9 @@ func TestCollectAgreesWithProc(t *testing.T) {
 		testutil.ScrapeTarget{Job: "kubelet", Address: strings.TrimPrefix(cadvisor.URL, "http://")})
 	waitForSamples(t, url, `count_over_time(up{job="node-exporter"}[1m]) >= 2`, `count_over_time(up{job="kubelet"}[1m]) >= 2`)
 
-	start, procStart, statStart, cgStart := time.Now(), burner.procCPUSeconds(t), readProcStat(t), burner.mustRead(t)
+	start, procStart, statStart, cgStart := time.Now(), burner.procCPUSeconds(t), testutil.ReadProcStat(t), burner.mustRead(t)
 	time.Sleep(8 * time.Second)
-	end, procEnd, statEnd, cgEnd := time.Now(), burner.procCPUSeconds(t), readProcStat(t), burner.mustRead(t)
+	end, procEnd, statEnd, cgEnd := time.Now(), burner.procCPUSeconds(t), testutil.ReadProcStat(t), burner.mustRead(t)
 
 	src, err := New(Config{
 		Address: url, Namespace: testNamespace, Step: time.Second, RateRange: 3 * time.Second, Lag: 2500 * time.Millisecond,
@@ -95,7 +95,7 @@ func TestCollectAgreesWithProc(t *testing.T) {
 	}
 
 	node := "node/" + testNode
-	procBusy := busyPercent(statStart, statEnd)
+	procBusy := testutil.BusyPercent(statStart, statEnd)
 	busy := fig.get(t, "cpuBusyPercent", node)
 	t.Logf("node: Prometheus cpuBusyPercent %.1f, /proc/stat %.1f (%+.1f %%)", busy, procBusy, 100*(busy-procBusy)/procBusy)
 	if busy <= 0 {
@@ -208,30 +208,4 @@ func hasWarning(r *telemetry.Report, prefix string) bool {
 		}
 	}
 	return false
-}
-
-// readProcStat returns the machine's idle and total CPU ticks.
-func readProcStat(t *testing.T) [2]float64 {
-	t.Helper()
-	data, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	var idle, total float64
-	for i, f := range strings.Fields(line)[1:] {
-		v, _ := strconv.ParseFloat(f, 64)
-		if i >= 8 { // guest time is already in user time
-			break
-		}
-		total += v
-		if i == 3 { // idle (node_exporter's idle; iowait counts as busy)
-			idle = v
-		}
-	}
-	return [2]float64{idle, total}
-}
-
-func busyPercent(start, end [2]float64) float64 {
-	return 100 * (1 - (end[0]-start[0])/(end[1]-start[1]))
 }

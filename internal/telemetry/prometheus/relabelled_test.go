@@ -28,12 +28,12 @@ func TestRelabelledClusterNeedsItsSettings(t *testing.T) {
 		testutil.ScrapeTarget{Job: "hosts", Address: testutil.StartNodeExporter(t), Labels: map[string]string{"nodename": testNode}})
 	waitForSamples(t, url, `count_over_time(up{job="hosts"}[1m]) >= 2`)
 	startBurner(t, 500) // a busy node, so that a wrong figure shows
-	start, statStart := time.Now(), readProcStat(t)
+	start, statStart := time.Now(), testutil.ReadProcStat(t)
 	// The window ends once Prometheus has scraped the node 12 s after its
 	// start: a poll for that scrape, within waitForSamples' deadline.
 	waitForSamples(t, url, fmt.Sprintf(`timestamp(up{job="hosts"}) >= %d`, start.Add(12*time.Second).Unix()))
-	end, statEnd := time.Now(), readProcStat(t)
-	procBusy := busyPercent(statStart, statEnd)
+	end, statEnd := time.Now(), testutil.ReadProcStat(t)
+	procBusy := testutil.BusyPercent(statStart, statEnd)
 	node := []telemetry.Subject{{Role: telemetry.RoleNode, Name: testNode}}
 	collect := func(cfg Config) *telemetry.Report {
 		t.Helper()

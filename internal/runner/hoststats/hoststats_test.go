@@ -1,0 +1,307 @@
+package hoststats
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+)
+
+// TestHostReadFromItsNodeExporter: the runner's recording scrapes a real
+// node_exporter every second over a 9-second window in which the test
+// writes and fsyncs a file throughout and burns a core in its second
+// half. The host's CPU agrees with /proc/stat and the bytes written with
+// /proc/diskstats within 10 %; the busy series at scrape resolution shows
+// the burn from its start; every core has its own series.
+func TestHostReadFromItsNodeExporter(t *testing.T) {
+	addr := testutil.StartNodeExporter(t)
+	h := Host{Name: "db-01", Role: "database", URL: "http://" + addr + "/metrics"}
+	sc := NewScraper(h, 5*time.Second)
+	defer func() { _ = sc.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	stopWriting := writeContinuously(t)
+	stat0, disk0 := testutil.ReadProcStat(t), testutil.ReadDiskWrittenBytes(t)
+	rec := dbstats.Start(ctx, sc, time.Second)
+	time.Sleep(4500 * time.Millisecond) // the window's first half: measured, not waited for
+	burnFrom := time.Now()
+	stopBurning := burn(t)
+	time.Sleep(4500 * time.Millisecond) // its second half, the core burning
+	obs, warnings := rec.StopObservations(ctx)
+	stat1, disk1 := testutil.ReadProcStat(t), testutil.ReadDiskWrittenBytes(t)
+	stopBurning()
+	stopWriting()
+
+	rep := Summarize(h, obs, warnings, 0)
+	if len(rep.Warnings) > 0 {
+		t.Errorf("warnings: %q", rep.Warnings)
+	}
+	f := figuresOf(rep)
+	subject := "host/db-01"
+	busy := f.get(t, FigureBusyPercent, subject)
+	procBusy := testutil.BusyPercent(stat0, stat1)
+	t.Logf("db-01: %d scrapes, cpuBusyPercent %.1f, /proc/stat %.1f (%+.1f %%)", len(obs), busy, procBusy, 100*(busy-procBusy)/procBusy)
+	within(t, "cpuBusyPercent against /proc/stat", busy, procBusy, 0.10)
+
+	span := f.get(t, "windowSeconds", subject)
+	var written, procWritten float64
+	for k, v := range f {
+		if dev, ok := strings.CutPrefix(k.name, "diskWriteBytesPerSecond."); ok && k.subject == subject {
+			written += v * span
+			procWritten += disk1[dev] - disk0[dev]
+		}
+	}
+	t.Logf("db-01: disk writes %.1f MB, /proc/diskstats %.1f MB", written/1e6, procWritten/1e6)
+	within(t, "bytes written against /proc/diskstats", written, procWritten, 0.10)
+
+	cores := int(f.get(t, FigureCount, subject))
+	var coreSeries int
+	var before, after []float64
+	for _, s := range rep.Series {
+		if strings.HasPrefix(s.Name, FigureBusyPercent+".cpu") {
+			coreSeries++
+		}
+		if s.Name != FigureBusyPercent {
+			continue
+		}
+		for _, sm := range s.Samples {
+			switch {
+			case sm.Time.Before(burnFrom):
+				before = append(before, sm.Value)
+			case sm.Time.After(burnFrom.Add(1500 * time.Millisecond)):
+				after = append(after, sm.Value)
+			}
+		}
+	}
+	if coreSeries != cores {
+		t.Errorf("%d per-core busy series for %d cores", coreSeries, cores)
+	}
+	b, a := mean(before), mean(after)
+	t.Logf("busy series: %.1f %% before the burn (%d samples), %.1f %% after (%d)", b, len(before), a, len(after))
+	if len(before) < 3 || len(after) < 2 {
+		t.Fatalf("the busy series has %d samples before the burn and %d after: not at the scrapes' resolution", len(before), len(after))
+	}
+	// One burning core of N adds 100/N points; on a machine busy with
+	// other tests the headroom may not be there to see it.
+	if b < 100-100/float64(cores) {
+		if a-b < 50/float64(cores) {
+			t.Errorf("the burn from %s is not in the series: %.1f %% before, %.1f %% after", burnFrom.Format(time.RFC3339Nano), b, a)
+		}
+		// A rule over time names the burn's moment: busy above the middle
+		// of before and after for longer than 2 s.
+		r := results.New("test")
+		telemetry.Attach(r, rep)
+		rule := telemetry.Rule{Name: "burn", Series: FigureBusyPercent, Subject: subject, Condition: telemetry.RuleAbove, Threshold: (a + b) / 2, For: 2 * time.Second}
+		breaches := telemetry.JudgeRules(r, []telemetry.Rule{rule})
+		if len(breaches) != 1 {
+			t.Fatalf("the burn broke the rule %d times: %q", len(breaches), r.Reasons)
+		}
+		t.Logf("burn from %s: %s", burnFrom.Format("15:04:05.000"), breaches[0].Text)
+		if d := breaches[0].From.Sub(burnFrom); d < -time.Second || d > 1500*time.Millisecond {
+			t.Errorf("the rule's breach begins at %s, the burn at %s", breaches[0].From.Format("15:04:05.000"), burnFrom.Format("15:04:05.000"))
+		}
+	} else {
+		t.Logf("the machine was busy before the burn (%.1f %%): its rise is not judged", b)
+	}
+}
+
+// TestSecuredNodeExporter: a node_exporter serving HTTPS with basic auth
+// (the exporter toolkit's web configuration) is read with the CA and the
+// credentials; a wrong password is an error naming the answer, and an
+// unverified certificate an error too.
+func TestSecuredNodeExporter(t *testing.T) {
+	port, ca := testutil.StartSecuredNodeExporter(t, "dbperf", "s3cret")
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca)
+	url := fmt.Sprintf("https://localhost:%d/metrics", port)
+	poll := func(h Host) error {
+		sc := NewScraper(h, 5*time.Second)
+		defer func() { _ = sc.Close() }()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var err error
+		for range 50 { // the exporter starts serving TLS a moment after it listens
+			var rd dbstats.Reading
+			if rd, err = sc.Poll(ctx); err == nil {
+				if len(rd.Counters) == 0 || rd.Epoch == "" {
+					return fmt.Errorf("a reading without counters or boot time: %+v", rd)
+				}
+				return nil
+			}
+			if !strings.Contains(err.Error(), "connection reset") && !strings.Contains(err.Error(), "EOF") {
+				return err
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return err
+	}
+	good := Host{Name: "db-01", URL: url, Username: "dbperf", Password: "s3cret", TLS: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}
+	if err := poll(good); err != nil {
+		t.Fatalf("HTTPS with basic auth: %v", err)
+	}
+	wrong := good
+	wrong.Password = "guess"
+	if err := poll(wrong); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("a wrong password: %v, want an error naming 401", err)
+	} else if strings.Contains(err.Error(), "guess") {
+		t.Errorf("the error prints the password: %v", err)
+	}
+	unverified := good
+	unverified.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	if err := poll(unverified); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("a certificate of an unknown CA: %v, want a certificate error", err)
+	}
+}
+
+// TestSummaryOfScrapes checks the arithmetic on readings made by hand:
+// rates and ratios over the window, a reboot, and the series' budget.
+func TestSummaryOfScrapes(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	var obs []dbstats.Observation
+	for i := range 61 { // 5 minutes at 5 s
+		c := map[string]float64{
+			Key(groupCPU, "0", "idle"): float64(i) * 4, Key(groupCPU, "0", "user"): float64(i) * 1,
+			Key(groupCPU, "1", "idle"): float64(i) * 1, Key(groupCPU, "1", "system"): float64(i) * 4,
+			Key(groupDisk, "sda", "writes"): float64(i) * 500, Key(groupDisk, "sda", "writtenBytes"): float64(i) * 5e6,
+			Key(groupDisk, "sda", "reads"): 0, Key(groupDisk, "sda", "readSeconds"): 0, Key(groupDisk, "sda", "writeSeconds"): float64(i) * 1,
+			Key(groupNet, "eth0", "receiveBytes"): float64(i) * 1e6, Key(groupNet, "eth0", "receiveDrops"): float64(i / 30),
+			Key(groupNet, "lo", "receiveBytes"): float64(i) * 9e9,
+		}
+		epoch := "1000"
+		if i >= 40 { // rebooted between scrape 39 and 40: counters from zero
+			epoch = "2000"
+			for k, v := range c {
+				c[k] = v - v*39/float64(i)
+			}
+		}
+		obs = append(obs, dbstats.Observation{Time: t0.Add(time.Duration(i) * 5 * time.Second), Reading: dbstats.Reading{Epoch: epoch, Counters: c,
+			Gauges: map[string]float64{Key(groupMemory, "", "total"): 8e9, Key(groupMemory, "", "available"): 6e9, Key(groupLoad, "", "1"): 1.5}}})
+	}
+	rep := Summarize(Host{Name: "app-1"}, obs, nil, 100)
+	f := figuresOf(rep)
+	s := "host/app-1"
+	for name, want := range map[string]float64{
+		FigureBusyPercent: 50, FigureBusyPercent + ".cpu0": 20, FigureBusyPercent + ".cpu1": 80, "cpuSystemPercent": 40, "cpuUserPercent": 10,
+		telemetry.FigureCPUCores: 1, FigureCount: 2, "memoryUsedBytes": 2e9, "load1": 1.5,
+		"diskWritesPerSecond.sda": 100, "diskWriteBytesPerSecond.sda": 1e6, "diskAwaitMillis.sda": 2,
+		"networkReceiveBytesPerSecond.eth0": 2e5, FigureRestarts: 1, FigureBusyPercent + "BusiestCore": 80,
+	} {
+		if got := f.get(t, name, s); abs(got-want) > 1e-6*max(abs(want), 1) {
+			t.Errorf("%s = %g, want %g", name, got, want)
+		}
+	}
+	if _, ok := f[key{"networkReceiveBytesPerSecond.lo", s}]; ok {
+		t.Error("the loopback has figures")
+	}
+	n := 0
+	for _, sr := range rep.Series {
+		n += len(sr.Samples)
+	}
+	if n > 100 {
+		t.Errorf("%d samples over a budget of 100", n)
+	}
+	var coarsened, rebooted bool
+	for _, w := range rep.Warnings {
+		coarsened = coarsened || strings.Contains(w, "coarsened")
+		rebooted = rebooted || strings.Contains(w, "rebooted between 2026-11-28T12:03:15Z and 2026-11-28T12:03:20Z")
+	}
+	if !coarsened || !rebooted {
+		t.Errorf("warnings %q: want the coarsening and the reboot named", rep.Warnings)
+	}
+}
+
+type key struct{ name, subject string }
+
+type figures map[key]float64
+
+func figuresOf(r *telemetry.Report) figures {
+	out := figures{}
+	for _, f := range r.Figures {
+		out[key{f.Name, f.Subject}] = f.Value
+	}
+	return out
+}
+
+func (f figures) get(t *testing.T, name, subject string) float64 {
+	t.Helper()
+	v, ok := f[key{name, subject}]
+	if !ok {
+		t.Fatalf("no figure %s of %s", name, subject)
+	}
+	return v
+}
+
+func within(t *testing.T, what string, got, want, rel float64) {
+	t.Helper()
+	if want == 0 || abs(got-want)/abs(want) > rel {
+		t.Errorf("%s: %.4g, want %.4g within %.0f %%", what, got, want, 100*rel)
+	}
+}
+
+func abs(v float64) float64 { return max(v, -v) }
+
+func mean(vs []float64) float64 {
+	var s float64
+	for _, v := range vs {
+		s += v
+	}
+	return s / float64(max(len(vs), 1))
+}
+
+// burn keeps one core busy until the returned function is called.
+func burn(t *testing.T) func() {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "while :; do :; done")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	t.Cleanup(stop)
+	return stop
+}
+
+// writeContinuously writes and fsyncs 256 KiB every 50 ms into a
+// temporary file until the returned function is called.
+func writeContinuously(t *testing.T) func() {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "writes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		buf := make([]byte, 256<<10)
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			buf[0] = byte(i)
+			_, _ = f.WriteAt(buf, int64(i%64)*int64(len(buf)))
+			_ = f.Sync()
+		}
+	}()
+	var once bool
+	return func() {
+		if !once {
+			once = true
+			close(done)
+			<-stopped
+			_ = f.Close()
+		}
+	}
+}
