@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry/kubelet"
@@ -34,6 +36,8 @@ type ResourceMeter interface {
 	// key starts with prefix, stopping their samplers.
 	Forget(ctx context.Context, key string)
 	ForgetAll(ctx context.Context, prefix string)
+	// Sources says which sources it asks: the kubelets, Prometheus.
+	Sources() (kubelet, prometheus bool)
 }
 
 // windowKey names one measurement's window: "namespace/run/job/"
@@ -49,6 +53,9 @@ func runKey(namespace, run string) string { return namespace + "/" + run + "/" }
 // finished Job's result (out set). A positive wait means the figures are
 // not ready yet: look again then.
 func (r *BenchmarkRunReconciler) resources(ctx context.Context, st *runState, job *batchv1.Job, out *outcome) (time.Duration, error) {
+	if out != nil {
+		warnUnasked(r.Resources, st.run, out.result)
+	}
 	if r.Resources == nil {
 		return 0, nil
 	}
@@ -137,7 +144,7 @@ func loadgenStarted(p *corev1.Pod) bool {
 // resourceSubjects are the target's pods (CPU limits from their spec), the
 // load generators and their nodes (CPU capacity from their status).
 func (r *BenchmarkRunReconciler) resourceSubjects(ctx context.Context, st *runState, loadgens []corev1.Pod) (kubelet.Subjects, error) {
-	var s kubelet.Subjects
+	s := kubelet.Subjects{Run: runQueries(st.run)}
 	if len(st.target.PodSelector) > 0 {
 		var pods corev1.PodList
 		if err := r.List(ctx, &pods, client.InNamespace(st.run.Namespace), client.MatchingLabels(st.target.PodSelector)); err != nil {
@@ -194,4 +201,36 @@ func (r *BenchmarkRunReconciler) forgetResources(ctx context.Context, prefix str
 	if r.Resources != nil {
 		r.Resources.ForgetAll(ctx, prefix)
 	}
+}
+
+// runQueries are the run's own PromQL figures and its hosts read through
+// Prometheus (spec.telemetry.queries, hosts[].prometheusSelector).
+func runQueries(run *benchv1.BenchmarkRun) telemetry.RunQueries {
+	var q telemetry.RunQueries
+	for _, h := range run.Spec.Telemetry.Hosts {
+		if h.PrometheusSelector != "" {
+			q.Hosts = append(q.Hosts, telemetry.HostSelector{Name: h.Name, Selector: h.PrometheusSelector})
+		}
+	}
+	for _, t := range run.Spec.Telemetry.Queries {
+		q.Queries = append(q.Queries, telemetry.Query{Name: t.Name, Query: t.Query, Unit: t.Unit, Direction: t.Direction,
+			Subject: t.Subject, Summary: string(t.Summary)})
+	}
+	return q
+}
+
+// warnUnasked says, on each measurement, what the run asks of Prometheus
+// when the install has no Prometheus source to ask.
+func warnUnasked(m ResourceMeter, run *benchv1.BenchmarkRun, res *results.Result) {
+	q := runQueries(run)
+	if len(q.Queries)+len(q.Hosts) == 0 {
+		return
+	}
+	if m != nil {
+		if _, prom := m.Sources(); prom {
+			return
+		}
+	}
+	res.Warnings = append(res.Warnings, fmt.Sprintf("spec.telemetry asks Prometheus for %d queries and %d hosts, but this install has no Prometheus source (telemetry.resources: prometheus): not asked",
+		len(q.Queries), len(q.Hosts)))
 }

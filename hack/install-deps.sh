@@ -32,7 +32,7 @@ esac
 # Prerequisites, said plainly when missing.
 if ! command -v apt-get >/dev/null || ! grep -qiE '^(ID|ID_LIKE)=.*(debian|ubuntu)' /etc/os-release 2>/dev/null; then
   log "ERROR: this script installs Debian packages with apt-get (Debian 12, Ubuntu 22.04 or later); install by hand:"
-  log "PostgreSQL and pgbench, redis-server and redis-benchmark$([ "$what" = test ] && echo ", Chromium, a Java runtime, MariaDB, Tcl, Prometheus, prometheus-node-exporter, clickhouse-server")"
+  log "PostgreSQL and pgbench, redis-server and redis-benchmark, prometheus-node-exporter$([ "$what" = test ] && echo ", Chromium, a Java runtime, MariaDB, Tcl, Prometheus, clickhouse-server")"
   exit 1
 fi
 want_go=$(awk '/^go /{print $2; exit}' "$(dirname "$0")/../go.mod")
@@ -50,6 +50,8 @@ compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || add postgresql postg
 command -v pgbench >/dev/null || compgen -G "/usr/lib/postgresql/*/bin/pgbench" >/dev/null || add postgresql-contrib -
 command -v redis-server >/dev/null || add redis-server redis-server
 command -v redis-benchmark >/dev/null || add redis-tools -
+# The demo's database host is read from this machine's node_exporter.
+command -v prometheus-node-exporter >/dev/null || add prometheus-node-exporter prometheus-node-exporter
 if [ "$what" = test ]; then
   command -v chromium >/dev/null || add chromium -
   command -v java >/dev/null || add default-jre-headless -
@@ -57,7 +59,6 @@ if [ "$what" = test ]; then
   command -v mariadb >/dev/null || add mariadb-client -
   command -v tclsh >/dev/null || add tcl -
   command -v prometheus >/dev/null || add prometheus prometheus
-  command -v prometheus-node-exporter >/dev/null || add prometheus-node-exporter prometheus-node-exporter
   [ -x /usr/sbin/clickhouse-server ] || add clickhouse-server clickhouse-server
 fi
 if [ "${#need[@]}" = 0 ]; then

@@ -24,7 +24,7 @@ hide_downloads() {
 # prints its path on its last line; it prints that path.
 cached() { { bash "$1" 2>&1 1>&3 3>&- | hide_downloads; } 3>&1 | tail -n 1; }
 
-log "Debian packages the demo runs: PostgreSQL and Redis (hack/install-deps.sh demo; skipped when installed)"
+log "Debian packages the demo runs: PostgreSQL, Redis and node_exporter (hack/install-deps.sh demo; skipped when installed)"
 bash hack/install-deps.sh demo
 log "building the manager and dbperf-runner"
 make -s build 2>&1 >/dev/null | hide_downloads

@@ -184,6 +184,18 @@ type TelemetrySpec struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	Hosts []HostSpec `json:"hosts,omitempty"`
+
+	// Queries are the run's own PromQL figures, asked of the install's
+	// Prometheus over every measurement's window beside the install's
+	// (telemetry.prometheus.queries, which win a name both use): what
+	// Kubernetes cannot see, such as an application server's request rate.
+	// Without a Prometheus source they are not asked, and each
+	// measurement says so.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Queries []TelemetryQuery `json:"queries,omitempty"`
 }
 
 // ValiditySpec holds the thresholds that decide whether a measurement can be

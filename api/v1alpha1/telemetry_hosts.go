@@ -21,7 +21,9 @@ const (
 // disks (per device: throughput, IOPS, await, utilisation, queue) and
 // network (per interface: bytes, packets, drops, errors) are recorded
 // beside every measurement, with series at telemetry.pollInterval, under
-// the subject host/<name>.
+// the subject host/<name>. It is read one way: nodeExporter or
+// prometheusSelector.
+// +kubebuilder:validation:XValidation:rule="has(self.nodeExporter) != has(self.prometheusSelector)",message="exactly one of nodeExporter and prometheusSelector"
 type HostSpec struct {
 	// Name of the host in the results: the subject host/<name>.
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
@@ -34,9 +36,19 @@ type HostSpec struct {
 	// +optional
 	Role HostRole `json:"role,omitempty"`
 
-	// NodeExporter is how the host is read: its node_exporter, scraped
-	// directly by the first load generator (no Prometheus needed).
-	NodeExporter NodeExporterEndpoint `json:"nodeExporter"`
+	// NodeExporter reads the host from its node_exporter, scraped directly
+	// by the first load generator (no Prometheus needed).
+	// +optional
+	NodeExporter *NodeExporterEndpoint `json:"nodeExporter,omitempty"`
+
+	// PrometheusSelector reads the host from the install's Prometheus
+	// (telemetry.resources: prometheus): the label matchers of its
+	// node_exporter's series, such as instance="db-01:9100" or
+	// job="appliances",nodename="db-01". The same figures and series, asked
+	// after each measurement's window.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	PrometheusSelector string `json:"prometheusSelector,omitempty"`
 }
 
 // NodeExporterEndpoint is a node_exporter's metrics endpoint, over HTTP or
@@ -58,4 +70,49 @@ type NodeExporterEndpoint struct {
 	// InsecureSkipVerify accepts any certificate of an https endpoint.
 	// +optional
 	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
+}
+
+// QuerySummary is how a range query's samples become the figure.
+// +kubebuilder:validation:Enum=mean;max
+type QuerySummary string
+
+// TelemetryQuery is a run's own PromQL, asked of the install's Prometheus
+// (telemetry.resources: prometheus) over every measurement's window,
+// beside the install's queries (docs/telemetry.md, "Prometheus"). With
+// $window in it the query is evaluated once at the window's end, $window
+// being the window's duration, and its value is the figure; without it
+// the query is sampled at every step and the figure is the mean (or the
+// maximum) of the samples, kept as a series. A query that returns nothing
+// is a warning naming it, never a zero; several series are added up with
+// a warning (aggregate them in the query to say how).
+type TelemetryQuery struct {
+	// Name of the figure, lowerCamel with its unit: appRequestsPerSecond.
+	// +kubebuilder:validation:Pattern=`^[a-z][A-Za-z0-9]*$`
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// Query in PromQL.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Query string `json:"query"`
+	// Unit of the figure, such as requests/s, cores, bytes.
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	Unit string `json:"unit,omitempty"`
+	// Direction: Neutral (the default) for a level, LowerIsBetter or
+	// HigherIsBetter when one is plainly better.
+	// +kubebuilder:validation:Enum=HigherIsBetter;LowerIsBetter;Neutral
+	// +kubebuilder:default=Neutral
+	// +optional
+	Direction Direction `json:"direction,omitempty"`
+	// Subject the figure is about: server (the default), target,
+	// host/<name>, node/<name>, or a name of the user's.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9./]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:default=server
+	// +optional
+	Subject string `json:"subject,omitempty"`
+	// Summary of a sampled query: mean (the default) or max.
+	// +kubebuilder:default=mean
+	// +optional
+	Summary QuerySummary `json:"summary,omitempty"`
 }

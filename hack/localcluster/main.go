@@ -112,6 +112,16 @@ func run(binDir, helm, manager, runner, chart, dir, cnpg string, seconds int, ke
 		return err
 	}
 	defer redis.Stop()
+	// This machine as the database host the pgbench comparison names,
+	// read from Debian's node_exporter by the load generators (when it is
+	// installed: hack/install-deps.sh demo adds it).
+	hosts := ""
+	if ne, err := localdb.StartNodeExporter(); err != nil {
+		progress(fmt.Sprintf("no node_exporter (%v): the pgbench comparison names no host", err))
+	} else {
+		defer ne.Stop()
+		hosts = fmt.Sprintf(quickstartHosts, ne.Address)
+	}
 
 	logf, err := os.Create(filepath.Join(dir, "components.log"))
 	if err != nil {
@@ -148,7 +158,7 @@ func run(binDir, helm, manager, runner, chart, dir, cnpg string, seconds int, ke
 		return err
 	}
 	progress("kubectl apply: BenchmarkComparisons of pgbench and of redis-benchmark on pool standard-v3 against standard-v4a")
-	manifest := fmt.Sprintf(quickstartRuns, pg.User, pg.Password, pg.Port, redis.Port, seconds)
+	manifest := fmt.Sprintf(quickstartRuns, pg.User, pg.Password, pg.Port, redis.Port, seconds, hosts)
 	if out, err := stack.Kubectl(ctx, strings.NewReader(manifest), "apply", "-f", "-"); err != nil {
 		return fmt.Errorf("%w\n%s", err, out)
 	} else {
@@ -230,8 +240,9 @@ func run(binDir, helm, manager, runner, chart, dir, cnpg string, seconds int, ke
 		}
 	}
 	fmt.Println("\nThe target's CPU (TARGET CPU Δ %, cpu rows, efficiencyPerTargetCore) comes from the server's own")
-	fmt.Println("statistics (Redis INFO), polled by the first load generator; PostgreSQL's statistics give commits and")
-	fmt.Println("sessions but no CPU: a resource source (--telemetry-resources, docs/telemetry.md) gives the pods'.")
+	fmt.Println("statistics for Redis (INFO), polled by the first load generator; for PostgreSQL, whose statistics give")
+	fmt.Println("commits and sessions but no CPU, from its database host (this machine, host/this-machine) read from")
+	fmt.Println("node_exporter, whose CPU by mode, memory, disk and network the HTML report draws over time.")
 	fmt.Println("\nThe pools are simulated nodes of one machine: here the two \"generations\" are the same CPU, so the")
 	fmt.Println("honest verdict is NoChange or Inconclusive; on a real cluster the same objects compare real pools.")
 	if keep {
@@ -266,7 +277,7 @@ spec:
     workload:
       pgbench: {scale: 5, clients: [1, 4], jobs: 1, duration: %[5]ds}
       resources:
-        limits: {cpu: "1"}
+        limits: {cpu: "1"}%[6]s
   variants:
   - name: standard-v3
     patch: {workload: {placement: {nodeSelector: {pool: standard-v3}}}}
@@ -294,6 +305,17 @@ spec:
   - name: standard-v4a
     patch: {workload: {placement: {nodeSelector: {pool: standard-v4a}}}}
 `
+
+// quickstartHosts names this machine as the pgbench comparison's database
+// host, its node_exporter at %s: CPU by mode, memory, disk and network
+// beside the throughput in every measurement of both pools.
+const quickstartHosts = `
+    telemetry:
+      pollInterval: 1s
+      hosts:
+      - name: this-machine
+        role: database
+        nodeExporter: {url: "http://%s/metrics"}`
 
 // toolsHere names the images the executor finds a local stand-in for.
 func toolsHere() string {

@@ -32,6 +32,8 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 	assemble(rep, test(rep, c, o))
 	rep.Primary, rep.PrimaryOperation = primary, primaryOp
 	rep.Timelines = timelines([]Side{baseline, candidate})
+	rep.Hosts = hostViews([]Side{baseline, candidate})
+	rep.HostTable = hostTable(baseline, candidate)
 	rep.Curves = curves([]Side{baseline, candidate})
 	linkTargetCPU(rep)
 	return rep, nil

@@ -195,6 +195,10 @@ type Report struct {
 	Families []FamilyNote `json:"families,omitempty"`
 	// Timelines are measurements drawn over time (Timeline).
 	Timelines []Timeline `json:"timelines,omitempty"`
+	// Hosts are the machines of those measurements over time (HostView),
+	// and HostTable each machine's figures per variant (HostRow).
+	Hosts     []HostView `json:"hosts,omitempty"`
+	HostTable []HostRow  `json:"hostTable,omitempty"`
 	// Curves are the knee curves of capacity runs, both variants'.
 	Curves []Curve `json:"curves,omitempty"`
 	// Counts of verdicts.

@@ -44,9 +44,20 @@ type Span struct {
 // equal buckets (stalls are marked from the full series).
 const maxTimelinePoints = 300
 
-// timelines picks the measurements a report draws over time.
-func timelines(sides []Side) []Timeline {
-	var out []Timeline
+// drawn is one measurement a report draws over time.
+type drawn struct {
+	variant string
+	run     Run
+	step    string
+	rep     benchv1.RepetitionStatus
+	valid   bool
+	res     *results.Result
+}
+
+// eachDrawable calls f, per variant at the last step, for every
+// measurement with a full result in order until f has taken (returned
+// true for) one valid measurement and two that are not.
+func eachDrawable(sides []Side, f func(d drawn) bool) {
 	for _, side := range sides {
 		valid, other := 0, 0
 		for _, r := range side.Runs {
@@ -63,20 +74,9 @@ func timelines(sides []Side) []Timeline {
 					continue
 				}
 				res := r.result(last.Name, rep.Index)
-				if res == nil {
+				if res == nil || !f(drawn{variant: side.Name, run: r, step: last.Name, rep: rep, valid: ok, res: res}) {
 					continue
 				}
-				key, pts := results.Throughput(res)
-				if len(pts) < 2 {
-					continue
-				}
-				tl := Timeline{Variant: side.Name, Run: r.Name, Step: last.Name, Repetition: rep.Index, Series: key, Valid: ok,
-					Note: strings.Join(rep.Reasons, "; "), Points: downsample(pts)}
-				for _, s := range results.Stalls(res, results.DefaultStallPercent) {
-					tl.Stalls = append(tl.Stalls, Span{From: s.From.Seconds(), To: s.To.Seconds()})
-				}
-				tl.CPU, tl.CPUUnit = cpuTimeline(res)
-				out = append(out, tl)
 				if ok {
 					valid++
 				} else {
@@ -85,6 +85,26 @@ func timelines(sides []Side) []Timeline {
 			}
 		}
 	}
+}
+
+// timelines picks the measurements a report draws over time: those with
+// a throughput series.
+func timelines(sides []Side) []Timeline {
+	var out []Timeline
+	eachDrawable(sides, func(d drawn) bool {
+		key, pts := results.Throughput(d.res)
+		if len(pts) < 2 {
+			return false
+		}
+		tl := Timeline{Variant: d.variant, Run: d.run.Name, Step: d.step, Repetition: d.rep.Index, Series: key, Valid: d.valid,
+			Note: strings.Join(d.rep.Reasons, "; "), Points: downsample(pts)}
+		for _, s := range results.Stalls(d.res, results.DefaultStallPercent) {
+			tl.Stalls = append(tl.Stalls, Span{From: s.From.Seconds(), To: s.To.Seconds()})
+		}
+		tl.CPU, tl.CPUUnit = cpuTimeline(d.res)
+		out = append(out, tl)
+		return true
+	})
 	return out
 }
 

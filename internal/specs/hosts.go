@@ -23,6 +23,9 @@ const (
 func hostEndpoints(p JobParams) []pod.HostEndpoint {
 	var out []pod.HostEndpoint
 	for i, h := range p.Run.Spec.Telemetry.Hosts {
+		if h.NodeExporter == nil {
+			continue // read through Prometheus by the manager
+		}
 		role := h.Role
 		if role == "" {
 			role = benchv1.HostOther
@@ -40,10 +43,10 @@ func hostEndpoints(p JobParams) []pod.HostEndpoint {
 func hostEnv(run *benchv1.BenchmarkRun) []corev1.EnvVar {
 	var env []corev1.EnvVar
 	for i, h := range run.Spec.Telemetry.Hosts {
-		ref := h.NodeExporter.SecretRef
-		if ref == nil {
+		if h.NodeExporter == nil || h.NodeExporter.SecretRef == nil {
 			continue
 		}
+		ref := h.NodeExporter.SecretRef
 		for _, kv := range [][2]string{{pod.HostEnvUsername, hostKeyUsername}, {pod.HostEnvPassword, hostKeyPassword},
 			{pod.HostEnvToken, hostKeyToken}, {pod.HostEnvCA, hostKeyCA}} {
 			env = append(env, corev1.EnvVar{Name: pod.HostEnv(i, kv[0]), ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{

@@ -22,9 +22,11 @@ func TestHostsJobGolden(t *testing.T) {
 	run := serverRun(benchv1.TargetSpec{External: &benchv1.ExternalTarget{Host: "pg.example", Port: 5432}})
 	run.Spec.Workload = benchv1.WorkloadSpec{Pgbench: &benchv1.PgbenchWorkload{Clients: []int32{8}}}
 	run.Spec.Telemetry.Hosts = []benchv1.HostSpec{
-		{Name: "db-01", Role: benchv1.HostDatabase, NodeExporter: benchv1.NodeExporterEndpoint{URL: "https://db-01.example:9100/metrics",
+		{Name: "db-01", Role: benchv1.HostDatabase, NodeExporter: &benchv1.NodeExporterEndpoint{URL: "https://db-01.example:9100/metrics",
 			SecretRef: &corev1.LocalObjectReference{Name: "db-01-exporter"}}},
-		{Name: "app-1", NodeExporter: benchv1.NodeExporterEndpoint{URL: "http://app-1.example:9100/metrics", InsecureSkipVerify: true}},
+		{Name: "app-1", NodeExporter: &benchv1.NodeExporterEndpoint{URL: "http://app-1.example:9100/metrics", InsecureSkipVerify: true}},
+		// Read by the manager from Prometheus: not the runner's.
+		{Name: "app-2", PrometheusSelector: `instance="app-2:9100"`},
 	}
 	w := pgbench.Pgbench{}
 	ep := pod.Endpoint{Host: "pg.example", Port: 5432}

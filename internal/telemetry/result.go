@@ -48,7 +48,10 @@ func Attach(r *results.Result, rep *Report) {
 		if f.Direction == "" {
 			f.Direction = results.Neutral // a level, not a score
 		}
-		r.Add(results.Metric{Name: f.Name, Operation: f.Subject, Value: f.Value, Unit: f.Unit, Direction: f.Direction, Source: rep.Source})
+		// A figure of one core, device or interface is a detail: folded in
+		// tables, and the first dropped when the results are too large.
+		r.Add(results.Metric{Name: f.Name, Operation: f.Subject, Value: f.Value, Unit: f.Unit, Direction: f.Direction, Source: rep.Source,
+			Detail: strings.Contains(f.Name, ".")})
 		if f.Name == FigureServerRestarts && f.Value > 0 {
 			r.Invalidate("the target's server restarted (or its statistics were reset) during the measurement: %s counted %g restart(s)%s",
 				rep.Source, f.Value, restartDetail(rep.Warnings))

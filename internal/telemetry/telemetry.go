@@ -118,3 +118,49 @@ func NearestRank(values []float64, p float64) float64 {
 	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
 	return sorted[max(rank, 1)-1]
 }
+
+// Query is a user-defined figure: PromQL for what Kubernetes cannot see
+// (application servers, the VMs behind a managed service), the install's
+// (telemetry.prometheus.queries) or a run's own (spec.telemetry.queries).
+//
+// With the placeholder $window the query is evaluated once, at the
+// window's end, with $window replaced by the window's duration (e.g.
+// `rate(process_cpu_seconds_total{job="app"}[$window])`): the figure is
+// its value. Without it the query is evaluated at every step over the
+// window and the figure is the mean (Summary "max": the maximum) of its
+// samples; the samples are kept as a series. Several returned series are
+// added up, with a warning: aggregate in the query to say how; none is a
+// warning naming the query, never a zero.
+type Query struct {
+	Name      string            `json:"name"`
+	Query     string            `json:"query"`
+	Unit      string            `json:"unit,omitempty"`
+	Direction results.Direction `json:"direction,omitempty"`
+	// Subject the figure is about (default "server").
+	Subject string `json:"subject,omitempty"`
+	// Summary of a range query's samples: "mean" (default) or "max".
+	Summary string `json:"summary,omitempty"`
+}
+
+// WindowPlaceholder in a user query is replaced by the window's duration.
+const WindowPlaceholder = "$window"
+
+// HostSelector is a host a run names that Prometheus scrapes: its
+// node_exporter's series are those the selector matches
+// (`instance="db-01:9100"`), its figures under host/<Name>.
+type HostSelector struct {
+	Name, Selector string
+}
+
+// RunQueries are what a run asks of a source beyond its pods and nodes:
+// its own queries and its hosts read through Prometheus.
+type RunQueries struct {
+	Queries []Query
+	Hosts   []HostSelector
+}
+
+// RunSource is a source that answers a run's own queries (Prometheus).
+type RunSource interface {
+	Source
+	CollectRun(ctx context.Context, w Window, subjects []Subject, run RunQueries) (*Report, error)
+}

@@ -48,9 +48,16 @@ spec:
         resources:
           limits: {cpu: "2"}
     workload:
-      redisBenchmark: {tests: [set], requests: %d, clients: [20], pipeline: [1], keySpace: 1000}
+      redisBenchmark: {tests: [set], requests: %[1]d, clients: [20], pipeline: [1], keySpace: 1000}
       placement:
         nodeSelector: {pool: loadgen}
+    telemetry:
+      # A machine the run names, read through Prometheus (its
+      # node_exporter's series by selector), and a query of the run's own.
+      hosts:
+      - {name: appliance, role: application, prometheusSelector: 'job="node-exporter",instance="%[2]s"'}
+      queries:
+      - {name: scrapeTargetsUp, query: 'sum(up)', unit: targets}
   variants:
   - name: standard-v3
     patch: {target: {placement: {nodeSelector: {pool: standard-v3}}}}
@@ -70,8 +77,9 @@ spec:
 // cpuCores[target] comes from Prometheus and agrees within 20 % with the
 // server's CPU over the window from /proc/<pid>/stat; the run has the
 // efficiency per target core and its nodes' busy percent from
-// node_exporter; the comparison's report puts the target's CPU change on
-// the primary metric's rows.
+// node_exporter, and what the run itself asks (spec.telemetry): a host by
+// its Prometheus selector and a query of its own; the comparison's report
+// puts the target's CPU change on the primary metric's rows.
 func TestComparisonReportsTargetCPUFromPrometheus(t *testing.T) {
 	testutil.RequirePrometheus(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
@@ -112,7 +120,7 @@ func TestComparisonReportsTargetCPUFromPrometheus(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	const requests = 300000
-	if out, err := c.Kubectl(ctx, strings.NewReader(fmt.Sprintf(prometheusComparisonYAML, requests)), "apply", "-n", ns, "-f", "-"); err != nil {
+	if out, err := c.Kubectl(ctx, strings.NewReader(fmt.Sprintf(prometheusComparisonYAML, requests, sim.NodeName("loadgen", 0))), "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	dyn := dynamic.NewForConfigOrDie(c.Config)
@@ -226,6 +234,12 @@ func checkPrometheusRun(ctx context.Context, t *testing.T, c *sim.Cluster, dyn d
 	for _, m := range res.Metrics {
 		if m.Source == "prometheus" {
 			stored[m.Key().String()] = m.Value
+		}
+	}
+	// The run's own: its host by selector, its query.
+	for _, k := range []string{"cpuBusyPercent[host/appliance]", "memoryUsedBytes[host/appliance]", "scrapeTargetsUp[server]"} {
+		if v, ok := stored[k]; !ok || v <= 0 {
+			t.Errorf("run %s: no %s from the run's own telemetry (%v); warnings %q", r.Name, k, v, res.Warnings)
 		}
 	}
 	for _, node := range []string{sim.NodeName(r.Variant, 0), sim.NodeName("loadgen", 0)} {

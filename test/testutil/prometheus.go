@@ -61,19 +61,7 @@ func StartNodeExporterWith(t testing.TB, webConfig string) string {
 	if err := os.WriteFile(file, []byte(webConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := startNodeExporter(t, "--web.config.file="+file)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			_ = c.Close()
-			return addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node_exporter at %s did not accept connections within 15s: %v", addr, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return startNodeExporter(t, "--web.config.file="+file)
 }
 
 // StartSecuredNodeExporter starts a node_exporter serving HTTPS for the
@@ -106,14 +94,13 @@ func StartSecuredNodeExporter(t testing.TB, username, password string) (port int
 
 func startNodeExporter(t testing.TB, extra ...string) string {
 	t.Helper()
-	_, bin := RequirePrometheus(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
-	args := append([]string{"--web.listen-address=" + addr, "--collector.disable-defaults"}, extra...)
-	for _, c := range []string{"cpu", "meminfo", "loadavg", "diskstats", "netdev", "stat"} {
-		args = append(args, "--collector."+c)
+	RequirePrometheus(t)
+	n, err := localdb.StartNodeExporter(extra...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	startProcess(t, bin, args...)
-	return addr
+	t.Cleanup(n.Stop)
+	return n.Address
 }
 
 // ScrapeTarget is one static target of the test Prometheus; Labels replace

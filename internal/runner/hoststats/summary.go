@@ -16,11 +16,6 @@ import (
 // first thing to look at behind a managed service).
 var cpuModes = []string{"user", "system", "iowait", "irq", "softirq", "steal"}
 
-// DefaultSeriesBudget bounds the samples of one host's series in one
-// measurement: 5-second series of a host with 8 cores, 2 disks and 2
-// interfaces keep their resolution for about 20 minutes.
-const DefaultSeriesBudget = 6000
-
 // Figure names the rules and the efficiency read.
 const (
 	FigureBusyPercent = "cpuBusyPercent"
@@ -40,17 +35,14 @@ type interval struct {
 type summary struct {
 	subject string
 	rep     *telemetry.Report
-	// perMember marks the series of one core, disk or interface: the first
-	// to be coarsened.
-	perMember map[int]bool
 }
 
 // Summarize turns a host's scrapes over a window (in time order) into
 // figures and series under host/<name>; warnings (failed scrapes) are
-// carried over. budget bounds the series' samples (0: DefaultSeriesBudget).
+// carried over. budget bounds the series' samples (0: telemetry.DefaultSeriesBudget).
 func Summarize(h Host, obs []dbstats.Observation, warnings []string, budget int) *telemetry.Report {
 	subject := telemetry.Subject{Role: telemetry.RoleHost, Name: h.Name}.Label()
-	s := summary{subject: subject, rep: &telemetry.Report{Source: Source, Figures: []telemetry.Figure{}}, perMember: map[int]bool{}}
+	s := summary{subject: subject, rep: &telemetry.Report{Source: Source, Figures: []telemetry.Figure{}}}
 	for _, w := range warnings {
 		s.warn("%s", w)
 	}
@@ -84,13 +76,7 @@ func Summarize(h Host, obs []dbstats.Observation, warnings []string, budget int)
 	s.figure(FigureRestarts, float64(reboots), "count", results.LowerIsBetter)
 	s.figure("windowSeconds", span, "s", results.Neutral)
 	s.figure("scrapeMillisMean", float64(took.Microseconds())/1000/float64(len(obs)), "ms", results.Neutral)
-	if budget <= 0 {
-		budget = DefaultSeriesBudget
-	}
-	if factor := s.coarsen(budget); factor > 1 {
-		s.warn("host %s: its series were coarsened %d× (each sample the mean of %d scrape intervals) to keep within %d samples",
-			h.Name, factor, factor, budget)
-	}
+	s.rep.Coarsen(budget, "host "+h.Name)
 	return s.rep
 }
 
@@ -102,12 +88,9 @@ func (s *summary) figure(name string, v float64, unit string, dir results.Direct
 	s.rep.Figures = append(s.rep.Figures, telemetry.Figure{Name: name, Subject: s.subject, Value: v, Unit: unit, Direction: dir})
 }
 
-func (s *summary) series(name, unit string, samples []telemetry.Sample, perMember bool) {
+func (s *summary) series(name, unit string, samples []telemetry.Sample) {
 	if len(samples) == 0 {
 		return
-	}
-	if perMember {
-		s.perMember[len(s.rep.Series)] = true
 	}
 	s.rep.Series = append(s.rep.Series, telemetry.Series{Name: name, Subject: s.subject, Unit: unit, Source: Source, Samples: samples})
 }
@@ -207,14 +190,14 @@ func (s *summary) cpu(ivs []interval) {
 	s.figure(FigureBusyPercent, 100*host.busy/host.total, "%", results.Neutral)
 	s.figure(FigureBusyPercent+"P95", telemetry.NearestRank(vs, 95), "%", results.Neutral)
 	s.figure(FigureBusyPercent+"Max", telemetry.NearestRank(vs, 100), "%", results.Neutral)
-	s.series(FigureBusyPercent, "%", busyPct, false)
+	s.series(FigureBusyPercent, "%", busyPct)
 	s.figure(telemetry.FigureCPUCores, host.busy/span, "cores", results.Neutral)
-	s.series(telemetry.FigureCPUCores, "cores", busyCores, false)
+	s.series(telemetry.FigureCPUCores, "cores", busyCores)
 	s.figure(FigureCount, float64(len(cores)), "cores", results.Neutral)
 	for _, m := range cpuModes {
 		name := modeName(m)
 		s.figure(name, 100*hostMode[m]/host.total, "%", results.Neutral)
-		s.series(name, "%", modeSeries[m], false)
+		s.series(name, "%", modeSeries[m])
 	}
 	busiest := 0.0
 	for ci, c := range cores {
@@ -224,7 +207,7 @@ func (s *summary) cpu(ivs []interval) {
 		pct := 100 * core[ci].busy / core[ci].total
 		busiest = max(busiest, pct)
 		s.figure(FigureBusyPercent+".cpu"+c, pct, "%", results.Neutral)
-		s.series(FigureBusyPercent+".cpu"+c, "%", coreSeries[ci], true)
+		s.series(FigureBusyPercent+".cpu"+c, "%", coreSeries[ci])
 		for _, m := range cpuModes {
 			s.figure(modeName(m)+".cpu"+c, 100*coreMode[ci][m]/core[ci].total, "%", results.Neutral)
 		}
@@ -273,7 +256,7 @@ func (s *summary) gauge(name, unit string, samples []telemetry.Sample) {
 	}
 	s.figure(name, sum/float64(len(vs)), unit, results.Neutral)
 	s.figure(name+"Max", telemetry.NearestRank(vs, 100), unit, results.Neutral)
-	s.series(name, unit, samples, false)
+	s.series(name, unit, samples)
 }
 
 // rate is one per-member quantity: the window's figure is the ratio of
@@ -312,7 +295,7 @@ func (s *summary) rates(ivs []interval, group, member string, qs []rate) {
 		}
 		name := q.name + "." + member
 		s.figure(name, q.scale*num/den, q.unit, results.Neutral)
-		s.series(name, q.unit, samples, true)
+		s.series(name, q.unit, samples)
 	}
 }
 
@@ -373,61 +356,4 @@ func (s *summary) networks(ivs []interval) {
 			}
 		}
 	}
-}
-
-// coarsen halves the resolution of the series, those of one core, disk
-// or interface first, until their samples fit the budget; it returns the
-// largest factor applied.
-func (s *summary) coarsen(budget int) int {
-	factor := make([]int, len(s.rep.Series))
-	for i := range factor {
-		factor[i] = 1
-	}
-	total := func() int {
-		n := 0
-		for _, sr := range s.rep.Series {
-			n += len(sr.Samples)
-		}
-		return n
-	}
-	for total() > budget {
-		// Members first, while they are longer than the host's series.
-		perMember := false
-		for i, sr := range s.rep.Series {
-			if s.perMember[i] && len(sr.Samples) > 1 {
-				perMember = true
-				break
-			}
-		}
-		changed := false
-		for i := range s.rep.Series {
-			if (perMember && !s.perMember[i]) || len(s.rep.Series[i].Samples) < 2 {
-				continue
-			}
-			s.rep.Series[i].Samples = halve(s.rep.Series[i].Samples)
-			factor[i] *= 2
-			changed = true
-		}
-		if !changed {
-			break
-		}
-	}
-	most := 1
-	for _, f := range factor {
-		most = max(most, f)
-	}
-	return most
-}
-
-// halve merges each pair of samples into their mean at the later instant
-// (the end of the interval both cover); an odd last sample stays.
-func halve(samples []telemetry.Sample) []telemetry.Sample {
-	out := make([]telemetry.Sample, 0, (len(samples)+1)/2)
-	for i := 0; i+1 < len(samples); i += 2 {
-		out = append(out, telemetry.Sample{Time: samples[i+1].Time, Value: (samples[i].Value + samples[i+1].Value) / 2})
-	}
-	if len(samples)%2 == 1 {
-		out = append(out, samples[len(samples)-1])
-	}
-	return out
 }

@@ -133,5 +133,6 @@ func Summarize(subjects Subjects, polls []Poll) *telemetry.Report {
 	for _, n := range subjects.nodes() {
 		r.node(n, byNode[n.Name])
 	}
+	r.Coarsen(0, SourceName)
 	return r.Report
 }

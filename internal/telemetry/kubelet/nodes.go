@@ -48,11 +48,12 @@ func (r report) node(n Node, polls []Poll) {
 	}
 }
 
-// deviceRate: the mean rate of one interface, without series (as the
-// Prometheus source keeps per-device figures small).
+// deviceRate: the mean rate of one interface, with its series (coarsened
+// before the node's own when the series are over their budget).
 func (r report) deviceRate(name string, s telemetry.Subject, rs []reading) {
 	ivs, _ := rates(rs)
 	if len(ivs) > 0 {
 		r.figure(name, s, mean(ivs), rateUnit)
+		r.series(name, s, rateUnit, rateSamples(ivs, 1))
 	}
 }

@@ -40,6 +40,10 @@ type Node struct {
 type Subjects struct {
 	Pods  []Pod
 	Nodes []Node
+	// Run is what the run asks of a source beyond its pods and nodes (its
+	// own queries, its hosts by Prometheus selector): the kubelet source
+	// has nothing to answer it with.
+	Run telemetry.RunQueries
 }
 
 // nodes lists every node to poll: Nodes, then the pods' other nodes.

@@ -25,7 +25,8 @@ type spec struct {
 	// window's figure.
 	expr func(rng string) string
 	// series, when set, is sampled at every step over the rate range: a
-	// Series named seriesBase (default base) per subject.
+	// Series named seriesBase (default: the figure's name, per core or
+	// device when name derives it) per subject.
 	series     func(rng string) string
 	seriesBase string
 	// p95 adds <base>P95 from the series' samples, max <base>Max.
@@ -143,7 +144,11 @@ func (c *collection) seriesFigures(ctx context.Context, s spec, sc scope) error 
 			continue
 		}
 		samples := toSamples(stream.Values)
-		all = append(all, telemetry.Series{Name: name, Subject: subject.Label(), Unit: s.unit, Samples: samples})
+		named := name
+		if s.name != nil && s.seriesBase == "" {
+			named = s.name(stream.Metric) // one series per core or device
+		}
+		all = append(all, telemetry.Series{Name: named, Subject: subject.Label(), Unit: s.unit, Samples: samples})
 		if s.sumTargets && subject.Role == telemetry.RoleTarget {
 			targets = append(targets, samples)
 		}
@@ -155,7 +160,12 @@ func (c *collection) seriesFigures(ctx context.Context, s spec, sc scope) error 
 	if len(targets) > 0 {
 		all = append(all, telemetry.Series{Name: name, Subject: targetSum.Label(), Unit: s.unit, Samples: sumSamples(targets)})
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].Subject < all[j].Subject })
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].Subject != all[j].Subject {
+			return all[i].Subject < all[j].Subject
+		}
+		return all[i].Name < all[j].Name
+	})
 	c.report.Series = append(c.report.Series, all...)
 	c.addFigures(c.fromSeries(s, all))
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 )
 
 // Config says where Prometheus is and how this cluster names its series.
@@ -84,28 +85,11 @@ type Metrics struct {
 }
 
 // Query is a user-defined figure: PromQL for what Kubernetes cannot see
-// (application servers, the VMs behind a managed service).
-//
-// With the placeholder $window the query is evaluated once, at the
-// window's end, with $window replaced by the window's duration (e.g.
-// `rate(process_cpu_seconds_total{job="app"}[$window])`): the figure is
-// its value. Without it the query is evaluated at every step over the
-// window and the figure is the mean (Summary "max": the maximum) of its
-// samples; the samples are kept as a series. Several returned series are
-// added up, with a warning: aggregate in the query to say how.
-type Query struct {
-	Name      string            `json:"name"`
-	Query     string            `json:"query"`
-	Unit      string            `json:"unit,omitempty"`
-	Direction results.Direction `json:"direction,omitempty"`
-	// Subject the figure is about (default "server").
-	Subject string `json:"subject,omitempty"`
-	// Summary of a range query's samples: "mean" (default) or "max".
-	Summary string `json:"summary,omitempty"`
-}
+// (telemetry.Query: the install's, and a run's own).
+type Query = telemetry.Query
 
 // WindowPlaceholder in a user query is replaced by the window's duration.
-const WindowPlaceholder = "$window"
+const WindowPlaceholder = telemetry.WindowPlaceholder
 
 var nameRE = regexp.MustCompile(`^[a-z][A-Za-z0-9]*$`)
 
@@ -133,11 +117,7 @@ func (c Config) withDefaults() Config {
 	c.Metrics = c.Metrics.withDefaults()
 	c.Queries = slices.Clone(c.Queries) // a copy of the caller's: one Config serves every run's source
 	for i := range c.Queries {
-		def(&c.Queries[i].Subject, "server")
-		def(&c.Queries[i].Summary, "mean")
-		if c.Queries[i].Direction == "" {
-			c.Queries[i].Direction = results.Neutral
-		}
+		c.Queries[i] = queryDefaults(c.Queries[i])
 	}
 	return c
 }
@@ -194,22 +174,46 @@ func (c Config) validate() error {
 	seen := map[string]bool{}
 	for i, q := range c.Queries {
 		field := fmt.Sprintf("prometheus: queries[%d]", i)
-		switch {
-		case !nameRE.MatchString(q.Name):
-			return fmt.Errorf("%s: name %q is not a lowerCamel name with its unit (e.g. appCPUCores)", field, q.Name)
-		case seen[q.Name]:
+		if seen[q.Name] {
 			return fmt.Errorf("%s: name %q is used twice", field, q.Name)
-		case strings.TrimSpace(q.Query) == "":
-			return fmt.Errorf("%s (%s): query is empty", field, q.Name)
-		case q.Summary != "mean" && q.Summary != "max":
-			return fmt.Errorf("%s (%s): summary %q is neither mean nor max", field, q.Name, q.Summary)
 		}
-		switch q.Direction {
-		case results.HigherIsBetter, results.LowerIsBetter, results.Neutral:
-		default:
-			return fmt.Errorf("%s (%s): direction %q is not HigherIsBetter, LowerIsBetter or Neutral", field, q.Name, q.Direction)
+		if err := validateQuery(field, q); err != nil {
+			return err
 		}
 		seen[q.Name] = true
+	}
+	return nil
+}
+
+// queryDefaults: subject server, summary mean, direction Neutral.
+func queryDefaults(q Query) Query {
+	if q.Subject == "" {
+		q.Subject = "server"
+	}
+	if q.Summary == "" {
+		q.Summary = "mean"
+	}
+	if q.Direction == "" {
+		q.Direction = results.Neutral
+	}
+	return q
+}
+
+// validateQuery refuses a query (with its defaults) that would only fail
+// later, naming field.
+func validateQuery(field string, q Query) error {
+	switch {
+	case !nameRE.MatchString(q.Name):
+		return fmt.Errorf("%s: name %q is not a lowerCamel name with its unit (e.g. appCPUCores)", field, q.Name)
+	case strings.TrimSpace(q.Query) == "":
+		return fmt.Errorf("%s (%s): query is empty", field, q.Name)
+	case q.Summary != "mean" && q.Summary != "max":
+		return fmt.Errorf("%s (%s): summary %q is neither mean nor max", field, q.Name, q.Summary)
+	}
+	switch q.Direction {
+	case results.HigherIsBetter, results.LowerIsBetter, results.Neutral:
+	default:
+		return fmt.Errorf("%s (%s): direction %q is not HigherIsBetter, LowerIsBetter or Neutral", field, q.Name, q.Direction)
 	}
 	return nil
 }

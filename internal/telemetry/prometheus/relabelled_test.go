@@ -72,4 +72,20 @@ func TestRelabelledClusterNeedsItsSettings(t *testing.T) {
 	if hasWarning(set, "no data for cpuBusyPercent") {
 		t.Errorf("with the settings: %q", set.Warnings)
 	}
+	// Every core and device has its series, so a rule over time can judge
+	// one hot core or a stalled disk.
+	perMember := map[string]int{}
+	for _, sr := range set.Series {
+		if sr.Subject == "node/"+testNode && len(sr.Samples) > 1 {
+			base, part := SplitPart(sr.Name)
+			if part != "" || base == "cpuUserPercent" { // by mode: the node's
+				perMember[base]++
+			}
+		}
+	}
+	for _, base := range []string{"cpuBusyPercent", "cpuUserPercent", "diskWriteBytesPerSecond", "diskWritesPerSecond", "networkReceiveBytesPerSecond"} {
+		if perMember[base] == 0 {
+			t.Errorf("no per-core or per-device series of %s: %v", base, perMember)
+		}
+	}
 }

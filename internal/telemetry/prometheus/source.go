@@ -45,6 +45,15 @@ func (s *Source) Name() string { return "prometheus" }
 // queries. A query that returns nothing is a warning naming it; an
 // unreachable Prometheus or a refused query is an error.
 func (s *Source) Collect(ctx context.Context, w telemetry.Window, subjects []telemetry.Subject) (*telemetry.Report, error) {
+	return s.CollectRun(ctx, w, subjects, telemetry.RunQueries{})
+}
+
+// CollectRun is Collect with what the run itself asks: its hosts, whose
+// node_exporter series its selectors match (the node figures, under
+// host/<name>), and its own queries after the install's. A run's query
+// named like one of the install's, or invalid, is a warning and is not
+// asked; so is a host selector that matches no series.
+func (s *Source) CollectRun(ctx context.Context, w telemetry.Window, subjects []telemetry.Subject, run telemetry.RunQueries) (*telemetry.Report, error) {
 	if !w.End.After(w.Start) {
 		return nil, fmt.Errorf("prometheus: empty window %s..%s", w.Start, w.End)
 	}
@@ -63,11 +72,35 @@ func (s *Source) Collect(ctx context.Context, w telemetry.Window, subjects []tel
 			return nil, err
 		}
 	}
+	for _, h := range run.Hosts {
+		if err := c.collect(ctx, hostSpecs(s.cfg, h), hostScope(s.cfg, h, c)); err != nil {
+			return nil, err
+		}
+	}
+	installs := map[string]bool{}
 	for _, q := range s.cfg.Queries {
+		installs[q.Name] = true
 		if err := c.userQuery(ctx, q); err != nil {
 			return nil, err
 		}
 	}
+	for i, q := range run.Queries {
+		q = queryDefaults(q)
+		if err := validateQuery(fmt.Sprintf("spec.telemetry.queries[%d]", i), q); err != nil {
+			c.warn("not asked: %v", err)
+			continue
+		}
+		if installs[q.Name] {
+			c.warn("the run's query %s is not asked: the install has a query of that name (telemetry.prometheus.queries)", q.Name)
+			continue
+		}
+		if err := c.userQuery(ctx, q); err != nil {
+			// A run's own PromQL that Prometheus refuses is the run's
+			// mistake: a warning naming it, the other figures kept.
+			c.warn("the run's query %s failed: %v", q.Name, err)
+		}
+	}
+	c.report.Coarsen(0, "prometheus")
 	return c.report, nil
 }
 

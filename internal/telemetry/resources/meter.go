@@ -133,7 +133,12 @@ func (m *Meter) collectPrometheus(ctx context.Context, namespace string, w telem
 	if err != nil {
 		return failed(err)
 	}
-	rep, err := src.Collect(ctx, w, s.TelemetrySubjects())
+	var rep *telemetry.Report
+	if rs, ok := src.(telemetry.RunSource); ok {
+		rep, err = rs.CollectRun(ctx, w, s.TelemetrySubjects(), s.Run)
+	} else {
+		rep, err = src.Collect(ctx, w, s.TelemetrySubjects())
+	}
 	if err != nil {
 		return failed(err)
 	}

@@ -1,0 +1,78 @@
+package prometheus
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
+)
+
+// TestRunAsksItsOwnQueriesAndHosts: a real Prometheus scrapes a real
+// node_exporter standing for a database host outside the cluster (job
+// "appliances"). A run that names the host by its selector gets the node
+// figures under host/db-01, its CPU agreeing with /proc/stat within 10 %;
+// the run's own queries are asked after the install's: one answered, one
+// with no data and one Prometheus refuses are warnings naming them, one
+// named like an install query is not asked, and none of them costs the
+// other figures.
+func TestRunAsksItsOwnQueriesAndHosts(t *testing.T) {
+	testutil.RequirePrometheus(t)
+	url := testutil.StartPrometheus(t, time.Second, testutil.ScrapeTarget{Job: "appliances", Address: testutil.StartNodeExporter(t)})
+	waitForSamples(t, url, `count_over_time(up{job="appliances"}[1m]) >= 2`)
+	startBurner(t, 500)
+	start, statStart := time.Now(), testutil.ReadProcStat(t)
+	waitForSamples(t, url, fmt.Sprintf(`timestamp(up{job="appliances"}) >= %d`, start.Add(12*time.Second).Unix()))
+	end, statEnd := time.Now(), testutil.ReadProcStat(t)
+	procBusy := testutil.BusyPercent(statStart, statEnd)
+
+	src, err := New(Config{Address: url, Namespace: testNamespace, Lag: 2500 * time.Millisecond, Step: time.Second, RateRange: 3 * time.Second,
+		Queries: []Query{{Name: "scrapedSeries", Query: `sum(scrape_samples_scraped{job="appliances"})`, Unit: "series"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep, err := src.CollectRun(ctx, telemetry.Window{Start: start, End: end}, nil, telemetry.RunQueries{
+		Hosts: []telemetry.HostSelector{{Name: "db-01", Selector: `job="appliances"`}},
+		Queries: []telemetry.Query{
+			{Name: "appliancesUp", Query: `sum(up{job="appliances"})`, Unit: "targets", Subject: "host/db-01"},
+			{Name: "missingSeries", Query: `sum(no_such_metric{job="appliances"})`},
+			{Name: "brokenQuery", Query: `sum(up{job=})`},
+			{Name: "scrapedSeries", Query: `vector(1)`},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := figures(rep)
+	busy := f.get(t, "cpuBusyPercent", "host/db-01")
+	t.Logf("host db-01 by selector: cpuBusyPercent %.1f, /proc/stat %.1f (%+.1f %%); warnings %q", busy, procBusy, 100*(busy-procBusy)/procBusy, rep.Warnings)
+	within(t, "the host's cpuBusyPercent against /proc/stat", busy, procBusy, 0.10)
+	if up := f.get(t, "appliancesUp", "host/db-01"); up != 1 {
+		t.Errorf("the run's query appliancesUp = %v, want 1", up)
+	}
+	if v := f.get(t, "scrapedSeries", "server"); v <= 1 {
+		t.Errorf("the install's scrapedSeries = %v: the run's query of that name replaced it", v)
+	}
+	for _, want := range []string{"no data for the query missingSeries", "the run's query brokenQuery failed", "the run's query scrapedSeries is not asked"} {
+		found := false
+		for _, w := range rep.Warnings {
+			found = found || strings.Contains(w, want)
+		}
+		if !found {
+			t.Errorf("no warning %q in %q", want, rep.Warnings)
+		}
+	}
+	series := 0
+	for _, s := range rep.Series {
+		if s.Subject == "host/db-01" {
+			series++
+		}
+	}
+	if series < 10 {
+		t.Errorf("%d series of host/db-01: its CPU, memory, disks and interfaces over time", series)
+	}
+}
