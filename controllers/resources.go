@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -231,6 +232,9 @@ func warnUnasked(m ResourceMeter, run *benchv1.BenchmarkRun, res *results.Result
 			return
 		}
 	}
-	res.Warnings = append(res.Warnings, fmt.Sprintf("spec.telemetry asks Prometheus for %d queries and %d hosts, but this install has no Prometheus source (telemetry.resources: prometheus): not asked",
-		len(q.Queries), len(q.Hosts)))
+	w := fmt.Sprintf("spec.telemetry asks Prometheus for %d queries and %d hosts, but this install has no Prometheus source (telemetry.resources: prometheus): not asked",
+		len(q.Queries), len(q.Hosts))
+	if !slices.Contains(res.Warnings, w) { // a reconcile repeated says it once
+		res.Warnings = append(res.Warnings, w)
+	}
 }

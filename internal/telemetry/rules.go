@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,17 +49,20 @@ type Breach struct {
 // invalidates the result or warns, naming the series, the moment and the
 // figure; a rule whose series was not recorded is a warning that it was
 // not judged. It returns the breaches.
+//
+// Judging a result twice (a reconcile repeated) gives the same reasons and
+// warnings once.
 func JudgeRules(r *results.Result, rules []Rule) []Breach {
 	var out []Breach
 	for _, rule := range rules {
 		breaches, judged := judgeRule(r.Series, rule)
 		if judged == 0 {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("validity rule %s was not judged: no series %s was recorded", rule.Name, describeSeries(rule)))
+			warnOnce(r, fmt.Sprintf("validity rule %s was not judged: no series %s was recorded", rule.Name, describeSeries(rule)))
 			continue
 		}
 		for _, b := range breaches {
 			if rule.Warn {
-				r.Warnings = append(r.Warnings, b.Text)
+				warnOnce(r, b.Text)
 			} else {
 				r.Invalidate("%s", b.Text)
 			}
@@ -66,6 +70,12 @@ func JudgeRules(r *results.Result, rules []Rule) []Breach {
 		out = append(out, breaches...)
 	}
 	return out
+}
+
+func warnOnce(r *results.Result, w string) {
+	if !slices.Contains(r.Warnings, w) {
+		r.Warnings = append(r.Warnings, w)
+	}
 }
 
 func describeSeries(rule Rule) string {

@@ -68,6 +68,16 @@ func TestRulesOverTime(t *testing.T) {
 			}
 		})
 	}
+	// Judged twice (a reconcile repeated): the same reasons and warnings, once.
+	twice := result()
+	rules := []Rule{{Name: "hot", Series: "cpuBusyPercent", Subject: "host/db-01", Condition: RuleAbove, Threshold: 90},
+		{Name: "idle", Series: "cpuBusyPercent", Condition: RuleBelow, Threshold: 20, Warn: true}}
+	JudgeRules(twice, rules)
+	reasons, warnings := len(twice.Reasons), len(twice.Warnings)
+	JudgeRules(twice, rules)
+	if len(twice.Reasons) != reasons || len(twice.Warnings) != warnings || reasons != 1 || warnings != 1 {
+		t.Errorf("judged twice: %q %q", twice.Reasons, twice.Warnings)
+	}
 	r := result()
 	JudgeRules(r, []Rule{{Name: "sessions", Series: "sessionsActive", Subject: "server", Condition: RuleAbove, Threshold: 40}})
 	if r.Verdict != results.Succeeded || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "validity rule sessions was not judged: no series sessionsActive[server] was recorded") {
