@@ -360,3 +360,29 @@ func TestCrossingMaxTargetCPUPercentInvalidates(t *testing.T) {
 		t.Errorf("a rule on a series never recorded broke: %q", rep.Reasons)
 	}
 }
+
+// TestRunQueriesWithoutPrometheus: a run asking Prometheus for its own
+// queries and hosts on an install without a Prometheus source gets one
+// warning per measurement saying they were not asked, however often it
+// is judged; a run that asks nothing gets none.
+func TestRunQueriesWithoutPrometheus(t *testing.T) {
+	run := &benchv1.BenchmarkRun{Spec: benchv1.BenchmarkRunSpec{Telemetry: benchv1.TelemetrySpec{
+		Queries: []benchv1.TelemetryQuery{{Name: "appRequestsPerSecond", Query: "sum(rate(x[1m]))"}},
+		Hosts:   []benchv1.HostSpec{{Name: "db-01", PrometheusSelector: `instance="db-01:9100"`}, {Name: "app-1", NodeExporter: &benchv1.NodeExporterEndpoint{URL: "http://app-1:9100/metrics"}}},
+	}}}
+	q := runQueries(run)
+	if len(q.Queries) != 1 || len(q.Hosts) != 1 || q.Hosts[0].Selector != `instance="db-01:9100"` {
+		t.Errorf("run queries %+v: the query and the host by selector (the other is the runner's)", q)
+	}
+	res := results.New("tool")
+	warnUnasked(nil, run, res)
+	warnUnasked(nil, run, res)
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "1 queries and 1 hosts, but this install has no Prometheus source") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+	quiet := results.New("tool")
+	warnUnasked(nil, &benchv1.BenchmarkRun{}, quiet)
+	if len(quiet.Warnings) != 0 {
+		t.Errorf("a run asking nothing: %q", quiet.Warnings)
+	}
+}
