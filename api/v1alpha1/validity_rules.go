@@ -18,7 +18,9 @@ const (
 	RulePercentile RuleCondition = "Percentile"
 	// RuleImbalance breaks when one member of a family of series (a core
 	// of cpuBusyPercent.cpuN, a device of diskBusyPercent.<dev>) has a mean
-	// above the threshold times the mean of the family.
+	// above the threshold times the mean of the family; with a role as the
+	// subject (host, node, target, loadgen), when one subject of that role
+	// (the busiest host) does against the role's subjects.
 	RuleImbalance RuleCondition = "Imbalance"
 )
 
@@ -55,7 +57,8 @@ type SeriesRule struct {
 
 	// Subject is whose series: server, target, target/<pod>,
 	// loadgen/<pod>, node/<name>, host/<name>. Empty: every subject that
-	// recorded the series, each judged alone.
+	// recorded the series, each judged alone. For Imbalance, a role (host,
+	// node, target, loadgen) compares that role's subjects with each other.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Subject string `json:"subject,omitempty"`

@@ -78,6 +78,16 @@ func warnOnce(r *results.Result, w string) {
 	}
 }
 
+// isRole says whether a rule's subject names a role (host, node, target,
+// loadgen) rather than one subject.
+func isRole(subject string) bool {
+	switch Role(subject) {
+	case RoleHost, RoleNode, RoleTarget, RoleLoadgen:
+		return true
+	}
+	return false
+}
+
 func describeSeries(rule Rule) string {
 	name := rule.Series
 	if rule.Condition == RuleImbalance {
@@ -94,6 +104,26 @@ func describeSeries(rule Rule) string {
 func judgeRule(all []results.Series, rule Rule) ([]Breach, int) {
 	var out []Breach
 	judged := 0
+	if rule.Condition == RuleImbalance && isRole(rule.Subject) {
+		// The busiest of a role's subjects (hosts, nodes, target pods)
+		// against their mean.
+		var family []results.Series
+		for _, s := range all {
+			if s.Name == rule.Series && strings.HasPrefix(s.Subject, rule.Subject+"/") && len(s.Samples) > 0 {
+				family = append(family, s)
+			}
+		}
+		if len(family) == 0 {
+			return nil, 0
+		}
+		for i := range family { // imbalance names the member by its series' name
+			family[i].Name = family[i].Name + "[" + family[i].Subject + "]"
+		}
+		if b, ok := imbalance(rule, rule.Subject, family); ok {
+			return []Breach{b}, 1
+		}
+		return nil, 1
+	}
 	if rule.Condition == RuleImbalance {
 		families := map[string][]results.Series{}
 		var subjects []string
@@ -236,9 +266,13 @@ func imbalance(rule Rule, subject string, family []results.Series) (Breach, bool
 		return Breach{}, false
 	}
 	first := family[0].Samples
+	who, of := busiest+"["+subject+"]", fmt.Sprintf("its %d members", len(family))
+	if isRole(subject) {
+		who, of = busiest, fmt.Sprintf("the %d %s subjects", len(family), subject)
+	}
 	return Breach{Rule: rule, Subject: subject, From: first[0].Time, To: first[len(first)-1].Time, Value: top / avg,
-		Text: fmt.Sprintf("validity rule %s: %s[%s] averaged %g %s, %.2f× the mean of its %d members (%g), above %g×",
-			rule.Name, busiest, subject, round3(top), family[0].Unit, top/avg, len(family), round3(avg), rule.Threshold)}, true
+		Text: fmt.Sprintf("validity rule %s: %s averaged %g %s, %.2f× the mean of %s (%g), above %g×",
+			rule.Name, who, round3(top), family[0].Unit, top/avg, of, round3(avg), rule.Threshold)}, true
 }
 
 func meanOf(vs []float64) float64 {

@@ -52,6 +52,10 @@ func TestRulesOverTime(t *testing.T) {
 		{"one core", Rule{Name: "one-core", Series: "cpuBusyPercent", Condition: RuleImbalance, Threshold: 3},
 			"validity rule one-core: cpuBusyPercent.cpu0[host/db-01] averaged 100 %, 3.33× the mean of its 4 members (30), above 3×", false},
 		{"one core, 4x holds", Rule{Name: "one-core", Series: "cpuBusyPercent", Condition: RuleImbalance, Threshold: 4}, "", true},
+		// db-01 averages 75.8 %, app-1 10 %: 1.77× their mean.
+		{"one host", Rule{Name: "one-host", Series: "cpuBusyPercent", Subject: "host", Condition: RuleImbalance, Threshold: 1.5},
+			"validity rule one-host: cpuBusyPercent[host/db-01] averaged 75.8 %, 1.77× the mean of the 2 host subjects (42.9), above 1.5×", false},
+		{"one host, 2x holds", Rule{Name: "one-host", Series: "cpuBusyPercent", Subject: "host", Condition: RuleImbalance, Threshold: 2}, "", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := result()
