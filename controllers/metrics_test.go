@@ -56,10 +56,11 @@ func TestRunMetrics(t *testing.T) {
 	})
 }
 
-// The Grafana dashboard in config/grafana parses and queries only metrics
-// the manager exports.
+// The Grafana dashboard (the chart's dashboards/, which it ships for
+// Grafana's sidecar) parses and queries only metrics the manager exports
+// and, in its Hosts row, node_exporter's.
 func TestGrafanaDashboardUsesOurMetrics(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "config", "grafana", "dbperf-dashboard.json"))
+	raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "charts", "dbperf-operator", "dashboards", "dbperf-dashboard.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,15 +75,19 @@ func TestGrafanaDashboardUsesOurMetrics(t *testing.T) {
 	if err := json.Unmarshal(raw, &dash); err != nil {
 		t.Fatal(err)
 	}
-	known := []string{"dbperf_run_result", "dbperf_run_valid", "dbperf_runs", "dbperf_comparison_verdicts", "dbperf_schedule_regressed"}
+	known := []string{"dbperf_run_result", "dbperf_run_valid", "dbperf_runs", "dbperf_comparison_verdicts", "dbperf_schedule_regressed",
+		"node_cpu_seconds_total", "node_memory_MemTotal_bytes", "node_memory_MemAvailable_bytes", "node_disk_read_bytes_total",
+		"node_disk_written_bytes_total", "node_disk_read_time_seconds_total", "node_disk_reads_completed_total",
+		"node_disk_write_time_seconds_total", "node_disk_writes_completed_total", "node_network_receive_bytes_total",
+		"node_network_transmit_bytes_total"}
 	if len(dash.Panels) < 5 {
 		t.Fatalf("%d panels", len(dash.Panels))
 	}
 	for _, p := range dash.Panels {
 		for _, tg := range p.Targets {
-			names := regexp.MustCompile(`dbperf_[a-z_]+`).FindAllString(tg.Expr, -1)
+			names := regexp.MustCompile(`\b(dbperf|node)_[A-Za-z_]+`).FindAllString(tg.Expr, -1)
 			if len(names) == 0 {
-				t.Errorf("panel %q queries no dbperf metric: %s", p.Title, tg.Expr)
+				t.Errorf("panel %q queries no dbperf or node_exporter metric: %s", p.Title, tg.Expr)
 			}
 			for _, n := range names {
 				if !slices.Contains(known, n) {

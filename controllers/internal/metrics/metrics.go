@@ -25,8 +25,8 @@ var (
 	}, []string{"namespace", "run", "workload", "metric", "operation", "unit", "step", "pool", "release"})
 	runValid = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "dbperf_run_valid",
-		Help: "1 when every measurement of a finished run is valid, 0 otherwise.",
-	}, []string{"namespace", "run", "workload", "pool", "release"})
+		Help: "1 when a finished run Succeeded (every measurement valid), 0 when it ended Invalid or Failed; phase says which.",
+	}, []string{"namespace", "run", "workload", "pool", "release", "phase"})
 	scheduleRegressed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "dbperf_schedule_regressed",
 		Help: "1 while a BenchmarkSchedule's regression is open (its Regressed condition is True), 0 otherwise.",
@@ -139,7 +139,7 @@ func RecordRun(run *benchv1.BenchmarkRun) {
 	if run.Status.Phase == benchv1.PhaseSucceeded {
 		valid = 1
 	}
-	runValid.WithLabelValues(run.Namespace, run.Name, run.Status.Workload, pool, release).Set(valid)
+	runValid.WithLabelValues(run.Namespace, run.Name, run.Status.Workload, pool, release, string(run.Status.Phase)).Set(valid)
 }
 
 // ForgetRun removes a run's series (the run was deleted).
