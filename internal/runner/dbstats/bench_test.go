@@ -2,6 +2,7 @@ package dbstats
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,6 +30,48 @@ func BenchmarkPollPostgres(b *testing.B) {
 	defer p.Close()
 	backend := int(p.conn.PgConn().PID())
 	benchPolls(b, p, func() float64 { return testutil.MustProcessCPUSeconds(b, backend) })
+}
+
+// BenchmarkPostgresDatabaseSize: the poll with the database's size read
+// at every poll and without it, on the empty database and on one of 1,000
+// tables (each with its primary key's index and its TOAST table and index:
+// 4,000 relations more). pg_database_size stats every file of the
+// database, so its cost grows with them: hence the poller reads it at a
+// window's edges and at most once per 30 s between them. Not under
+// BenchmarkPoll (make bench), as the tables take seconds to create:
+// go test ./internal/runner/dbstats -run '^$' -bench BenchmarkPostgresDatabaseSize -benchtime 200x
+func BenchmarkPostgresDatabaseSize(b *testing.B) {
+	srv := startPostgres(b)
+	p, err := NewPostgres(context.Background(), Config{Host: "127.0.0.1", Port: srv.Port, Username: srv.User, Password: srv.Password, Database: srv.Database})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	backend := int(p.conn.PgConn().PID())
+	for _, tables := range []int{0, 1000} {
+		for from := 1; from <= tables; from += 250 {
+			if err := srv.SQL(fmt.Sprintf(`DO $$ BEGIN FOR i IN %d..%d LOOP
+  EXECUTE format('CREATE TABLE t%%s (id int PRIMARY KEY, v text)', i); EXECUTE format('INSERT INTO t%%s VALUES (1, ''x'')', i);
+END LOOP; END $$`, from, from+249)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		relations, err := srv.Query("SELECT count(*) FROM pg_class")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, size := range []bool{false, true} {
+			b.Run(fmt.Sprintf("tables=%d/size=%v", tables, size), func(b *testing.B) {
+				p.sizeEvery, p.sizeAt = 0, time.Time{}
+				if !size {
+					p.sizeEvery, p.sizeAt = time.Hour, time.Now()
+				}
+				benchPolls(b, p, func() float64 { return testutil.MustProcessCPUSeconds(b, backend) })
+				n, _ := strconv.Atoi(relations)
+				b.ReportMetric(float64(n), "relations")
+			})
+		}
+	}
 }
 
 func BenchmarkPollMySQL(b *testing.B) {

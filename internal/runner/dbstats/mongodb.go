@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -31,8 +32,8 @@ const mongoOwnConnections = 2
 // MongoDB polls serverStatus of a MongoDB server or of one that speaks its
 // protocol. A real MongoDB reports everything the figures read; FerretDB
 // 1.24 reports only pid, uptime and metrics.commands (no opcounters,
-// connections, mem or network): the figures of what a server does not
-// report are left out, without an error.
+// connections, mem, network, wiredTiger or tickets): the figures of what a
+// server does not report are left out, without an error.
 type MongoDB struct {
 	client  *mongo.Client
 	addr    string
@@ -81,9 +82,29 @@ func NewMongoDB(ctx context.Context, c Config) (*MongoDB, error) {
 // Source names the statistics.
 func (m *MongoDB) Source() string { return SourceMongoDB }
 
-// serverStatusCommand leaves out the sections the figures do not read and
-// a real MongoDB spends the most on (FerretDB ignores the fields).
-var serverStatusCommand = bson.D{{Key: "serverStatus", Value: 1}, {Key: "wiredTiger", Value: 0}, {Key: "tcmalloc", Value: 0}}
+// serverStatusCommand leaves out tcmalloc, which the figures do not read
+// and a real MongoDB spends much on (FerretDB ignores the field). The
+// wiredTiger section stays: its cache and, to MongoDB 6.0, its tickets are
+// read.
+var serverStatusCommand = bson.D{{Key: "serverStatus", Value: 1}, {Key: "tcmalloc", Value: 0}}
+
+// mongoTicketSections hold the storage engine's read and write tickets,
+// by version: queues.execution (8.0), concurrentTransactions (6.1 to 7.x),
+// wiredTiger.concurrentTransactions (to 6.0), as MongoDB's change notes
+// and monitoring agents have them (no live server checked here). The
+// first present is read.
+var mongoTicketSections = [][]string{{"queues", "execution"}, {"concurrentTransactions"}, {"wiredTiger", "concurrentTransactions"}}
+
+// mongoCache are wiredTiger.cache's statistics read, by their keys.
+var mongoCache = []struct {
+	field, key string
+	gauge      bool
+}{
+	{"bytes currently in the cache", "wt.cacheBytes", true},
+	{"maximum bytes configured", "wt.cacheMaxBytes", true},
+	{"pages read into cache", "wt.pagesRead", false},
+	{"pages written from cache", "wt.pagesWritten", false},
+}
 
 // Poll runs serverStatus once.
 func (m *MongoDB) Poll(ctx context.Context) (Reading, error) {
@@ -175,6 +196,29 @@ func parseServerStatus(raw bson.Raw) (Reading, float64, error) {
 	if v, ok := num("mem", "resident"); ok {
 		r.Gauges["mem.resident"] = v * (1 << 20) // MiB
 	}
+	for _, c := range mongoCache {
+		v, ok := num("wiredTiger", "cache", c.field)
+		switch {
+		case !ok:
+		case c.gauge:
+			r.Gauges[c.key] = v
+		default:
+			r.Counters[c.key] = v
+		}
+	}
+	for _, section := range mongoTicketSections {
+		if _, err := raw.LookupErr(section...); err != nil {
+			continue
+		}
+		for _, op := range []string{"read", "write"} {
+			for _, k := range []string{"out", "available"} {
+				if v, ok := num(slices.Concat(section, []string{op, k})...); ok {
+					r.Gauges["tickets."+op+"."+k] = v
+				}
+			}
+		}
+		break
+	}
 	return r, uptime, nil
 }
 
@@ -202,6 +246,14 @@ func (m *MongoDB) Figures() []Def {
 		{Name: "connectionsCurrent", Kind: Gauge, Key: "connections.current", Unit: "connections"},
 		{Name: "connectionsActive", Kind: Gauge, Key: "connections.active", Unit: "connections"},
 		{Name: "residentMemoryBytes", Kind: Gauge, Key: "mem.resident", Unit: "bytes"},
+		{Name: "wiredTigerCacheUsedBytes", Kind: Gauge, Key: "wt.cacheBytes", Unit: "bytes"},
+		{Name: "wiredTigerCacheConfiguredBytes", Kind: Gauge, Key: "wt.cacheMaxBytes", Unit: "bytes"},
+		{Name: "wiredTigerPagesReadPerSecond", Kind: PerSecond, Key: "wt.pagesRead", Unit: "pages/s"},
+		{Name: "wiredTigerPagesWrittenPerSecond", Kind: PerSecond, Key: "wt.pagesWritten", Unit: "pages/s"},
+		{Name: "readTicketsOut", Kind: Gauge, Key: "tickets.read.out", Unit: "tickets"},
+		{Name: "readTicketsAvailable", Kind: Gauge, Key: "tickets.read.available", Unit: "tickets"},
+		{Name: "writeTicketsOut", Kind: Gauge, Key: "tickets.write.out", Unit: "tickets"},
+		{Name: "writeTicketsAvailable", Kind: Gauge, Key: "tickets.write.available", Unit: "tickets"},
 	}
 }
 

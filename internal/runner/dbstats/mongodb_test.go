@@ -3,6 +3,8 @@ package dbstats
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,9 +65,10 @@ func mongoLoad(t *testing.T, srv testutil.FerretDB, clients, perClient int) {
 // TestMongoDBCommandsMatchLoad: while a known number of inserts and finds
 // run against a real FerretDB (with its authentication on), the commands
 // serverStatus counted agree with them. FerretDB 1.24 reports no
-// opcounters, connections, mem or network: those figures are absent, and
-// no error says so. A real MongoDB's are read by the same code
-// (TestParseServerStatusOfMongoDB).
+// opcounters, connections, mem, network, wiredTiger (cache) or tickets:
+// those figures are absent, and no error says so; the test logs the
+// sections FerretDB's reply has and the figures it lacks. A real
+// MongoDB's are read by the same code (TestParseServerStatusOfMongoDB).
 func TestMongoDBCommandsMatchLoad(t *testing.T) {
 	srv := testutil.StartFerretDB(t, "bench", "bench-pw")
 	ctx := context.Background()
@@ -109,11 +112,31 @@ func TestMongoDBCommandsMatchLoad(t *testing.T) {
 		t.Errorf("commands %.0f in all, the load sent %v", total, 2*n)
 	}
 	for _, name := range []string{"insertsPerSecond", "queriesPerSecond", "otherCommandsPerSecond", "connectionsCurrentMean", "connectionsActiveMax",
-		"residentMemoryBytesMax", "networkInputBytesPerSecond", "requestsPerSecond"} {
+		"residentMemoryBytesMax", "networkInputBytesPerSecond", "requestsPerSecond", "wiredTigerCacheUsedBytesMax", "wiredTigerCacheConfiguredBytesMax",
+		"wiredTigerPagesReadPerSecond", "wiredTigerPagesWrittenPerSecond", "readTicketsOutMax", "readTicketsAvailableMax", "writeTicketsOutMax",
+		"writeTicketsAvailableMax"} {
 		if v, ok := figureValue(rep, name); ok {
 			t.Errorf("FerretDB 1.24 reports no %s, yet the figure is %v: update the docs (and this test)", name, v)
 		}
 	}
+	var lacks []string
+	for _, d := range p.Figures() {
+		_, plain := figureValue(rep, d.Name)
+		_, gauge := figureValue(rep, d.Name+"Mean")
+		if !plain && !gauge {
+			lacks = append(lacks, d.Name)
+		}
+	}
+	raw, err := p.client.Database("admin").RunCommand(ctx, serverStatusCommand).Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	elems, _ := raw.Elements()
+	var has []string
+	for _, e := range elems {
+		has = append(has, e.Key())
+	}
+	t.Logf("FerretDB's serverStatus has %v; the figures it has nothing for: %v", has, lacks)
 	if mustFigure(t, rep, "serverRestarts") != 0 || len(rep.Warnings) != 0 {
 		t.Errorf("a quiet window has no restarts or warnings: %q", rep.Warnings)
 	}
@@ -137,6 +160,14 @@ func TestParseServerStatusOfMongoDB(t *testing.T) {
 			{Key: "find", Value: bson.D{{Key: "failed", Value: int64(0)}, {Key: "total", Value: int64(7)}}},
 			{Key: "serverStatus", Value: bson.D{{Key: "failed", Value: int64(0)}, {Key: "total", Value: int64(2)}}},
 		}}}},
+		{Key: "wiredTiger", Value: bson.D{
+			{Key: "cache", Value: bson.D{{Key: "bytes currently in the cache", Value: int64(500)}, {Key: "maximum bytes configured", Value: int64(1000)},
+				{Key: "pages read into cache", Value: int64(80)}, {Key: "pages written from cache", Value: int64(90)}}},
+			{Key: "concurrentTransactions", Value: bson.D{
+				{Key: "write", Value: bson.D{{Key: "out", Value: int32(2)}, {Key: "available", Value: int32(126)}, {Key: "totalTickets", Value: int32(128)}}},
+				{Key: "read", Value: bson.D{{Key: "out", Value: int32(1)}, {Key: "available", Value: int32(127)}, {Key: "totalTickets", Value: int32(128)}}},
+			}},
+		}},
 		{Key: "ok", Value: 1.0},
 	}
 	raw, err := bson.Marshal(doc)
@@ -150,7 +181,7 @@ func TestParseServerStatusOfMongoDB(t *testing.T) {
 	want := map[string]float64{"opcounters.insert": 10, "opcounters.query": 20, "opcounters.update": 30, "opcounters.delete": 40,
 		"opcounters.getmore": 50, "opcounters.command": 60, "network.bytesIn": 1000, "network.bytesOut": 2000, "network.numRequests": 70,
 		"commands.find": 7, "commands.insert": 0, "commands.update": 0, "commands.delete": 0, "commands.getMore": 0, "commands.aggregate": 0,
-		"commands.total": 9}
+		"commands.total": 9, "wt.pagesRead": 80, "wt.pagesWritten": 90}
 	for k, v := range want {
 		if r.Counters[k] != v {
 			t.Errorf("counter %s = %v, want %v", k, r.Counters[k], v)
@@ -159,8 +190,10 @@ func TestParseServerStatusOfMongoDB(t *testing.T) {
 	if len(r.Counters) != len(want) {
 		t.Errorf("counters %v, want %v", r.Counters, want)
 	}
-	if g := r.Gauges; g["connections.current"] != 12-mongoOwnConnections || g["connections.active"] != 4 || g["mem.resident"] != 100<<20 {
-		t.Errorf("gauges %v", g)
+	wantGauges := map[string]float64{"connections.current": 12 - mongoOwnConnections, "connections.active": 4, "mem.resident": 100 << 20,
+		"wt.cacheBytes": 500, "wt.cacheMaxBytes": 1000, "tickets.read.out": 1, "tickets.read.available": 127, "tickets.write.out": 2, "tickets.write.available": 126}
+	if !maps.Equal(r.Gauges, wantGauges) {
+		t.Errorf("gauges %v, want %v", r.Gauges, wantGauges)
 	}
 	if r.Epoch != "mongo-0 pid 1" || uptime != 120000 {
 		t.Errorf("epoch %q, uptime %v ms", r.Epoch, uptime)
@@ -181,4 +214,42 @@ func must(b []byte, err error) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// TestServerStatusTicketsOfEachVersion: the tickets are read from where
+// the server's version has them, queues.execution (MongoDB 8.0) before
+// concurrentTransactions (6.1 to 7.x) before
+// wiredTiger.concurrentTransactions (to 6.0); a reply with none of them
+// has no tickets, and no error.
+func TestServerStatusTicketsOfEachVersion(t *testing.T) {
+	tickets := func(out int32) bson.D {
+		return bson.D{{Key: "read", Value: bson.D{{Key: "out", Value: out}, {Key: "available", Value: 100 - out}}},
+			{Key: "write", Value: bson.D{{Key: "out", Value: out + 1}, {Key: "available", Value: 99 - out}}}}
+	}
+	base := bson.D{{Key: "host", Value: "m"}, {Key: "pid", Value: int64(1)}, {Key: "uptime", Value: 1.0}}
+	for _, tc := range []struct {
+		name    string
+		extra   bson.D
+		readOut float64
+	}{
+		{"8.0", bson.D{{Key: "queues", Value: bson.D{{Key: "execution", Value: tickets(8)}}}, {Key: "wiredTiger", Value: bson.D{{Key: "concurrentTransactions", Value: tickets(6)}}}}, 8},
+		{"6.1-7.x", bson.D{{Key: "concurrentTransactions", Value: tickets(7)}}, 7},
+		{"6.0", bson.D{{Key: "wiredTiger", Value: bson.D{{Key: "concurrentTransactions", Value: tickets(6)}}}}, 6},
+		{"none", nil, -1},
+	} {
+		r, _, err := parseServerStatus(must(bson.Marshal(append(slices.Clone(base), tc.extra...))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := r.Gauges["tickets.read.out"]
+		if tc.readOut < 0 {
+			if len(r.Gauges) != 0 {
+				t.Errorf("%s: gauges %v from a reply without tickets", tc.name, r.Gauges)
+			}
+			continue
+		}
+		if !ok || got != tc.readOut || r.Gauges["tickets.write.out"] != tc.readOut+1 || r.Gauges["tickets.read.available"] != 100-tc.readOut {
+			t.Errorf("%s: gauges %v, want read out %v", tc.name, r.Gauges, tc.readOut)
+		}
+	}
 }

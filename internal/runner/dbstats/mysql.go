@@ -15,15 +15,36 @@ import (
 var mysqlCounters = []string{"Questions", "Com_commit", "Com_rollback", "Handler_write", "Handler_update", "Handler_delete",
 	"Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_requests", "Created_tmp_disk_tables", "Uptime"}
 
-// mysqlOptionalCounters are MySQL's InnoDB row counters, which MariaDB
-// no longer has (10.11 here): figures from them appear where they exist.
-var mysqlOptionalCounters = []string{"Innodb_rows_read", "Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted"}
+// mysqlOptionalCounters are counters some servers lack: MySQL's InnoDB
+// row counters, which MariaDB no longer has (10.11 here), and the row lock
+// waits. Figures from them appear where they exist.
+var mysqlOptionalCounters = []string{"Innodb_rows_read", "Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted",
+	"Innodb_row_lock_waits", "Innodb_row_lock_time"}
+
+// mysqlRedo are the variables that count the redo log's bytes, in order
+// of preference; the first the server has is read: the bytes written to
+// the redo log (MySQL to 8.4, MariaDB), else the log sequence number,
+// which counts bytes of redo too (MySQL 8.0.30 and later, MariaDB). A
+// sequence number goes on across a restart: it has an epoch of its own
+// that never changes.
+var mysqlRedo = []struct {
+	name string
+	lsn  bool
+}{{"Innodb_os_log_written", false}, {"Innodb_redo_log_current_lsn", true}, {"Innodb_lsn_current", true}}
 
 var mysqlGauges = []string{"Threads_running", "Threads_connected"}
 
 // mysqlQuery reads only the variables the figures need, in one statement.
 var mysqlQuery = "SHOW GLOBAL STATUS WHERE Variable_name IN ('" +
-	strings.Join(slices.Concat(mysqlCounters, mysqlOptionalCounters, mysqlGauges), "','") + "')"
+	strings.Join(slices.Concat(mysqlCounters, mysqlOptionalCounters, mysqlRedoNames(), mysqlGauges), "','") + "')"
+
+func mysqlRedoNames() []string {
+	var names []string
+	for _, v := range mysqlRedo {
+		names = append(names, v.name)
+	}
+	return names
+}
 
 // MySQL polls SHOW GLOBAL STATUS of a MySQL or MariaDB server.
 type MySQL struct {
@@ -72,6 +93,11 @@ func (m *MySQL) Poll(ctx context.Context) (Reading, error) {
 	if err != nil {
 		return Reading{}, redact(fmt.Sprintf("reading SHOW GLOBAL STATUS of %s", m.addr), err, m.secrets...)
 	}
+	return m.reading(vals), nil
+}
+
+// reading makes a Reading of the variables' values.
+func (m *MySQL) reading(vals map[string]float64) Reading {
 	r := Reading{Counters: map[string]float64{}, Gauges: map[string]float64{}}
 	for _, k := range mysqlCounters {
 		r.Counters[k] = vals[k]
@@ -79,6 +105,15 @@ func (m *MySQL) Poll(ctx context.Context) (Reading, error) {
 	for _, k := range mysqlOptionalCounters {
 		if v, ok := vals[k]; ok {
 			r.Counters[k] = v
+		}
+	}
+	for _, v := range mysqlRedo {
+		if n, ok := vals[v.name]; ok {
+			r.Counters["redo_bytes"] = n
+			if v.lsn {
+				r.Epochs = map[string]string{"redo_bytes": "lsn"}
+			}
+			break
 		}
 	}
 	for _, k := range mysqlGauges {
@@ -94,7 +129,7 @@ func (m *MySQL) Poll(ctx context.Context) (Reading, error) {
 	}
 	m.lastUptime = vals["Uptime"]
 	r.Epoch = strconv.Itoa(m.generation)
-	return r, nil
+	return r
 }
 
 func (m *MySQL) query(ctx context.Context) (map[string]float64, error) {
@@ -138,8 +173,12 @@ func (m *MySQL) Figures() []Def {
 		{Name: "rowsInsertedPerSecond", Kind: PerSecond, Key: "Innodb_rows_inserted", Unit: "rows/s"},
 		{Name: "rowsUpdatedPerSecond", Kind: PerSecond, Key: "Innodb_rows_updated", Unit: "rows/s"},
 		{Name: "rowsDeletedPerSecond", Kind: PerSecond, Key: "Innodb_rows_deleted", Unit: "rows/s"},
+		{Name: "bufferPoolReadRequestsPerSecond", Kind: PerSecond, Key: "Innodb_buffer_pool_read_requests", Unit: "reads/s"},
 		{Name: "bufferPoolDiskReadsPerSecond", Kind: PerSecond, Key: "Innodb_buffer_pool_reads", Unit: "reads/s"},
 		{Name: "bufferHitPercent", Kind: Percent, Key: "buffer_pool_hits", Other: "Innodb_buffer_pool_reads", Unit: "%"},
+		{Name: "rowLockWaitsPerSecond", Kind: PerSecond, Key: "Innodb_row_lock_waits", Unit: "waits/s"},
+		{Name: "rowLockWaitMillisPerSecond", Kind: PerSecond, Key: "Innodb_row_lock_time", Unit: "ms/s"},
+		{Name: "redoBytesPerSecond", Kind: PerSecond, Key: "redo_bytes", Unit: "bytes/s"},
 		{Name: "tempDiskTablesPerSecond", Kind: PerSecond, Key: "Created_tmp_disk_tables", Unit: "tables/s"},
 		{Name: "threadsRunning", Kind: Gauge, Key: "Threads_running", Unit: "threads"},
 		{Name: "threadsConnected", Kind: Gauge, Key: "Threads_connected", Unit: "threads"},

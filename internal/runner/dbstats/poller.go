@@ -13,7 +13,13 @@ type Reading struct {
 	// run id, a statistics reset time): when it changes between two polls,
 	// every counter started again. Empty when the server has none; a counter
 	// that went down says the same.
-	Epoch    string
+	Epoch string
+	// Epochs gives a counter that restarts on its own schedule its own
+	// epoch, which it goes by instead of Epoch: PostgreSQL's shared
+	// statistics (WAL, checkpoints), which pg_stat_reset() leaves alone and
+	// pg_stat_reset_shared() resets by themselves; a log position, which a
+	// restart does not take back to zero. Nil for most readings.
+	Epochs   map[string]string
 	Counters map[string]float64
 	Gauges   map[string]float64
 }
@@ -27,6 +33,28 @@ type Poller interface {
 	// Figures says how the readings become figures.
 	Figures() []Def
 	Close() error
+}
+
+// Noter is a Poller with something to say about its figures as a whole,
+// such as a view the server's version lacks and the figures left out for
+// it. Each note becomes one warning of the window's report.
+type Noter interface {
+	Notes() []string
+}
+
+// windowEdgeKey marks the context of a window's first and last polls.
+type windowEdgeKey struct{}
+
+// atWindowEdge marks ctx as that of a window's first or last poll.
+func atWindowEdge(ctx context.Context) context.Context {
+	return context.WithValue(ctx, windowEdgeKey{}, true)
+}
+
+// isWindowEdge says whether a poll is a window's first or last: a poller
+// reads then what is too costly to read at every poll.
+func isWindowEdge(ctx context.Context) bool {
+	edge, _ := ctx.Value(windowEdgeKey{}).(bool)
+	return edge
 }
 
 // Kind is how a figure is derived from the readings.

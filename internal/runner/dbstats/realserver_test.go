@@ -73,10 +73,15 @@ func TestPostgresCommitsMatchPgbench(t *testing.T) {
 	defer p.Close()
 
 	const clients, perClient = 4, 2000
+	lsnBefore := mustQuery(t, srv, "SELECT pg_current_wal_lsn()")
+	recordsBefore := mustNumber(t, srv, "SELECT wal_records FROM pg_stat_wal")
 	rec := Start(ctx, p, testInterval)
 	out := runLoad(t, env, pgbench(t), "-n", "-c", strconv.Itoa(clients), "-j", "2", "-t", strconv.Itoa(perClient))
 	waitForNoSessions(t, p) // the backends publish their last statistics as they exit
 	rep := rec.Stop(ctx)
+	walWritten := mustNumber(t, srv, "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '"+lsnBefore+"')")
+	records := mustNumber(t, srv, "SELECT wal_records FROM pg_stat_wal") - recordsBefore
+	size := mustNumber(t, srv, "SELECT pg_database_size(current_database())")
 
 	m := regexp.MustCompile(`number of transactions actually processed: (\d+)`).FindStringSubmatch(out)
 	if m == nil {
@@ -99,13 +104,47 @@ func TestPostgresCommitsMatchPgbench(t *testing.T) {
 	if upd := mustFigure(t, rep, "rowsUpdatedPerSecond") * mustFigure(t, rep, "windowSeconds"); !within(upd, 3*tx, 0.02) {
 		t.Errorf("rows updated %.0f, want 3 per pgbench transaction (%v)", upd, 3*tx)
 	}
+	// pg_stat_wal counts the records' bytes; the WAL's position moves by
+	// them, each aligned to 8 bytes (up to 7 more), and by the pages'
+	// headers (24 bytes in 8 kB): pgbench's small records make that 3 %.
+	wal := mustFigure(t, rep, "walBytesPerSecond") * mustFigure(t, rep, "windowSeconds")
+	padding := 7*records + 24*(walWritten/8192+1)
+	t.Logf("WAL %.0f bytes by pg_stat_wal, %.0f by pg_current_wal_lsn() (%+.2f %%; %.0f records, up to %.0f bytes of alignment and page headers); database size %.0f bytes at the last poll, %.0f after",
+		wal, walWritten, 100*(wal-walWritten)/walWritten, records, padding, mustFigure(t, rep, "databaseSizeBytesMax"), size)
+	if wal > walWritten || wal < walWritten-padding || !within(wal, walWritten, 0.05) {
+		t.Errorf("walBytesPerSecond × window = %.0f bytes, the WAL's position moved %.0f (%.0f records)", wal, walWritten, records)
+	}
+	if got := mustFigure(t, rep, "databaseSizeBytesMax"); !within(got, size, 0.01) {
+		t.Errorf("databaseSizeBytesMax %.0f, pg_database_size() %.0f after the window", got, size)
+	}
 	if mustFigure(t, rep, "serverRestarts") != 0 || len(rep.Warnings) != 0 {
 		t.Errorf("a quiet window has no restarts or warnings: %q", rep.Warnings)
 	}
 }
 
+func mustQuery(t *testing.T, srv *localdb.Postgres, sql string) string {
+	t.Helper()
+	out, err := srv.Query(sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func mustNumber(t *testing.T, srv *localdb.Postgres, sql string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(mustQuery(t, srv, sql), 64)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return v
+}
+
 // TestPostgresStatisticsResetIsNamed: pg_stat_reset() during a window is a
-// restart of the counters: a warning says so and serverRestarts counts it.
+// restart of the counters, and so is pg_stat_reset_shared('wal') later on:
+// a warning says so and serverRestarts counts both. The WAL's and the
+// checkpoints' counters, which pg_stat_reset() leaves alone, count on
+// through it (not all they counted since the server started).
 func TestPostgresStatisticsResetIsNamed(t *testing.T) {
 	srv := startPostgres(t)
 	ctx := context.Background()
@@ -114,18 +153,36 @@ func TestPostgresStatisticsResetIsNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	lsnBefore := mustQuery(t, srv, "SELECT pg_current_wal_lsn()")
 	rec := Start(ctx, p, testInterval)
 	waitForPolls(t, rec, 2)
 	if err := srv.SQL("SELECT pg_stat_reset()"); err != nil {
 		t.Fatal(err)
 	}
 	waitForPolls(t, rec, 4)
+	if err := srv.SQL("SELECT pg_stat_reset_shared('wal')"); err != nil {
+		t.Fatal(err)
+	}
+	waitForPolls(t, rec, 6)
 	rep := rec.Stop(ctx)
-	if got := mustFigure(t, rep, "serverRestarts"); got != 1 {
-		t.Errorf("serverRestarts = %v, want 1 (warnings %q)", got, rep.Warnings)
+	walWritten := mustNumber(t, srv, "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '"+lsnBefore+"')")
+	if got := mustFigure(t, rep, "serverRestarts"); got != 2 {
+		t.Errorf("serverRestarts = %v, want 2 (warnings %q)", got, rep.Warnings)
 	}
 	if !strings.Contains(strings.Join(rep.Warnings, "\n"), RestartWarning) {
 		t.Errorf("warnings %q do not name the reset", rep.Warnings)
+	}
+	// The window is quiet: a few kB of WAL, and no checkpoint (the first
+	// timed one is 5 minutes after the server's start).
+	wal := mustFigure(t, rep, "walBytesPerSecond") * mustFigure(t, rep, "windowSeconds")
+	t.Logf("WAL in the window %.0f bytes by pg_stat_wal, %.0f by pg_current_wal_lsn()", wal, walWritten)
+	if wal > walWritten+8192 {
+		t.Errorf("WAL %.0f bytes in a quiet window whose WAL position moved %.0f: counted from before the reset", wal, walWritten)
+	}
+	for _, name := range []string{"checkpointsTimed", "checkpointsRequested"} {
+		if got := mustFigure(t, rep, name); got != 0 {
+			t.Errorf("%s = %v in a quiet window", name, got)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package dbstats
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,7 +35,7 @@ func Start(ctx context.Context, p Poller, interval time.Duration) *Recording {
 
 func (r *Recording) loop(ctx context.Context) {
 	defer close(r.done)
-	r.poll(ctx)
+	r.poll(atWindowEdge(ctx))
 	tick := time.NewTicker(r.interval)
 	defer tick.Stop()
 	for {
@@ -54,6 +55,7 @@ func (r *Recording) loop(ctx context.Context) {
 // every half second until ctx ends: a server back within that time shows
 // its restart in the reading, which is what judges the window.
 func (r *Recording) lastPoll(ctx context.Context) {
+	ctx = atWindowEdge(ctx)
 	for {
 		if r.poll(ctx) || ctx.Err() != nil {
 			return
@@ -89,9 +91,13 @@ func (r *Recording) poll(ctx context.Context) bool {
 
 // Stop lets a poll under way finish, polls a last time (the window's end,
 // tried again until ctx ends while the server cannot be read) and
-// summarises the window.
+// summarises the window, with the poller's notes (Noter) among the
+// warnings.
 func (r *Recording) Stop(ctx context.Context) *telemetry.Report {
 	obs, warnings := r.StopObservations(ctx)
+	if n, ok := r.poller.(Noter); ok {
+		warnings = append(slices.Clone(warnings), n.Notes()...)
+	}
 	return Summarize(r.poller.Source(), r.poller.Figures(), obs, warnings)
 }
 

@@ -65,14 +65,24 @@ func Summarize(source string, defs []Def, obs []Observation, warnings []string) 
 // (deltas[i] is from obs[i-1] to obs[i]; deltas[0] is empty) and the
 // intervals in which the counters started again. Over such an interval a
 // counter's increase is its new value: what it counted since the restart.
+// A counter with an epoch of its own (Reading.Epochs) started again when
+// that epoch changed, not the reading's.
 func IntervalDeltas(obs []Observation) ([]map[string]float64, []int) {
 	deltas := make([]map[string]float64, len(obs))
 	var restarts []int
 	for i := 1; i < len(obs); i++ {
 		prev, cur := obs[i-1], obs[i]
+		newEpoch := func(k string) bool {
+			own, ok := cur.Epochs[k]
+			if !ok {
+				return prev.Epoch != cur.Epoch
+			}
+			was, ok := prev.Epochs[k]
+			return !ok || was != own
+		}
 		restarted := prev.Epoch != cur.Epoch
 		for k, v := range cur.Counters {
-			if p, ok := prev.Counters[k]; ok && v < p {
+			if p, ok := prev.Counters[k]; ok && (v < p || newEpoch(k)) {
 				restarted = true
 			}
 		}
@@ -82,7 +92,7 @@ func IntervalDeltas(obs []Observation) ([]map[string]float64, []int) {
 			switch {
 			case !ok:
 				continue // not read at the previous poll: no increase known
-			case restarted && (v < p || prev.Epoch != cur.Epoch):
+			case restarted && (v < p || newEpoch(k)):
 				deltas[i][k] = v
 			default:
 				deltas[i][k] = v - p

@@ -147,3 +147,43 @@ func TestSummarizeSeriesAreAtThePollInstants(t *testing.T) {
 		}
 	}
 }
+
+// TestSummarizeOwnEpochs: a counter with an epoch of its own (PostgreSQL's
+// WAL, a log position) goes on through a change of the reading's epoch
+// (pg_stat_reset(), or a restart for a log position) and starts again when
+// its own epoch changes (pg_stat_reset_shared('wal')), which is a restart
+// of the window's counters too.
+func TestSummarizeOwnEpochs(t *testing.T) {
+	at := func(sec int, epoch string, commits, wal float64, walEpoch string) Observation {
+		o := obsAt(sec, epoch, map[string]float64{"c": commits, "w": wal}, nil)
+		o.Epochs = map[string]string{"w": walEpoch}
+		return o
+	}
+	defs := []Def{{Name: "commitsPerSecond", Kind: PerSecond, Key: "c"}, {Name: "walBytesPerSecond", Kind: PerSecond, Key: "w"}}
+	for name, tc := range map[string]struct {
+		obs                []Observation
+		commits, wal, rest float64
+	}{
+		"the database's statistics reset, WAL's not": {
+			obs:     []Observation{at(0, "a", 1000, 5e6, "x"), at(5, "a", 1500, 5.5e6, "x"), at(10, "b", 400, 6e6, "x")},
+			commits: (500 + 400) / 10.0, wal: 1e6 / 10, rest: 1,
+		},
+		"WAL's statistics reset, the database's not": {
+			obs:     []Observation{at(0, "a", 1000, 5e6, "x"), at(5, "a", 1500, 5.5e6, "x"), at(10, "a", 2000, 7e5, "y")},
+			commits: 1000 / 10.0, wal: (5e5 + 7e5) / 10, rest: 1,
+		},
+		"WAL's grew past its old value after its reset: its epoch says so": {
+			obs:     []Observation{at(0, "a", 1000, 5e5, "x"), at(10, "a", 2000, 9e5, "y")},
+			commits: 1000 / 10.0, wal: 9e5 / 10, rest: 1,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rep := Summarize("test", defs, tc.obs, nil)
+			for fig, want := range map[string]float64{"commitsPerSecond": tc.commits, "walBytesPerSecond": tc.wal, "serverRestarts": tc.rest} {
+				if got, ok := figureValue(rep, fig); !ok || math.Abs(got-want) > 1e-9 {
+					t.Errorf("%s = %v (present %v), want %v", fig, got, ok, want)
+				}
+			}
+		})
+	}
+}
