@@ -28,14 +28,7 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 	pairs := envInt("DBPERF_OVERHEAD_PAIRS", 8)
 	seconds := envInt("DBPERF_OVERHEAD_SECONDS", 5)
 	pg := testutil.StartPostgres(b)
-	env := append(os.Environ(), pg.Env()...)
-	if out, err := command(env, "pgbench", "--initialize", "--quiet", "--scale", "5").CombinedOutput(); err != nil {
-		b.Fatalf("pgbench init: %v\n%s", err, out)
-	}
-	runnerBin := filepath.Join(b.TempDir(), "dbperf-runner")
-	if out, err := exec.Command("go", "build", "-o", runnerBin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("building the runner: %v\n%s", err, out)
-	}
+	env, runnerBin := benchSetup(b, pg)
 	tool := []string{"pgbench", "--client", "4", "--jobs", "2", "--time", strconv.Itoa(seconds), "--select-only", "--protocol", "prepared"}
 	var ratios, shares []float64
 	b.ResetTimer()
@@ -120,15 +113,7 @@ func BenchmarkServerStatisticsOverhead(b *testing.B) {
 	pairs := envInt("DBPERF_OVERHEAD_PAIRS", 6)
 	seconds := envInt("DBPERF_OVERHEAD_SECONDS", 10)
 	pg := testutil.StartPostgres(b)
-	env := append(os.Environ(), pg.Env()...)
-	env = append(env, "DBPERF_TARGET_USERNAME="+pg.User, "DBPERF_TARGET_PASSWORD="+pg.Password)
-	if out, err := command(env, "pgbench", "--initialize", "--quiet", "--scale", "5").CombinedOutput(); err != nil {
-		b.Fatalf("pgbench init: %v\n%s", err, out)
-	}
-	runnerBin := filepath.Join(b.TempDir(), "dbperf-runner")
-	if out, err := exec.Command("go", "build", "-o", runnerBin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("building the runner: %v\n%s", err, out)
-	}
+	env, runnerBin := benchSetup(b, pg, "DBPERF_TARGET_USERNAME="+pg.User, "DBPERF_TARGET_PASSWORD="+pg.Password)
 	tool := []string{"pgbench", "--client", "4", "--jobs", "2", "--time", strconv.Itoa(seconds), "--select-only", "--protocol", "prepared"}
 	base := []string{"exec", "--workload", "pgbench", "--summary-file", filepath.Join(b.TempDir(), "t"), "--max-cpu-percent", "0"}
 	polled := func(interval string) []string {
@@ -149,14 +134,7 @@ func BenchmarkHostScrapeOverhead(b *testing.B) {
 	seconds := envInt("DBPERF_OVERHEAD_SECONDS", 10)
 	pg := testutil.StartPostgres(b)
 	exporter := testutil.StartNodeExporter(b)
-	env := append(os.Environ(), pg.Env()...)
-	if out, err := command(env, "pgbench", "--initialize", "--quiet", "--scale", "5").CombinedOutput(); err != nil {
-		b.Fatalf("pgbench init: %v\n%s", err, out)
-	}
-	runnerBin := filepath.Join(b.TempDir(), "dbperf-runner")
-	if out, err := exec.Command("go", "build", "-o", runnerBin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("building the runner: %v\n%s", err, out)
-	}
+	env, runnerBin := benchSetup(b, pg)
 	tool := []string{"pgbench", "--client", "4", "--jobs", "2", "--time", strconv.Itoa(seconds), "--select-only", "--protocol", "prepared"}
 	base := []string{"exec", "--workload", "pgbench", "--summary-file", filepath.Join(b.TempDir(), "t"), "--max-cpu-percent", "0"}
 	scraped := func(interval string) []string {
@@ -200,6 +178,20 @@ func overheadOf(b *testing.B, what string, env []string, runnerBin string, plain
 		b.ReportMetric(ratios[len(ratios)/2], "tps-ratio-at-"+interval)
 		b.ReportMetric(1e6*perPoll[len(perPoll)/2], what+"-cpu-µs/poll-at-"+interval)
 	}
+}
+
+// benchSetup initialises pgbench's tables (scale 5) in pg and builds the
+// runner; env is the tools' environment (pg's and extra variables).
+func benchSetup(b *testing.B, pg testutil.Postgres, extra ...string) (env []string, runnerBin string) {
+	env = append(append(os.Environ(), pg.Env()...), extra...)
+	if out, err := command(env, "pgbench", "--initialize", "--quiet", "--scale", "5").CombinedOutput(); err != nil {
+		b.Fatalf("pgbench init: %v\n%s", err, out)
+	}
+	runnerBin = filepath.Join(b.TempDir(), "dbperf-runner")
+	if out, err := exec.Command("go", "build", "-o", runnerBin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("building the runner: %v\n%s", err, out)
+	}
+	return env, runnerBin
 }
 
 func parseSeconds(d string) float64 {

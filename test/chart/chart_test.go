@@ -327,7 +327,7 @@ func checkNoNodesProxy(t *testing.T, objs []unstructured.Unstructured) {
 
 // Bad values are refused by values.schema.json, naming the value.
 func TestSchemaRefusesBadValues(t *testing.T) {
-	for set, want := range map[string]string{
+	refused(t, map[string]string{
 		"replicaCount=-1":                             "/replicaCount",
 		"image.pullPolicy=Sometimes":                  "/image/pullPolicy",
 		"extraArgs[0]=verbose":                        "/extraArgs/0",
@@ -345,16 +345,7 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 		"telemetry.prometheus.queries[0].summary=p99": "/telemetry/prometheus/queries/0",
 		"admission.allowedImages[0]=reg'x/":           "/admission/allowedImages/0",
 		"admission.allowedImages[0]=a b/":             "/admission/allowedImages/0",
-	} {
-		out, err := helmTemplate(t, set)
-		if err == nil {
-			t.Errorf("--set %s accepted", set)
-			continue
-		}
-		if !strings.Contains(string(out), want) {
-			t.Errorf("--set %s: error does not name %s:\n%s", set, want, out)
-		}
-	}
+	})
 }
 
 func kustomize(t *testing.T) []unstructured.Unstructured {
@@ -596,3 +587,19 @@ func readDoc(t *testing.T, rel string) string {
 }
 
 func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
+
+// refused renders the chart with each value set (--set VALUE) and checks
+// that it is refused with an error naming the schema path.
+func refused(t *testing.T, cases map[string]string) {
+	t.Helper()
+	for set, want := range cases {
+		out, err := helmTemplate(t, set)
+		if err == nil {
+			t.Errorf("--set %s accepted", set)
+			continue
+		}
+		if !strings.Contains(string(out), want) {
+			t.Errorf("--set %s: error does not name %s:\n%s", set, want, out)
+		}
+	}
+}

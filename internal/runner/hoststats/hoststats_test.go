@@ -48,17 +48,17 @@ func TestHostReadFromItsNodeExporter(t *testing.T) {
 	if len(rep.Warnings) > 0 {
 		t.Errorf("warnings: %q", rep.Warnings)
 	}
-	f := figuresOf(rep)
+	f := testutil.FiguresOf(rep)
 	subject := "host/db-01"
-	busy := f.get(t, FigureBusyPercent, subject)
+	busy := f.Get(t, FigureBusyPercent, subject)
 	procBusy := testutil.BusyPercent(stat0, stat1)
 	t.Logf("db-01: %d scrapes, cpuBusyPercent %.1f, /proc/stat %.1f (%+.1f %%)", len(obs), busy, procBusy, 100*(busy-procBusy)/procBusy)
 	within(t, "cpuBusyPercent against /proc/stat", busy, procBusy, 0.10)
 
-	span := f.get(t, "windowSeconds", subject)
+	span := f.Get(t, "windowSeconds", subject)
 	var written, procWritten float64
 	for k, v := range f {
-		if dev, ok := strings.CutPrefix(k.name, "diskWriteBytesPerSecond."); ok && k.subject == subject {
+		if dev, ok := strings.CutPrefix(k.Name, "diskWriteBytesPerSecond."); ok && k.Subject == subject {
 			written += v * span
 			procWritten += disk1[dev] - disk0[dev]
 		}
@@ -66,7 +66,7 @@ func TestHostReadFromItsNodeExporter(t *testing.T) {
 	t.Logf("db-01: disk writes %.1f MB, /proc/diskstats %.1f MB", written/1e6, procWritten/1e6)
 	within(t, "bytes written against /proc/diskstats", written, procWritten, 0.10)
 
-	cores := int(f.get(t, FigureCount, subject))
+	cores := int(f.Get(t, FigureCount, subject))
 	var coreSeries int
 	var before, after []float64
 	for _, s := range rep.Series {
@@ -190,7 +190,7 @@ func TestSummaryOfScrapes(t *testing.T) {
 			Gauges: map[string]float64{Key(groupMemory, "", "total"): 8e9, Key(groupMemory, "", "available"): 6e9, Key(groupLoad, "", "1"): 1.5}}})
 	}
 	rep := Summarize(Host{Name: "app-1"}, obs, nil, 100)
-	f := figuresOf(rep)
+	f := testutil.FiguresOf(rep)
 	s := "host/app-1"
 	for name, want := range map[string]float64{
 		FigureBusyPercent: 50, FigureBusyPercent + ".cpu0": 20, FigureBusyPercent + ".cpu1": 80, "cpuSystemPercent": 40, "cpuUserPercent": 10,
@@ -198,11 +198,11 @@ func TestSummaryOfScrapes(t *testing.T) {
 		"diskWritesPerSecond.sda": 100, "diskWriteBytesPerSecond.sda": 1e6, "diskAwaitMillis.sda": 2,
 		"networkReceiveBytesPerSecond.eth0": 2e5, FigureRestarts: 1, FigureBusyPercent + "BusiestCore": 80,
 	} {
-		if got := f.get(t, name, s); abs(got-want) > 1e-6*max(abs(want), 1) {
+		if got := f.Get(t, name, s); abs(got-want) > 1e-6*max(abs(want), 1) {
 			t.Errorf("%s = %g, want %g", name, got, want)
 		}
 	}
-	if _, ok := f[key{"networkReceiveBytesPerSecond.lo", s}]; ok {
+	if _, ok := f[testutil.FigureKey{Name: "networkReceiveBytesPerSecond.lo", Subject: s}]; ok {
 		t.Error("the loopback has figures")
 	}
 	n := 0
@@ -222,26 +222,6 @@ func TestSummaryOfScrapes(t *testing.T) {
 	}
 }
 
-type key struct{ name, subject string }
-
-type figures map[key]float64
-
-func figuresOf(r *telemetry.Report) figures {
-	out := figures{}
-	for _, f := range r.Figures {
-		out[key{f.Name, f.Subject}] = f.Value
-	}
-	return out
-}
-
-func (f figures) get(t *testing.T, name, subject string) float64 {
-	t.Helper()
-	v, ok := f[key{name, subject}]
-	if !ok {
-		t.Fatalf("no figure %s of %s", name, subject)
-	}
-	return v
-}
 
 func within(t *testing.T, what string, got, want, rel float64) {
 	t.Helper()

@@ -69,13 +69,13 @@ func TestCollectAgreesWithProc(t *testing.T) {
 	seconds := end.Sub(start).Seconds()
 
 	procCores := (procEnd - procStart) / seconds
-	cores := fig.get(t, "cpuCores", "target/"+testPod)
+	cores := fig.Get(t, "cpuCores", "target/"+testPod)
 	t.Logf("burner: Prometheus cpuCores %.3f, /proc %.3f cores (%+.1f %%)", cores, procCores, 100*(cores-procCores)/procCores)
 	within(t, "cpuCores[target/target-0] against /proc/<pid>/stat", cores, procCores, 0.20)
-	within(t, "cpuCores[target] (the sum over target pods)", fig.get(t, "cpuCores", "target"), cores, 0.001)
-	within(t, "user+system against cpuCores", fig.get(t, "cpuUserCores", "target/"+testPod)+fig.get(t, "cpuSystemCores", "target/"+testPod), cores, 0.20)
-	within(t, "the user query over $window", fig.get(t, "burnerCPUCores", "server"), cores, 0.01)
-	if p95 := fig.get(t, "cpuCoresP95", "target/"+testPod); p95 < cores*0.8 {
+	within(t, "cpuCores[target] (the sum over target pods)", fig.Get(t, "cpuCores", "target"), cores, 0.001)
+	within(t, "user+system against cpuCores", fig.Get(t, "cpuUserCores", "target/"+testPod)+fig.Get(t, "cpuSystemCores", "target/"+testPod), cores, 0.20)
+	within(t, "the user query over $window", fig.Get(t, "burnerCPUCores", "server"), cores, 0.01)
+	if p95 := fig.Get(t, "cpuCoresP95", "target/"+testPod); p95 < cores*0.8 {
 		t.Errorf("cpuCoresP95 %.3f is below 80 %% of the mean %.3f", p95, cores)
 	}
 	if burner.dirs != nil {
@@ -84,19 +84,19 @@ func TestCollectAgreesWithProc(t *testing.T) {
 		// bites depends on the machine's other load, so no fixed floor.
 		periods := cgEnd.periods - cgStart.periods
 		kernel := 100 * (cgEnd.throttled - cgStart.throttled) / periods
-		thr := fig.get(t, "cpuThrottledPercent", "target/"+testPod)
+		thr := fig.Get(t, "cpuThrottledPercent", "target/"+testPod)
 		t.Logf("burner: Prometheus cpuThrottledPercent %.1f, cpu.stat %.1f over %.0f periods", thr, kernel, periods)
 		if periods < 20 || math.Abs(thr-kernel) > 10 {
 			t.Errorf("cpuThrottledPercent %.1f, cpu.stat says %.1f %% of %.0f periods (want within 10 points)", thr, kernel, periods)
 		}
-		if ws := fig.get(t, "memoryWorkingSetBytesMax", "target/"+testPod); ws <= 0 {
+		if ws := fig.Get(t, "memoryWorkingSetBytesMax", "target/"+testPod); ws <= 0 {
 			t.Errorf("memoryWorkingSetBytesMax %g, want > 0", ws)
 		}
 	}
 
 	node := "node/" + testNode
 	procBusy := testutil.BusyPercent(statStart, statEnd)
-	busy := fig.get(t, "cpuBusyPercent", node)
+	busy := fig.Get(t, "cpuBusyPercent", node)
 	t.Logf("node: Prometheus cpuBusyPercent %.1f, /proc/stat %.1f (%+.1f %%)", busy, procBusy, 100*(busy-procBusy)/procBusy)
 	if busy <= 0 {
 		t.Errorf("cpuBusyPercent %g, want > 0 while a process burns", busy)
@@ -105,9 +105,9 @@ func TestCollectAgreesWithProc(t *testing.T) {
 	// Two queries, evaluated apart: 1.3 % apart once in CI with the other
 	// packages on both cores. A wrong aggregation (a sum, not a mean) is a
 	// factor of the CPU count.
-	within(t, "the mean of cpuUserPercent.cpu<N> against cpuUserPercent", fig.meanOfParts("cpuUserPercent", node), fig.get(t, "cpuUserPercent", node), 0.03)
-	if fig.get(t, "memoryUsedBytes", node) <= 0 || fig.get(t, "load1Max", node) < 0 {
-		t.Errorf("memoryUsedBytes %g, load1Max %g", fig[key{"memoryUsedBytes", node}], fig[key{"load1Max", node}])
+	within(t, "the mean of cpuUserPercent.cpu<N> against cpuUserPercent", meanOfParts(fig, "cpuUserPercent", node), fig.Get(t, "cpuUserPercent", node), 0.03)
+	if fig.Get(t, "memoryUsedBytes", node) <= 0 || fig.Get(t, "load1Max", node) < 0 {
+		t.Errorf("memoryUsedBytes %g, load1Max %g", fig[testutil.FigureKey{Name: "memoryUsedBytes", Subject: node}], fig[testutil.FigureKey{Name: "load1Max", Subject: node}])
 	}
 	if n := seriesLength(report, "cpuCores", "target/"+testPod); n < 3 {
 		t.Errorf("the cpuCores series of the pod has %d samples, want >= 3 at a 1 s step", n)
@@ -152,32 +152,14 @@ func waitForSamples(t *testing.T, url string, queries ...string) {
 	}
 }
 
-type key struct{ name, subject string }
-
-type figureMap map[key]float64
-
-func figures(r *telemetry.Report) figureMap {
-	out := figureMap{}
-	for _, f := range r.Figures {
-		out[key{f.Name, f.Subject}] = f.Value
-	}
-	return out
-}
-
-func (m figureMap) get(t *testing.T, name, subject string) float64 {
-	t.Helper()
-	v, ok := m[key{name, subject}]
-	if !ok {
-		t.Fatalf("no figure %s[%s]", name, subject)
-	}
-	return v
-}
+// figures indexes a report's figures (testutil.Figures).
+func figures(r *telemetry.Report) testutil.Figures { return testutil.FiguresOf(r) }
 
 // meanOfParts averages the per-part figures of a quantity (per core).
-func (m figureMap) meanOfParts(base, subject string) float64 {
+func meanOfParts(m testutil.Figures, base, subject string) float64 {
 	sum, n := 0.0, 0
 	for k, v := range m {
-		if b, part := SplitPart(k.name); b == base && part != "" && k.subject == subject {
+		if b, part := SplitPart(k.Name); b == base && part != "" && k.Subject == subject {
 			sum += v
 			n++
 		}

@@ -52,7 +52,7 @@ func TestRelabelledClusterNeedsItsSettings(t *testing.T) {
 	}
 
 	defaults := collect(Config{Address: url, Namespace: testNamespace})
-	if _, ok := figures(defaults)[key{"cpuBusyPercent", "node/" + testNode}]; ok {
+	if _, ok := figures(defaults)[testutil.FigureKey{Name: "cpuBusyPercent", Subject: "node/" + testNode}]; ok {
 		t.Errorf("the defaults found the relabelled node's CPU: %+v", defaults.Figures)
 	}
 	if !hasWarning(defaults, "no data for cpuBusyPercent: ") {
@@ -65,7 +65,7 @@ func TestRelabelledClusterNeedsItsSettings(t *testing.T) {
 	}
 	cfg.Namespace = testNamespace
 	set := collect(cfg)
-	busy := figures(set).get(t, "cpuBusyPercent", "node/"+testNode)
+	busy := figures(set).Get(t, "cpuBusyPercent", "node/"+testNode)
 	t.Logf("relabelled node with its settings: cpuBusyPercent %.1f, /proc/stat %.1f (%+.1f %%); defaults' warnings %d",
 		busy, procBusy, 100*(busy-procBusy)/procBusy, len(defaults.Warnings))
 	within(t, "cpuBusyPercent with the install's settings against /proc/stat", busy, procBusy, 0.10)

@@ -48,13 +48,13 @@ func TestRunAsksItsOwnQueriesAndHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := figures(rep)
-	busy := f.get(t, "cpuBusyPercent", "host/db-01")
+	busy := f.Get(t, "cpuBusyPercent", "host/db-01")
 	t.Logf("host db-01 by selector: cpuBusyPercent %.1f, /proc/stat %.1f (%+.1f %%); warnings %q", busy, procBusy, 100*(busy-procBusy)/procBusy, rep.Warnings)
 	within(t, "the host's cpuBusyPercent against /proc/stat", busy, procBusy, 0.10)
-	if up := f.get(t, "appliancesUp", "host/db-01"); up != 1 {
+	if up := f.Get(t, "appliancesUp", "host/db-01"); up != 1 {
 		t.Errorf("the run's query appliancesUp = %v, want 1", up)
 	}
-	if v := f.get(t, "scrapedSeries", "server"); v <= 1 {
+	if v := f.Get(t, "scrapedSeries", "server"); v <= 1 {
 		t.Errorf("the install's scrapedSeries = %v: the run's query of that name replaced it", v)
 	}
 	for _, want := range []string{"no data for the query missingSeries", "the run's query brokenQuery failed", "the run's query scrapedSeries is not asked"} {
