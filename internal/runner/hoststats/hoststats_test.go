@@ -222,7 +222,6 @@ func TestSummaryOfScrapes(t *testing.T) {
 	}
 }
 
-
 func within(t *testing.T, what string, got, want, rel float64) {
 	t.Helper()
 	if want == 0 || abs(got-want)/abs(want) > rel {
