@@ -275,7 +275,7 @@ spec:
     target:
       external: {host: 127.0.0.1, port: %[3]d, database: bench, secretRef: {name: local-pg}}
     workload:
-      pgbench: {scale: 5, clients: [1, 4], jobs: 1, duration: %[5]ds}
+      pgbench: {scale: 5, clients: [1, 4], jobs: 1, duration: %[5]ds, progressInterval: 1s}
       resources:
         limits: {cpu: "1"}%[6]s
   variants:
