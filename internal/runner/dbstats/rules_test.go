@@ -64,10 +64,21 @@ func TestSessionsHeldBreakARuleOverTime(t *testing.T) {
 	time.Sleep(time.Second) // a quiet start, measured
 	longFrom, longTo := hold(3500 * time.Millisecond)
 	time.Sleep(1500 * time.Millisecond) // quiet between the holds
-	hold(time.Second)
-	time.Sleep(time.Second)
+	shortFrom, _ := hold(time.Second)
+	time.Sleep(time.Second) // a quiet end, measured
 	rep := rec.Stop(ctx)
 
+	// The short hold was seen (a positive sign before judging that it did
+	// not break the rule): a sample of 4 sessions after it began.
+	seen := false
+	for _, sr := range rep.Series {
+		for _, sm := range sr.Samples {
+			seen = seen || (sr.Name == "sessionsIdleInTransaction" && !sm.Time.Before(shortFrom) && sm.Value == held)
+		}
+	}
+	if !seen {
+		t.Fatalf("the 1-second hold from %s was not recorded: no sample of %d sessions", shortFrom.Format("15:04:05.000"), held)
+	}
 	r := results.New("test")
 	telemetry.Attach(r, rep)
 	rule := telemetry.Rule{Name: "held-transactions", Series: "sessionsIdleInTransaction", Subject: "server",
