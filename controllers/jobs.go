@@ -139,8 +139,8 @@ func (r *BenchmarkRunReconciler) jobOutcome(ctx context.Context, st *runState, j
 	sort.Slice(pods.Items, func(i, j int) bool {
 		return pods.Items[j].CreationTimestamp.Before(&pods.Items[i].CreationTimestamp)
 	})
-	if n := ptrValue(job.Spec.Completions); n > 1 {
-		return r.parallelOutcome(ctx, st, job, pods.Items, int(n))
+	if specs.HasStartBarrier(job) {
+		return r.parallelOutcome(ctx, st, job, pods.Items, int(max(ptrValue(job.Spec.Completions), 1)))
 	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]

@@ -14,6 +14,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/controllers/internal/status"
+	"github.com/dbperf-io/dbperf-operator/internal/disturb"
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/specs"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
@@ -38,7 +39,8 @@ const (
 
 // statusMetrics are what status keeps of a result: up to maxStatusMetrics
 // of the tool's headline metrics, primary first, then the servers' side
-// (telemetry.StatusFigures); everything is in the results ConfigMap.
+// (telemetry.StatusFigures) and the disturbances' cards' headline figures
+// (disturb.StatusFigures); everything is in the results ConfigMap.
 func statusMetrics(res *results.Result) []results.Metric {
 	var out []results.Metric
 	for _, m := range res.Headline() {
@@ -46,7 +48,8 @@ func statusMetrics(res *results.Result) []results.Metric {
 			out = append(out, m)
 		}
 	}
-	return append(out, telemetry.StatusFigures(res)...)
+	out = append(out, telemetry.StatusFigures(res)...)
+	return append(out, disturb.StatusFigures(res)...)
 }
 
 // measurement is one measurement: a step and a repetition.
@@ -84,6 +87,14 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 		r.failInvalidSpec(st, field.TooMany(field.NewPath("spec"), n, benchv1.MaxMeasurements))
 		return ctrl.Result{}, nil
 	}
+	if path, why, err := r.chaosMissing(run); err != nil {
+		return ctrl.Result{}, err
+	} else if why != "" && !anyRecorded(run) {
+		// Refused at the start, before anything is measured: the
+		// integration it needs is not there.
+		r.failInvalidSpec(st, field.Invalid(field.NewPath(path), "", why))
+		return ctrl.Result{}, nil
+	}
 	initSteps(run, steps)
 	all := measurements(len(steps), repetitions(run))
 	done := 0
@@ -107,7 +118,10 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 // is status.progress meanwhile, and left the measurements left with this one.
 func (r *BenchmarkRunReconciler) measureOne(ctx context.Context, st *runState, step workloads.Step, u measurement, progress string, left int) (taken bool, _ ctrl.Result, _ error) {
 	run := st.run
-	if !st.target.Ready {
+	disturbed := len(specs.Disturbances(run, u.rep)) > 0
+	if !st.target.Ready && !(disturbed && measuringNow(run, u)) {
+		// A disturbed measurement goes on while its target is not ready:
+		// losing a member is what it measures.
 		return false, r.waitForTarget(st), nil
 	}
 	inv := st.workload.Run(&run.Spec.Workload, st.target.Endpoint, step)
@@ -137,6 +151,12 @@ func (r *BenchmarkRunReconciler) measureOne(ctx context.Context, st *runState, s
 			wait = settle
 		}
 	}
+	if disturbed && err == nil {
+		var look time.Duration
+		if look, err = r.disturbances(ctx, st, job, u, out); look > 0 && (wait == 0 || look < wait) {
+			wait = look
+		}
+	}
 	if err != nil || out == nil || wait > 0 {
 		run.Status.Progress = progress
 		started := job.CreationTimestamp
@@ -153,6 +173,9 @@ func (r *BenchmarkRunReconciler) measureOne(ctx context.Context, st *runState, s
 			setCondition(run, benchv1.ConditionCompleted, metav1.ConditionFalse, benchv1.ReasonMeasuring, msg)
 		}
 		return false, ctrl.Result{RequeueAfter: wait}, err
+	}
+	if disturbed {
+		addDisturbances(run, job, out.result)
 	}
 	results.AddAPDEX(out.result, apdexTargets(run))
 	results.AddOverallAPDEX(out.result, apdexWeights(run))
@@ -383,4 +406,14 @@ func apdexTargets(run *benchv1.BenchmarkRun) map[string]time.Duration {
 		out[a.Operation] = a.Target.Duration
 	}
 	return out
+}
+
+// anyRecorded says whether the run has recorded a measurement.
+func anyRecorded(run *benchv1.BenchmarkRun) bool {
+	for _, s := range run.Status.Steps {
+		if len(s.Repetitions) > 0 {
+			return true
+		}
+	}
+	return false
 }

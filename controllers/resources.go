@@ -98,7 +98,7 @@ func (r *BenchmarkRunReconciler) startSampler(ctx context.Context, st *runState,
 		if err != nil || len(loadgens) == 0 {
 			return subjects, false, err
 		}
-		if ptrValue(job.Spec.Completions) > 1 && job.Annotations[specs.AnnotationStartAt] == "" {
+		if specs.HasStartBarrier(job) && job.Annotations[specs.AnnotationStartAt] == "" {
 			return subjects, false, nil // at the barrier: not yet
 		}
 		subjects, err = r.resourceSubjects(ctx, st, loadgens)

@@ -32,6 +32,13 @@ const (
 // BenchmarkRunSpec describes one benchmark: the database under test, the load
 // tool, where each runs, and how often the measurement is repeated.
 // +kubebuilder:validation:XValidation:rule="!has(self.capacity) || ((has(self.capacity.maxLevels) ? self.capacity.maxLevels : 20) + 2) * ((has(self.repetitions) ? self.repetitions : 1) + 1) + 2 <= 1000",message="a capacity run makes at most 1000 measurements (MaxMeasurements): capacity.maxLevels and two confirmations, times repetitions + 1 (a level is measured once more when a measurement fails), and a soak measured at most twice"
+// +kubebuilder:validation:XValidation:rule="!has(self.disturbances) || !has(self.target.external) || self.disturbances.schedule.all(d, has(d.sqlLoad))",message="disturbances: an external target's hosts and pods are not the run's own; only sqlLoad (statements through its endpoint) may disturb it"
+// +kubebuilder:validation:XValidation:rule="!has(self.disturbances) || !has(self.target.external) || self.disturbances.schedule.all(d, !has(d.sqlLoad) || (has(d.sqlLoad.credentials) && d.sqlLoad.credentials == 'Workload') || has(d.sqlLoad.secretRef))",message="disturbances: a sqlLoad on an external target with Administrator credentials needs sqlLoad.secretRef (the administrator's Secret), or credentials Workload"
+// +kubebuilder:validation:XValidation:rule="!has(self.disturbances) || !has(self.capacity)",message="disturbances and capacity do not go together: a capacity search judges each level on undisturbed measurements"
+// +kubebuilder:validation:XValidation:rule="!has(self.disturbances) || self.disturbances.schedule.all(d, !has(d.memberLoss) || has(self.target.postgres) || has(self.target.valkey))",message="disturbances: memberLoss needs a replicated target the run provisions (postgres or valkey)"
+// +kubebuilder:validation:XValidation:rule="!has(self.disturbances) || self.disturbances.schedule.all(d, !has(d.memberLoss) || !has(d.memberLoss.action) || d.memberLoss.action != 'Switchover' || has(self.target.postgres))",message="disturbances: a Switchover asks CloudNativePG to promote a standby: it needs target postgres"
+// +kubebuilder:validation:XValidation:rule="!has(self.disturbances) || self.disturbances.schedule.all(d, !has(d.memberLoss) || !has(d.memberLoss.member) || d.memberLoss.member != 'ShardPrimary' || (has(self.target.valkey) && has(self.target.valkey.cluster)))",message="disturbances: member ShardPrimary needs a Valkey Cluster target (target.valkey.cluster)"
+// +kubebuilder:validation:XValidation:rule="!has(self.disturbances) || self.disturbances.schedule.all(d, !has(d.sqlLoad) || (!has(self.target.opensearch) && !has(self.target.mongodb)))",message="disturbances: sqlLoad speaks SQL (PostgreSQL, MySQL, ClickHouse) or Valkey commands; an OpenSearch or MongoDB target has neither"
 type BenchmarkRunSpec struct {
 	// Target is the database under test.
 	Target TargetSpec `json:"target"`
@@ -53,6 +60,13 @@ type BenchmarkRunSpec struct {
 	// levels are its steps, and status.capacity says what it found.
 	// +optional
 	Capacity *CapacitySpec `json:"capacity,omitempty"`
+
+	// Disturbances make things happen to the target while measurements
+	// run (a background SQL load, a noisy neighbour, a lost member, a
+	// degraded network) and give each disturbed measurement a card of how
+	// the target took it: see DisturbancesSpec.
+	// +optional
+	Disturbances *DisturbancesSpec `json:"disturbances,omitempty"`
 
 	// Timeout bounds the whole run, from its start (status.startTime: when it
 	// is admitted to its nodes; time spent Queued does not count) to the

@@ -7,8 +7,8 @@ const (
 	// LabelRunUID is on every object a run creates: its target, Jobs,
 	// pods, ConfigMaps and Secrets.
 	LabelRunUID = "bench.dbperf.io/run-uid"
-	// LabelRole says what a run's child is for: loadgen, prepare, target
-	// or results.
+	// LabelRole says what a run's child is for: loadgen, prepare, target,
+	// results or disturbance.
 	LabelRole = "bench.dbperf.io/role"
 	// LabelInstanceRole is on the pods of operator-owned servers: the part
 	// the pod plays in its target, one of the InstanceRole values (primary,
@@ -31,4 +31,7 @@ const (
 	RolePrepare = "prepare"
 	RoleTarget  = "target"
 	RoleResults = "results"
+	// RoleDisturbance is a pod a disturbance runs beside the target (a
+	// noisy neighbour's stress pod).
+	RoleDisturbance = "disturbance"
 )

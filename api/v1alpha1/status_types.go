@@ -105,6 +105,22 @@ type BenchmarkRunStatus struct {
 	// +optional
 	Measuring *MeasurementProgress `json:"measuring,omitempty"`
 
+	// Disturbing is what the disturbances of the measurement in progress
+	// did, as the operator acts on them: requested, took effect, ended,
+	// removed. It lives in status so that a restarted manager applies each
+	// once and removes each once; it moves into the measurement's result
+	// when it is recorded.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=8
+	Disturbing []DisturbanceStatus `json:"disturbing,omitempty"`
+
+	// DisturbanceSeed is the seed of the disturbances' random phases:
+	// spec.disturbances.seed, or the one the operator chose.
+	// +optional
+	DisturbanceSeed *int64 `json:"disturbanceSeed,omitempty"`
+
 	// ExpectedCompletionTime is when the run should end: the mean duration
 	// of its finished measurements times those still to come, from the
 	// start of the one in progress; at most the run's timeout. Unset until
@@ -378,4 +394,52 @@ type MeasurementProgress struct {
 	// StartTime is when its Job was created.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
+}
+
+// DisturbanceStatus is one disturbance of the measurement in progress.
+type DisturbanceStatus struct {
+	// Name is the disturbance's name in spec.disturbances.schedule.
+	Name string `json:"name"`
+	// Kind is sqlLoad, noisyNeighbour, memberLoss or network.
+	Kind string `json:"kind"`
+	// Job is the measurement's Job.
+	Job string `json:"job"`
+	// Offset is when it is requested, from the start of the tool.
+	Offset metav1.Duration `json:"offset"`
+	// RequestedTime is when the operator acted. The instants are to the
+	// microsecond: a card's figures are differences of them.
+	// +optional
+	RequestedTime *metav1.MicroTime `json:"requestedTime,omitempty"`
+	// TookEffectTime is when the object it acted on showed it: the pod
+	// gone, the stress pod running, the chaos object injected.
+	// +optional
+	TookEffectTime *metav1.MicroTime `json:"tookEffectTime,omitempty"`
+	// EndedTime is when it stopped acting (the stress pod or chaos object
+	// deleted); unset for a member loss.
+	// +optional
+	EndedTime *metav1.MicroTime `json:"endedTime,omitempty"`
+	// RemovedTime is when what it created was gone and the node it
+	// cordoned uncordoned: nothing of it is left behind.
+	// +optional
+	RemovedTime *metav1.MicroTime `json:"removedTime,omitempty"`
+	// Member is the pod it acted on; Node its node.
+	// +optional
+	Member string `json:"member,omitempty"`
+	// +optional
+	Node string `json:"node,omitempty"`
+	// Object is what it created (the stress pod, the chaos object).
+	// +optional
+	Object string `json:"object,omitempty"`
+	// NewPrimary is the primary the target reported after a member loss,
+	// at NewPrimaryTime; FullRedundancyTime is when every instance was
+	// ready again.
+	// +optional
+	NewPrimary string `json:"newPrimary,omitempty"`
+	// +optional
+	NewPrimaryTime *metav1.MicroTime `json:"newPrimaryTime,omitempty"`
+	// +optional
+	FullRedundancyTime *metav1.MicroTime `json:"fullRedundancyTime,omitempty"`
+	// Message says what happened, or why it could not act.
+	// +optional
+	Message string `json:"message,omitempty"`
 }

@@ -45,6 +45,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdShow(args[1:], stdin, stdout, stderr)
 	case "query":
 		return cmdQuery(args[1:], stdout, stderr)
+	case pod.CommandStress:
+		return cmdStress(args[1:], stdout, stderr)
 	case "install":
 		return cmdInstall(args[1:], stderr)
 	case "version":
@@ -61,6 +63,7 @@ const usage = `usage:
   dbperf-runner parse --workload NAME [--input FILE] [--result-file [NAME=]FILE]... [--parser-config FILE] [--exit-code N] [--prepare] [--max-error-percent P]
   dbperf-runner show [--input LOG] [--all]
   dbperf-runner query --driver DRIVER --host H --port P --queries FILE [--runs N] [--prepare] ... (dbperf-runner query -h)
+  dbperf-runner stress [--cpu-workers N] [--memory-bytes B] [--disk-workers N] [--dir DIR] --duration D (a noisy neighbour's stress pod)
   dbperf-runner install DEST
   dbperf-runner version`
 
@@ -104,6 +107,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		command = runner.ForGenerator(command, index, c.Generators)
 		if index > 0 {
 			stats, check, hostStats = nil, nil, nil // the first load generator polls the server and the hosts and checks a session, once for all
+			c.Disturbances = nil                    // and runs the disturbances' SQL loads and ledgers
 		}
 		fmt.Fprintf(stdout, "[dbperf-runner] load generator %d of %d\n", index+1, c.Generators)
 	} else {
@@ -151,12 +155,13 @@ func execOptions(c pod.ExecCommand, w workloads.Parser, command, secrets []strin
 	return runner.Options{
 		Parser: w, Prepare: c.Prepare, Command: command, ResultFiles: c.ResultFiles, SecretValues: secrets,
 		Thresholds: results.Thresholds{MaxLoadGeneratorCPUPercent: *c.MaxLoadGeneratorCPUPercent, MaxErrorPercent: *c.MaxErrorPercent,
-			StallPercent: s.StallPercent, MaxStall: s.MaxStall, Warmup: s.Warmup, DipPercent: s.DipPercent, MaxDip: s.MaxDip, MaxDriftPercent: s.MaxDriftPercent},
+			StallPercent: s.StallPercent, MaxStall: s.MaxStall, Warmup: s.Warmup, DipPercent: s.DipPercent, MaxDip: s.MaxDip, MaxDriftPercent: s.MaxDriftPercent,
+			SteadyUntil: c.SteadyUntil},
 		Timeout: c.Timeout, Watchdog: runner.Watchdog{AfterFatal: c.Runner.NoProgressTimeout, Always: c.Runner.HardNoProgressTimeout}, KillGrace: c.Runner.KillGrace,
 		SummaryFile: c.Runner.SummaryFile, CPU: runner.CPUReader{Root: c.Runner.CgroupRoot},
 		SampleEvery: c.Runner.CPUSampleInterval, Stdout: stdout, ServerStatistics: stats,
 		SampleStream: c.SampleStream, Samples: samples, ParserConfig: config, SessionCheck: check,
-		SamplesFromStreamOnly: c.Runner.SampleAggregation == pod.SampleAggregationStream,
+		SamplesFromStreamOnly: c.Runner.SampleAggregation == pod.SampleAggregationStream, Disturbances: c.Disturbances,
 	}
 }
 

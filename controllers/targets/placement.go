@@ -72,7 +72,7 @@ func placeCNPGRoles(ctx context.Context, c client.Client, run *benchv1.Benchmark
 			if p.Name == current || !OnPlacement(nodes[p.Name], t.Placement) {
 				continue
 			}
-			if err := promote(ctx, c, cluster, p.Name); err != nil {
+			if err := promote(ctx, c, cluster, p.Name, "the benchmark's placement"); err != nil {
 				return o, false, fmt.Errorf("while switching the primary over to %s: %w", p.Name, err)
 			}
 			return notReady(o, benchv1.ReasonSwitchingOver, fmt.Sprintf("the primary %s is on %s, off spec.target.placement: switching over to %s on %s",
@@ -106,8 +106,8 @@ func layout(pods []corev1.Pod, nodes map[string]*corev1.Node, primary string) st
 
 // promote asks CloudNativePG for a switchover to instance, as `kubectl cnpg
 // promote` does: the cluster's status names the target primary.
-func promote(ctx context.Context, c client.Client, cluster *unstructured.Unstructured, instance string) error {
-	patch := fmt.Sprintf(`{"status":{"targetPrimary":%q,"targetPrimaryTimestamp":%q,"phase":"Switchover in progress","phaseReason":"Switching over to %s to meet the benchmark's placement"}}`,
-		instance, time.Now().UTC().Format("2006-01-02T15:04:05.000000Z"), instance)
+func promote(ctx context.Context, c client.Client, cluster *unstructured.Unstructured, instance, why string) error {
+	patch := fmt.Sprintf(`{"status":{"targetPrimary":%q,"targetPrimaryTimestamp":%q,"phase":"Switchover in progress","phaseReason":"Switching over to %s for %s"}}`,
+		instance, time.Now().UTC().Format("2006-01-02T15:04:05.000000Z"), instance, why)
 	return c.Status().Patch(ctx, cluster, client.RawPatch(types.MergePatchType, []byte(patch)))
 }

@@ -3,6 +3,7 @@ package targets
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -106,4 +107,32 @@ func (Postgres) Cleanup(ctx context.Context, c client.Client, run *benchv1.Bench
 // OwnedKinds: the run owns a CloudNativePG Cluster (targets.ForeignOwner).
 func (Postgres) OwnedKinds() []schema.GroupVersionKind {
 	return []schema.GroupVersionKind{specs.CNPGClusterGVK}
+}
+
+// Switchover asks CloudNativePG to promote the first standby (by name)
+// that is not primary, as `kubectl cnpg promote` does; nothing when a
+// switchover away from primary was already asked for.
+func (Postgres) Switchover(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun, primary string) error {
+	name := specs.PostgresClusterName(run)
+	cluster := &unstructured.Unstructured{}
+	cluster.SetGroupVersionKind(specs.CNPGClusterGVK)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cluster); err != nil {
+		return err
+	}
+	current, _, _ := unstructured.NestedString(cluster.Object, "status", "currentPrimary")
+	target, _, _ := unstructured.NestedString(cluster.Object, "status", "targetPrimary")
+	if current != primary || (target != "" && target != primary) {
+		return nil // asked for already, or done
+	}
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels(specs.CNPGInstancePods(name))); err != nil {
+		return err
+	}
+	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
+	for _, p := range pods.Items {
+		if p.Name != primary && p.DeletionTimestamp == nil {
+			return promote(ctx, c, cluster, p.Name, "a benchmark disturbance (memberLoss Switchover)")
+		}
+	}
+	return fmt.Errorf("cluster %s has no standby to switch over to", name)
 }

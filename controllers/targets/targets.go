@@ -128,3 +128,11 @@ func sessionStrings(vars map[string]benchv1.SessionValue) map[string]string {
 	}
 	return out
 }
+
+// Switcher is a target kind that can switch its primary over to a standby
+// on request (a memberLoss disturbance with action Switchover).
+type Switcher interface {
+	// Switchover asks for a standby to replace primary, the pod now
+	// primary; it is safe to call again.
+	Switchover(ctx context.Context, c client.Client, run *benchv1.BenchmarkRun, primary string) error
+}

@@ -159,7 +159,7 @@ func test(rep *Report, c *collection, o Options) []tested {
 		families[f] = append(families[f], len(out))
 		out = append(out, tested{key: k, sample: s, family: f})
 	}
-	for _, f := range []int{familyHeadline, familyOperations, familyEfficiency, familyDescribed} {
+	for _, f := range []int{familyHeadline, familyOperations, familyEfficiency, familyDisturbance, familyDescribed} {
 		members := families[f]
 		if len(members) == 0 {
 			continue
@@ -231,16 +231,25 @@ func assemble(rep *Report, all []tested) {
 //     smallest p at 5 vs 5, 2/252, cannot survive any correction over 20
 //     operations), and the same minimum effect;
 //   - the efficiency, the throughput per target core, on its own;
+//   - the disturbances' cards (time to recover, unavailability, dip, lost
+//     operations and writes: docs/disturbances.md), judged with the
+//     headline's test and correction in a family of their own: what a
+//     failover costs is a verdict of its own, not a telemetry figure;
 //   - the rest of the servers' side, described (Δ % and its interval)
 //     but never tested.
 const (
 	familyHeadline = iota
 	familyOperations
 	familyEfficiency
+	familyDisturbance
 	familyDescribed
 )
 
-var familyNames = map[int]string{familyHeadline: "headline", familyOperations: "operations", familyEfficiency: "efficiency"}
+// SourceDisturbance is the source of a disturbance card's figures
+// (internal/disturb).
+const SourceDisturbance = "disturbance"
+
+var familyNames = map[int]string{familyHeadline: "headline", familyOperations: "operations", familyEfficiency: "efficiency", familyDisturbance: "disturbance cards"}
 
 // family sorts a metric into its family of tests.
 func family(primary bool, source, metric string) int {
@@ -251,6 +260,8 @@ func family(primary bool, source, metric string) int {
 		return familyOperations
 	case metric == telemetry.FigureEfficiency:
 		return familyEfficiency
+	case source == SourceDisturbance:
+		return familyDisturbance
 	}
 	return familyDescribed
 }

@@ -355,7 +355,7 @@ func hostCharts(reports []*Report) []template.HTML {
 				tls = append(tls, Timeline{Variant: v.Variant, Run: v.Subject + " in " + v.Run, Step: v.Step, Repetition: v.Repetition, Valid: true, Points: pts})
 			}
 		}
-		if c := timelineSVG(q.title, q.unit, tls, variants, false, true); c != "" {
+		if c := timelineSVG(q.title, q.unit, tls, variants, func(tl Timeline) []Point { return tl.Points }, true); c != "" {
 			out = append(out, c)
 		}
 	}

@@ -262,7 +262,7 @@ table{border-collapse:collapse;width:100%;margin:8px 0}th,td{border-bottom:1px s
 th:nth-child(-n+3),td:nth-child(-n+3){text-align:left}
 .described{color:#555;font-style:italic}.better{background:#dff3e4}.worse{background:#fbe0e0}.nochange{background:#eef1f4}.inconclusive{background:#fff6d9}
 .chart{display:block;margin:8px 0;border:1px solid #eee}.chart.half{display:inline-block;width:48%;height:auto;margin-right:1%;box-sizing:border-box}.ct{font-weight:600;font-size:13px}.ax{font-size:11px;fill:#444}
-.grid{stroke:#e5e5e5}.stall{fill:#d33;fill-opacity:.18}.wh{stroke:#222;stroke-width:1.2}
+.grid{stroke:#e5e5e5}.stall{fill:#d33;fill-opacity:.18}.disturb{fill:#f5a623;fill-opacity:.16}.event{stroke-width:1;stroke-dasharray:2 3}.wh{stroke:#222;stroke-width:1.2}
 .small{color:#666;font-size:12px}
 tr.overall td{font-weight:600}th{cursor:pointer}td.better{color:#17642f}td.worse{color:#9b1c1c;font-weight:600}
 </style>

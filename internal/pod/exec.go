@@ -42,7 +42,13 @@ type ExecCommand struct {
 	// the tool runs.
 	Hosts            []HostEndpoint
 	HostPollInterval time.Duration
-	Session          SessionCheck
+	// Disturbances are what the runner does or accompanies while the tool
+	// runs (the first load generator's only); SteadyUntil ends the steady
+	// window the stability checks and the error limit judge (0: the whole
+	// measurement).
+	Disturbances []RunnerDisturbance
+	SteadyUntil  time.Duration
+	Session      SessionCheck
 	// Timeout stops the tool (0: no limit).
 	Timeout time.Duration
 	Runner  RunnerSettings
@@ -106,6 +112,8 @@ func (c *ExecCommand) bind(t *flagTable) {
 	c.Statistics.bind(t)
 	listOf(t, &c.Hosts, flagHostExporter, formatHost, parseHost, "a host to read from its node_exporter while the tool runs: a JSON object {name, role, url, index, target, insecureSkipVerify}; its credentials come from $"+HostEnv(0, "…")+" (repeatable)")
 	t.duration(&c.HostPollInterval, flagHostPollInterval, DefaultHostPollInterval, "time between scrapes of the hosts' node_exporters")
+	listOf(t, &c.Disturbances, flagDisturbance, formatDisturbance, parseDisturbance, "a disturbance the runner acts on or accompanies while the tool runs: a JSON object {name, kind, offset, duration, sessions, statements, once, administrator, ledger}; a SQL load's administrator comes from $"+EnvDisturbUsername+" and $"+EnvDisturbPassword+" (repeatable)")
+	t.duration(&c.SteadyUntil, flagSteadyUntil, 0, "the end of the steady window, from the tool's start: the stability checks and the error limit judge the measurement before it (0: all of it)")
 	c.Session.bind(t)
 	t.duration(&c.Timeout, flagTimeout, 0, "stop the tool after this long (0: no limit)")
 	c.Runner.bind(t)

@@ -45,6 +45,14 @@ const (
 	// exec: the hosts read from their node_exporter.
 	flagHostExporter     = "host-exporter"
 	flagHostPollInterval = "host-poll-interval"
+	flagDisturbance      = "disturbance"
+	// stress
+	flagCPUWorkers  = "cpu-workers"
+	flagMemoryBytes = "memory-bytes"
+	flagDiskWorkers = "disk-workers"
+	flagDir         = "dir"
+	flagDuration    = "duration"
+	flagSteadyUntil = "steady-until"
 
 	// exec: the session check.
 	flagSessionCheck      = "session-check"

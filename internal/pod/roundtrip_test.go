@@ -38,6 +38,10 @@ func TestEveryCommandRoundTrips(t *testing.T) {
 		Hosts: []HostEndpoint{{Name: "db-01", Role: "database", URL: "https://db-01.example:9100/metrics", Index: 0, Target: true, InsecureSkipVerify: true},
 			{Name: "app-1", Role: "application", URL: "http://[fd00::2]:9100/metrics?collect[]=cpu", Index: 1}},
 		HostPollInterval: 3 * time.Second,
+		Disturbances: []RunnerDisturbance{{Name: "heavy", Kind: "sqlLoad", Offset: 90 * time.Second, Duration: 3 * time.Minute, Sessions: 8,
+			Statements: []string{"SELECT 1, 'a b'", "SELECT pg_sleep(1);"}, Once: true, Administrator: true, Ledger: true,
+			Protocol: ProtocolPostgres, Address: Address{Host: "fd00::1", Port: 5432}, Database: "app", TLS: tls("/disturb")}},
+		SteadyUntil: 90 * time.Second,
 		Session: SessionCheck{Address: Address{Host: "db.perf.svc", Port: 3306}, Protocol: ProtocolMySQL, TLS: tls("/session"),
 			TLSVersion: "TLSv1.3", TLSCipher: "TLS_AES_128_GCM_SHA256", Variables: map[string]string{"autocommit": "ON", "sql_mode": "A=B"}},
 		Timeout: 3585 * time.Second,
@@ -54,6 +58,7 @@ func TestEveryCommandRoundTrips(t *testing.T) {
 	parse := ParseCommand{Workload: "w", Input: "/log", ExitCode: "3", MaxErrorPercent: 0.5, Prepare: true,
 		ResultFiles: []string{"a.json=/saved/x.json"}, ParserConfig: "/c.json"}
 	show := ShowCommand{Input: "/log", All: true}
+	stress := StressCommand{CPUWorkers: 4, MemoryBytes: 2 << 30, DiskWorkers: 2, Dir: "/x", Duration: 90 * time.Second, SummaryFile: "/s"}
 
 	for name, tc := range map[string]struct {
 		command any
@@ -69,6 +74,12 @@ func TestEveryCommandRoundTrips(t *testing.T) {
 		}},
 		"parse": {parse, parse.Args(), func(a []string) (any, error) { return ParseParse(a[1:], io.Discard) }},
 		"show":  {show, show.Args(), func(a []string) (any, error) { return ParseShow(a[1:], io.Discard) }},
+		"stress": {stress, stress.Args(), func(a []string) (any, error) {
+			if a[0] != InstallerPath || a[1] != CommandStress {
+				t.Fatalf("stress starts %q", a[:2])
+			}
+			return ParseStress(a[2:], io.Discard)
+		}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, unset := range everyFieldSet(reflect.ValueOf(tc.command), name) {

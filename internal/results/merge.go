@@ -109,6 +109,7 @@ func Merge(parts []*Result) *Result {
 		if p.ExitCode != nil && *p.ExitCode != 0 {
 			out.ExitCode = p.ExitCode
 		}
+		out.Disturbances = append(out.Disturbances, p.Disturbances...) // the first generator's only
 		if p.StartTime != nil && (out.StartTime == nil || p.StartTime.Before(*out.StartTime)) {
 			out.StartTime = p.StartTime
 		}

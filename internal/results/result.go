@@ -137,7 +137,10 @@ type Result struct {
 	// of several load generators be merged into true percentiles.
 	Histograms    map[string]string `json:"histograms,omitempty"`
 	LoadGenerator *LoadGenerator    `json:"loadGenerator,omitempty"`
-	ExitCode      *int              `json:"exitCode,omitempty"`
+	// Disturbances are what happened to the target during the
+	// measurement (spec.disturbances).
+	Disturbances []Disturbance `json:"disturbances,omitempty"`
+	ExitCode     *int          `json:"exitCode,omitempty"`
 	// OutputTail is the end of a failed tool's output (its last lines
 	// worth reading, redacted): what it said when it failed.
 	OutputTail []string   `json:"outputTail,omitempty"`

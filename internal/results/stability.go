@@ -97,12 +97,19 @@ type Stability struct {
 // the mean times the interval is about the events in one, more for a
 // per-minute rate, which only errs towards judging).
 func Analyse(r *Result, warmup time.Duration, stallPercent, dipPercent float64) (Stability, bool, string) {
+	return analyse(r, warmup, 0, stallPercent, dipPercent)
+}
+
+// analyse is Analyse of the steady window that ends until into the
+// measurement (a disturbed one's: before its first disturbance); zero
+// until: to its end.
+func analyse(r *Result, warmup, until time.Duration, stallPercent, dipPercent float64) (Stability, bool, string) {
 	key, all := progressOf(r)
 	skip := warmup + rampUp(r)
 	s := Stability{Series: key, Skipped: skip}
 	var ivs []progressInterval
 	for _, iv := range all {
-		if iv.from >= skip.Seconds()-1e-9 {
+		if iv.from >= skip.Seconds()-1e-9 && (until <= 0 || iv.to <= until.Seconds()+1e-9) {
 			ivs = append(ivs, iv)
 		}
 	}
@@ -229,7 +236,7 @@ func judgeStability(r *Result, t Thresholds) {
 	if dipPct <= 0 {
 		dipPct = DefaultDipPercent
 	}
-	s, ok, why := Analyse(r, t.Warmup, stallPct, dipPct)
+	s, ok, why := analyse(r, t.Warmup, t.SteadyUntil, stallPct, dipPct)
 	if why != "" {
 		r.Warnings = append(r.Warnings, why)
 	}

@@ -31,6 +31,12 @@ type Thresholds struct {
 	// MaxDriftPercent: a significant drift of the throughput over the
 	// steady window beyond it invalidates the measurement; zero never.
 	MaxDriftPercent float64
+	// SteadyUntil ends the steady window of a disturbed measurement (its
+	// first disturbance): the stability checks judge the throughput before
+	// it only, and the error limit, which judges the whole measurement's
+	// error share, becomes a warning (errors during a disturbance are what
+	// its card counts). Zero: the whole measurement is steady.
+	SteadyUntil time.Duration
 }
 
 // ApplyThresholds invalidates r where it breaks a threshold, and judges
@@ -41,7 +47,11 @@ func ApplyThresholds(r *Result, t Thresholds) {
 		r.Invalidate("the load generator was saturated: it used %.1f%% of its %.2g CPUs, above the %.0f%% limit",
 			lg.CPUPercent, lg.AvailableCPUs, t.MaxLoadGeneratorCPUPercent)
 	}
-	judgeErrors(r, t.MaxErrorPercent)
+	if t.SteadyUntil > 0 {
+		warnErrors(r, t.MaxErrorPercent)
+	} else {
+		judgeErrors(r, t.MaxErrorPercent)
+	}
 	if r.Verdict != Failed {
 		judgeStability(r, t)
 	}
@@ -73,6 +83,22 @@ func judgeErrors(r *Result, limit float64) {
 		default:
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%.3g%% of the %.0f requests of %s failed, above the %.3g%% limit: too few requests (under %d) for the measurement to be judged by them",
 				m.Value, n.Value, m.Operation, limit, MinRequestsToJudge))
+		}
+	}
+}
+
+// warnErrors says, of a disturbed measurement, which error shares are
+// above the limit without judging by them: they count the errors the
+// disturbance caused, which its card reports.
+func warnErrors(r *Result, limit float64) {
+	for _, m := range r.Metrics {
+		if m.Name == "errorPercent" && m.Value > limit {
+			what := "requests"
+			if m.Operation != "" {
+				what += " of " + m.Operation
+			}
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%.3g%% of the %s failed over the whole disturbed measurement, above the %.3g%% limit: not judged (the limit judges undisturbed measurements; the disturbance's card counts its errors)",
+				m.Value, what, limit))
 		}
 	}
 }

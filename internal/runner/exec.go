@@ -85,6 +85,9 @@ type Options struct {
 	// SessionCheck, when set, checks a session of the workload's user
 	// after the tool ran.
 	SessionCheck SessionCheck
+	// Disturbances are the SQL loads the runner runs and the member losses
+	// whose writes its ledger checks, at offsets from the tool's start.
+	Disturbances []pod.RunnerDisturbance
 }
 
 // Exec runs the tool and returns the result it produced. It never returns
@@ -148,6 +151,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 		sup.cmd.Env = append(os.Environ(), env...)
 	}
 	sampler := startSampler(o.CPU, o.SampleEvery)
+	disturbing := startDisturbances(ctx, o.Disturbances, start, o.Stdout, red)
 	stopped, runErr := sup.run(ctx)
 	end := time.Now()
 	// Read at once, over the same interval as the wall time: what the
@@ -178,6 +182,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 		server.finish(r, o.ServerStatistics.timeout(), red)
 	}
 	o.Hosts.finish(hosts, r, hostTimeout, red)
+	disturbing.finish(r)
 	switch {
 	case stopped != "":
 		r.Fail("the tool was stopped by dbperf-runner: %s", stopped)

@@ -163,6 +163,7 @@ func RunSpec(s *benchv1.BenchmarkRunSpec) ([]string, error) {
 		s.Workload.Warmup = nil
 	}
 	out = append(out, shrinkCapacity(s.Capacity)...)
+	out = append(out, shrinkDisturbances(s.Disturbances)...)
 	if s.Timeout == nil || s.Timeout.Duration > Timeout {
 		out = append(out, fmt.Sprintf("timeout → %s", Timeout))
 		s.Timeout = &metav1.Duration{Duration: Timeout}
@@ -177,6 +178,33 @@ func RunSpec(s *benchv1.BenchmarkRunSpec) ([]string, error) {
 		return nil, err
 	}
 	return append(out, changed...), nil
+}
+
+// shrinkDisturbances keeps a disturbed run's disturbances, each acting 2 s
+// into the smoke form's short measurement, for 2 s.
+const (
+	smokeDisturbAt       = 2 * time.Second
+	smokeDisturbDuration = 2 * time.Second
+)
+
+func shrinkDisturbances(d *benchv1.DisturbancesSpec) []string {
+	if d == nil {
+		return nil
+	}
+	var out []string
+	for i := range d.Schedule {
+		x := &d.Schedule[i]
+		if x.At == nil || x.At.Duration != smokeDisturbAt {
+			out = append(out, fmt.Sprintf("disturbances.schedule[%s] at → %s", x.Name, smokeDisturbAt))
+			x.At, x.Between = &metav1.Duration{Duration: smokeDisturbAt}, nil
+		}
+		if x.Duration != nil && x.Duration.Duration > smokeDisturbDuration {
+			out = append(out, fmt.Sprintf("disturbances.schedule[%s].duration %s → %s", x.Name, x.Duration.Duration, smokeDisturbDuration))
+			x.Duration.Duration = smokeDisturbDuration
+		}
+		x.Repetitions = nil
+	}
+	return out
 }
 
 // shrinkCapacity keeps a capacity run to a few levels: a ladder's first

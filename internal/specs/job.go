@@ -94,9 +94,11 @@ func Job(p JobParams) *batchv1.Job {
 			},
 		},
 	}
-	if n := Generators(p); n > 1 {
+	if n := Generators(p); n > 1 || Disturbed(p) {
 		// N pods, one per completion index, held at the start barrier
-		// until the operator sees all of them running.
+		// until the operator sees all of them running (a disturbed
+		// measurement's one pod too: the barrier's instant is the clock
+		// its disturbances act on).
 		job.Spec.Parallelism, job.Spec.Completions = ptr.To(n), ptr.To(n)
 		job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 		spec := &job.Spec.Template.Spec
@@ -107,6 +109,12 @@ func Job(p JobParams) *batchv1.Job {
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: barrierVolume, MountPath: pod.BarrierDir, ReadOnly: true})
 	}
 	return job
+}
+
+// HasStartBarrier says whether a Job's pods wait at the start barrier: an
+// Indexed Job (several load generators, or a disturbed measurement).
+func HasStartBarrier(job *batchv1.Job) bool {
+	return job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion
 }
 
 // Generators is the number of load-generator pods of a Job.
@@ -133,17 +141,11 @@ func podSpec(p JobParams) corev1.PodSpec {
 		AutomountServiceAccountToken:  ptr.To(false),
 		EnableServiceLinks:            ptr.To(false),
 		TerminationGracePeriodSeconds: ptr.To[int64](30),
-		SecurityContext: &corev1.PodSecurityContext{
-			RunAsNonRoot:   ptr.To(true),
-			RunAsUser:      ptr.To[int64](nonRootUID),
-			RunAsGroup:     ptr.To[int64](nonRootUID),
-			FSGroup:        ptr.To[int64](nonRootUID),
-			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		},
-		NodeSelector:     w.Placement.Selector(),
-		Tolerations:      w.Placement.Tolerations,
-		Affinity:         loadgenAffinity(w.Placement.Affinity, p.AvoidPods),
-		ImagePullSecrets: p.Run.Spec.ImagePullSecrets,
+		SecurityContext:               podSecurity(),
+		NodeSelector:                  w.Placement.Selector(),
+		Tolerations:                   w.Placement.Tolerations,
+		Affinity:                      loadgenAffinity(w.Placement.Affinity, p.AvoidPods),
+		ImagePullSecrets:              p.Run.Spec.ImagePullSecrets,
 		InitContainers: []corev1.Container{{
 			Name:            InstallerName,
 			Image:           p.RunnerImage,
@@ -227,6 +229,9 @@ func containerEnv(p JobParams) []corev1.EnvVar {
 	if hosts := hostEnv(p.Run); len(hosts) > 0 {
 		env = append(slices.Clone(env), hosts...)
 	}
+	if d := disturbEnv(p); len(d) > 0 {
+		env = append(slices.Clone(env), d...)
+	}
 	if !statistics(p).Enabled() && !sessionCheck(p).Enabled() {
 		return env
 	}
@@ -283,8 +288,14 @@ func execCommand(p JobParams) pod.ExecCommand {
 			c.RedactEnv = append(slices.Clone(c.RedactEnv), e.Name)
 		}
 	}
-	if n := Generators(p); n > 1 {
+	if n := Generators(p); n > 1 || Disturbed(p) {
 		c.StartBarrier, c.Generators = pod.StartAtFile, int(n)
+	}
+	if planned := Disturbances(p.Run, p.Repetition); p.Role == benchv1.RoleLoadgen && len(planned) > 0 {
+		c.Disturbances, c.SteadyUntil = runnerDisturbances(p), SteadyUntil(planned)
+		if len(c.Disturbances) > 0 && !slices.Contains(c.RedactEnv, pod.EnvDisturbPassword) {
+			c.RedactEnv = append(slices.Clone(c.RedactEnv), pod.EnvDisturbPassword)
+		}
 	}
 	if p.Role == benchv1.RoleLoadgen {
 		c.ParserConfig = inv.ParserConfig
@@ -304,6 +315,18 @@ func execCommand(p JobParams) pod.ExecCommand {
 		c.Timeout = time.Duration(max(*p.ActiveDeadlineSeconds-15, 1)) * time.Second
 	}
 	return c
+}
+
+// podSecurity is the security context of every pod the operator runs
+// (workload pods, stress pods): non-root, the runtime's seccomp profile.
+func podSecurity() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		RunAsUser:      ptr.To[int64](nonRootUID),
+		RunAsGroup:     ptr.To[int64](nonRootUID),
+		FSGroup:        ptr.To[int64](nonRootUID),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
 }
 
 func containerSecurity() *corev1.SecurityContext {

@@ -110,7 +110,7 @@ func PrepareJobName(run *benchv1.BenchmarkRun) string { return ChildName(run, "p
 // label with room for the index.
 func MeasureJobName(run *benchv1.BenchmarkRun, step int, rep int32) string {
 	suffix := fmt.Sprintf("s%d-r%d", step, rep)
-	if run.Spec.Workload.Parallelism > 1 {
+	if run.Spec.Workload.Parallelism > 1 || run.Spec.Disturbances != nil { // an Indexed Job (start barrier)
 		return labelName(run.Name, suffix, run.UID, MaxIndexedJobNameLength, false)
 	}
 	return ChildName(run, suffix)

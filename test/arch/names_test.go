@@ -52,6 +52,7 @@ var allowedFiles = map[string]string{
 	"internal/runner/queryengine/clickhouse.go": "a database's HTTP interface, not a target kind: the query engine's client speaks it to any " +
 		"ClickHouse endpoint, the operator's own target or an external one",
 	"internal/runner/queryengine/sqlclients.go": "database wire protocols, not target kinds: the query engine's SQL clients speak them to any endpoint",
+	"internal/runner/disturb/backends.go":       "database wire protocols, not target kinds: a disturbance's SQL load and write ledger speak them to any endpoint",
 	"internal/runner/sessioncheck/check.go":     "a database wire protocol, not a target kind: the session check speaks MySQL's to any endpoint (MySQL, MariaDB)",
 	"internal/runner/dbstats/opensearch.go": "a statistics API, not a target kind: the poller of the nodes stats API reads it " +
 		"from any OpenSearch endpoint, the operator's own target or an external or managed cluster",

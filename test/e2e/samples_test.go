@@ -111,7 +111,8 @@ func TestEverySampleRunsInItsSmokeForm(t *testing.T) {
 	stack, err := sim.Up(ctx, sim.StackOptions{Name: fmt.Sprintf("e2e-samples-%d", os.Getpid()), Dir: work, BinDir: binDir, Helm: helm,
 		Chart: filepath.Join(testutil.RepoRoot(), "charts", "dbperf-operator"), Manager: build(t, bins, "./cmd/manager", "manager"),
 		Runner: build(t, bins, "./cmd/runner", "dbperf-runner"), CNPGCRDs: cnpg, PlayServers: true,
-		Log: logf, Progress: func(s string) { t.Log(s) }})
+		HelmSets: []string{"disturbances.enabled=true"}, // the disturbances' samples
+		Log:      logf, Progress: func(s string) { t.Log(s) }})
 	if err != nil {
 		t.Fatal(err)
 	}

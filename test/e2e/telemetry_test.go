@@ -397,7 +397,12 @@ func (p *procCPU) over(t *testing.T, start, end time.Time) float64 {
 // runDocument reads a run's results document (nil and an error when it
 // has none yet).
 func runDocument(ctx context.Context, c *sim.Cluster, run *benchv1.BenchmarkRun) (*specs.Document, error) {
-	cm, err := c.Clientset.CoreV1().ConfigMaps(ns).Get(ctx, run.Status.ResultsConfigMap, metav1.GetOptions{})
+	return runDocumentIn(ctx, c, ns, run)
+}
+
+// runDocumentIn is runDocument of a run in namespace.
+func runDocumentIn(ctx context.Context, c *sim.Cluster, namespace string, run *benchv1.BenchmarkRun) (*specs.Document, error) {
+	cm, err := c.Clientset.CoreV1().ConfigMaps(namespace).Get(ctx, run.Status.ResultsConfigMap, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}

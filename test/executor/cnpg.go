@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -88,7 +89,7 @@ func PlayCloudNativePG(ctx context.Context, core kubernetes.Interface, dyn dynam
 		return fmt.Errorf("marking the Cluster healthy: %w", err)
 	}
 	if len(pods) > 1 {
-		go playSwitchovers(ctx, core, dyn, ns, name, pods, status, logf)
+		go playSwitchovers(ctx, core, dyn, ns, name, pods, status, logf, pg)
 	}
 	return nil
 }
@@ -216,10 +217,35 @@ func instanceInZone(ctx context.Context, core kubernetes.Interface, ns string, p
 	return "", false
 }
 
+// Failover is how the stand-in plays CloudNativePG's failover when an
+// instance's pod is deleted: the primary's sessions are terminated at
+// once and new ones refused (ALLOW_CONNECTIONS false on every database)
+// for Delay, then a standby is promoted (role labels, currentPrimary) and
+// the lost instance's pod made again as a replica, every instance ready
+// after Rejoin. A replica's loss costs no session: it is made again and
+// ready after Rejoin.
+type Failover struct {
+	Delay, Rejoin time.Duration
+}
+
+// DefaultFailover is the stand-in's failover: 2 s to promote (CloudNativePG's
+// failover delay and promotion are about that on a healthy cluster), 2 s
+// for the old primary to rejoin.
+var DefaultFailover = Failover{Delay: 2 * time.Second, Rejoin: 2 * time.Second}
+
+// LoseWritesAnnotation, on a played Cluster, makes its failovers lose the
+// writes of the ledger (rows of every dbperf_ledger table) made in the
+// stretch before the loss it names ("1s"): what an asynchronous standby
+// that had not received them loses, so that a test sees the write
+// ledger name them.
+const LoseWritesAnnotation = "test.dbperf.io/lose-writes-on-failover"
+
 // playSwitchovers moves the primary's role labels when the Cluster's
-// status asks for another primary, then reports it current and healthy.
+// status asks for another primary, then reports it current and healthy;
+// it plays a failover when an instance's pod is deleted.
 func playSwitchovers(ctx context.Context, core kubernetes.Interface, dyn dynamic.Interface, ns, name string, pods []string,
-	status func(string) error, logf func(string, ...any)) {
+	status func(string) error, logf func(string, ...any), pg *localdb.Postgres) {
+	uids := map[string]types.UID{}
 	for ctx.Err() == nil {
 		time.Sleep(200 * time.Millisecond)
 		cl, err := dyn.Resource(ClusterGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
@@ -228,6 +254,17 @@ func playSwitchovers(ctx context.Context, core kubernetes.Interface, dyn dynamic
 		}
 		current, _, _ := unstructured.NestedString(cl.Object, "status", "currentPrimary")
 		target, _, _ := unstructured.NestedString(cl.Object, "status", "targetPrimary")
+		if lost := lostInstance(ctx, core, ns, pods, uids); lost != "" && (target == "" || target == current) && clusterLives(ctx, dyn, ns, name) {
+			if err := playFailover(ctx, core, dyn, cl, pods, lost, current, pg, logf); err != nil && ctx.Err() == nil {
+				logf("CloudNativePG (played): %s lost %s: %v", name, lost, err)
+			}
+			for _, p := range pods { // the pods made again
+				if got, err := core.CoreV1().Pods(ns).Get(ctx, p, metav1.GetOptions{}); err == nil {
+					uids[p] = got.UID
+				}
+			}
+			continue
+		}
 		if target == "" || target == current {
 			continue
 		}
@@ -366,5 +403,186 @@ func (c *playedCluster) stop() {
 	}
 	if c.pg != nil {
 		c.pg.Stop()
+	}
+}
+
+// lostInstance is an instance whose pod is gone, or deleted, or made again
+// since it was seen (another UID); "" when none. uids learns the pods.
+func lostInstance(ctx context.Context, core kubernetes.Interface, ns string, pods []string, uids map[string]types.UID) string {
+	for _, name := range pods {
+		p, err := core.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			if _, seen := uids[name]; seen {
+				return name
+			}
+		case err != nil:
+		case p.DeletionTimestamp != nil:
+			return name
+		case uids[name] == "":
+			uids[name] = p.UID
+		case uids[name] != p.UID:
+			return name
+		}
+	}
+	return ""
+}
+
+// playFailover plays CloudNativePG losing instance lost (the primary when
+// it is current): sessions terminated and refused for the failover delay,
+// a standby promoted, the instance made again as a replica, every instance
+// ready after the rejoin delay.
+func playFailover(ctx context.Context, core kubernetes.Interface, dyn dynamic.Interface, cl *unstructured.Unstructured, pods []string,
+	lost, current string, pg *localdb.Postgres, logf func(string, ...any)) error {
+	ns, name := cl.GetNamespace(), cl.GetName()
+	f := DefaultFailover
+	setStatus := func(fields string) error {
+		_, err := dyn.Resource(ClusterGVR).Namespace(ns).Patch(ctx, name, types.MergePatchType, []byte(`{"status":{`+fields+`}}`), metav1.PatchOptions{}, "status")
+		return err
+	}
+	primary := lost == current
+	next := current
+	if primary {
+		for _, p := range pods {
+			if p != lost {
+				next = p
+				break
+			}
+		}
+		logf("CloudNativePG (played): %s lost its primary %s: failing over to %s in %s", name, lost, next, f.Delay)
+		if err := setStatus(fmt.Sprintf(`"phase":"Failing over","targetPrimary":%q,"readyInstances":%d`, next, len(pods)-1)); err != nil {
+			return err
+		}
+		// The writes the standby had not received are gone with the
+		// primary (asynchronous replication), then its sessions.
+		if d, err := time.ParseDuration(cl.GetAnnotations()[LoseWritesAnnotation]); err == nil && d > 0 {
+			loseWrites(pg, d, func(db, out string) {
+				logf("CloudNativePG (played): %s lost the ledger's writes of the last %s in %s: %s rows", name, d, db, out)
+			})
+		}
+		if err := refuseSessions(pg, true); err != nil {
+			return err
+		}
+		select {
+		case <-time.After(f.Delay):
+		case <-ctx.Done():
+		}
+		if err := refuseSessions(pg, false); err != nil {
+			return err
+		}
+		if err := setRoles(ctx, core, ns, withoutPod(pods, lost), next); err != nil {
+			return err
+		}
+		if err := setStatus(fmt.Sprintf(`"currentPrimary":%q,"targetPrimary":%q`, next, next)); err != nil {
+			return err
+		}
+		logf("CloudNativePG (played): %s failed over from %s to %s", name, lost, next)
+	} else if err := setStatus(fmt.Sprintf(`"phase":"Waiting for the instances to become active","readyInstances":%d`, len(pods)-1)); err != nil {
+		return err
+	}
+	// The lost instance comes back as a replica once its pod is gone.
+	for ctx.Err() == nil {
+		_, err := core.CoreV1().Pods(ns).Get(ctx, lost, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := recreateReplica(ctx, core, cl, lost); err != nil {
+		return err
+	}
+	select {
+	case <-time.After(f.Rejoin):
+	case <-ctx.Done():
+	}
+	if err := setRoles(ctx, core, ns, pods, next); err != nil {
+		return err
+	}
+	return setStatus(fmt.Sprintf(`"phase":%q,"readyInstances":%d`, specs.CNPGHealthyPhase, len(pods)))
+}
+
+func withoutPod(pods []string, gone string) []string {
+	var out []string
+	for _, p := range pods {
+		if p != gone {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// refuseSessions makes the server refuse (or take again) new sessions on
+// every database but template0, terminating those it has: clients see
+// their primary gone.
+func refuseSessions(pg *localdb.Postgres, refuse bool) error {
+	if pg == nil {
+		return nil
+	}
+	allow := map[bool]string{true: "false", false: "true"}[refuse]
+	out, err := pg.Query("SELECT datname FROM pg_database WHERE datname <> 'template0'")
+	if err != nil {
+		return err
+	}
+	var stmts []string
+	for _, db := range strings.Fields(out) {
+		if db != "postgres" { // the stand-in's own way in
+			stmts = append(stmts, fmt.Sprintf("ALTER DATABASE %q ALLOW_CONNECTIONS %s", db, allow))
+		}
+	}
+	if refuse {
+		stmts = append(stmts, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'")
+	}
+	return pg.SQL(strings.Join(stmts, ";\n") + ";")
+}
+
+// recreateReplica makes a lost instance's pod again, a replica, as
+// CloudNativePG does.
+func recreateReplica(ctx context.Context, core kubernetes.Interface, cl *unstructured.Unstructured, name string) error {
+	affinity, err := cnpgPodAffinity(cl)
+	if err != nil {
+		return err
+	}
+	nodeSelector, _, _ := unstructured.NestedStringMap(cl.Object, "spec", "affinity", "nodeSelector")
+	labels, _, _ := unstructured.NestedStringMap(cl.Object, "spec", "inheritedMetadata", "labels")
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for k, v := range map[string]string{"cnpg.io/cluster": cl.GetName(), "cnpg.io/instanceRole": "replica", "cnpg.io/podRole": "instance", "role": "replica"} {
+		labels[k] = v
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cl.GetNamespace(), OwnerReferences: cnpgOwner(cl), Labels: labels},
+		Spec: corev1.PodSpec{NodeSelector: nodeSelector, Affinity: affinity,
+			Containers: []corev1.Container{{Name: "postgres", Image: "ghcr.io/cloudnative-pg/postgresql:17"}}},
+	}
+	return ignoreExists(core.CoreV1().Pods(cl.GetNamespace()).Create(ctx, pod, metav1.CreateOptions{}))
+}
+
+// clusterLives says whether the Cluster is there and not being deleted:
+// its instances going with it (garbage collection) is no failover.
+func clusterLives(ctx context.Context, dyn dynamic.Interface, ns, name string) bool {
+	cl, err := dyn.Resource(ClusterGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	return err == nil && cl.GetDeletionTimestamp() == nil
+}
+
+// loseWrites deletes the rows of every database's dbperf_ledger written in
+// the last d.
+func loseWrites(pg *localdb.Postgres, d time.Duration, said func(db, rows string)) {
+	out, err := pg.Query("SELECT datname FROM pg_database WHERE datallowconn")
+	if err != nil {
+		return
+	}
+	for _, db := range strings.Fields(out) {
+		if db == "template0" || db == "template1" {
+			continue
+		}
+		rows, err := pg.QueryIn(db, `SELECT 1 FROM pg_class WHERE relname = 'dbperf_ledger'`)
+		if err != nil || strings.TrimSpace(rows) == "" {
+			continue
+		}
+		n, err := pg.QueryIn(db, fmt.Sprintf(`WITH gone AS (DELETE FROM dbperf_ledger WHERE at > now() - interval '%d milliseconds' RETURNING 1) SELECT count(*) FROM gone`, d.Milliseconds()))
+		if err == nil {
+			said(db, strings.TrimSpace(n))
+		}
 	}
 }

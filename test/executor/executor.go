@@ -1,6 +1,7 @@
 // Package executor is the test executor of the local simulated cluster: a
 // stand-in kubelet for dbperf workload pods. It watches pods bound to
-// simulated nodes that carry bench.dbperf.io/role loadgen or prepare, runs
+// simulated nodes that carry bench.dbperf.io/role loadgen, prepare or
+// disturbance (a noisy neighbour's stress pod: `dbperf-runner stress`), runs
 // their container's command as a local process — the dbperf-runner of this
 // build in place of the one the init container installs, the tool from the
 // local installation that stands for the pod's image — against local database
@@ -56,7 +57,7 @@ import (
 )
 
 // WorkloadSelector selects the pods the executor runs.
-const WorkloadSelector = "bench.dbperf.io/role in (loadgen,prepare)"
+const WorkloadSelector = "bench.dbperf.io/role in (loadgen,prepare,disturbance)"
 
 // Options configure an Executor.
 type Options struct {

@@ -136,6 +136,9 @@ func (e *Executor) prepare(ctx context.Context, pod *corev1.Pod, c corev1.Contai
 	if len(argv) == 0 {
 		return nil, cleanup, &notRunnable{"ContainerCannotRun", "the container has no command: the executor runs dbperf-runner commands only"}
 	}
+	if len(argv) > 1 && argv[0] == contract.InstallerPath && argv[1] == contract.CommandStress {
+		return e.prepareStress(ctx, pod, c, r, runnerPath, argv)
+	}
 	if filepath.Base(argv[0]) != "dbperf-runner" || len(argv) < 2 || argv[1] != "exec" {
 		return nil, cleanup, &notRunnable{"ContainerCannotRun", fmt.Sprintf("command %q is not `dbperf-runner exec`: the executor runs dbperf workload containers only", argv[0])}
 	}
@@ -670,4 +673,66 @@ func keepTLSNameOf(argv []string, tlsFlag, addressFlag, nameFlag string) []strin
 	out := append([]string{}, argv[:i+2]...)
 	out = append(out, nameFlag, host)
 	return append(out, argv[i+2:]...)
+}
+
+// prepareStress builds a noisy neighbour's stress pod's process: the
+// runner of this build's `stress`, its scratch volume a directory of the
+// pod, its report where the kubelet reads the termination message, in a
+// cgroup of its own with the container's limits where it can, as the
+// pod's user.
+func (e *Executor) prepareStress(ctx context.Context, pod *corev1.Pod, c corev1.Container, r *podRun, runnerPath string, argv []string) (*exec.Cmd, func(), error) {
+	cleanup := func() {}
+	cmd, err := contract.ParseStress(argv[2:], io.Discard)
+	if err != nil {
+		return nil, cleanup, &notRunnable{"ContainerCannotRun", fmt.Sprintf("stress arguments %q: %v", argv[2:], err)}
+	}
+	for _, m := range c.VolumeMounts {
+		host := filepath.Join(r.dir, "volumes", m.Name)
+		if err := os.MkdirAll(host, 0o777); err != nil {
+			return nil, cleanup, err
+		}
+		_ = os.Chmod(host, 0o777)
+		if m.MountPath == cmd.Dir {
+			cmd.Dir = host
+		}
+	}
+	cmd.SummaryFile = filepath.Join(r.dir, "termination-log")
+	if err := os.WriteFile(cmd.SummaryFile, nil, 0o666); err != nil {
+		return nil, cleanup, err
+	}
+	_ = os.Chmod(cmd.SummaryFile, 0o666)
+	args := append([]string{runnerPath}, cmd.Args()[1:]...)
+	var prefix []string
+	if cg, err := e.cgroups.create(string(pod.UID), c.Resources.Limits.Cpu().MilliValue(), c.Resources.Limits.Memory().Value()); err == nil {
+		e.mu.Lock()
+		r.cgroup = cg
+		e.mu.Unlock()
+		prefix = cg.joinCommand()
+		cleanup = func() {
+			e.mu.Lock()
+			r.cgroup = nil
+			e.mu.Unlock()
+			cg.killAll()
+			cg.remove()
+		}
+	}
+	if uid, gid, ok := runAs(pod, c); ok && os.Geteuid() == 0 {
+		prefix = append(prefix, "setpriv", "--reuid="+strconv.FormatInt(uid, 10), "--regid="+strconv.FormatInt(gid, 10), "--clear-groups", "--")
+		_ = os.Chown(r.dir, int(uid), int(gid))
+		_ = filepath.Walk(filepath.Join(r.dir, "volumes"), func(p string, _ os.FileInfo, _ error) error { return os.Chown(p, int(uid), int(gid)) })
+	}
+	logFile, err := os.OpenFile(r.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	prev := cleanup
+	cleanup = func() { logFile.Close(); prev() }
+	all := append(prefix, args...)
+	proc := exec.CommandContext(ctx, all[0], all[1:]...)
+	proc.Dir, proc.Stdout, proc.Stderr = r.dir, logFile, logFile
+	proc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The kubelet stops a deleted pod's container with SIGTERM first.
+	proc.Cancel = func() error { return syscall.Kill(-proc.Process.Pid, syscall.SIGTERM) }
+	proc.WaitDelay = 5 * time.Second
+	return proc, cleanup, nil
 }

@@ -1,0 +1,74 @@
+package disturb
+
+import (
+	"math"
+
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+)
+
+// The card's figures as metric names (units in the names).
+const (
+	FigureSteadyThroughput      = "steadyThroughput"
+	FigureTookEffectSeconds     = "tookEffectSeconds"
+	FigureDetectSeconds         = "detectSeconds"
+	FigureUnavailableSeconds    = "unavailableSeconds"
+	FigureWorstLatencyMillis    = "worstLatencyMillis"
+	FigureDipLowestPercent      = "dipLowestPercent"
+	FigureRecoverySeconds       = "recoverySeconds"
+	FigureOperationsLost        = "operationsLost"
+	FigureErrorsDuring          = "errorsDuring"
+	FigureNewPrimarySeconds     = "newPrimarySeconds"
+	FigureFullRedundancySeconds = "fullRedundancySeconds"
+	FigureLedgerAcknowledged    = "ledgerAcknowledgedWrites"
+	FigureLedgerLost            = "ledgerLostWrites"
+	FigureToolGaveUp            = "toolGaveUp"
+)
+
+// Metrics are the card's figures as metrics of the measurement (operation
+// the disturbance's name, source Source); those it could not compute are
+// left out.
+func (c Card) Metrics() []results.Metric {
+	var out []results.Metric
+	add := func(name string, v float64, unit string, dir results.Direction) {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			out = append(out, results.Metric{Name: name, Operation: c.Name, Value: v, Unit: unit, Direction: dir, Source: Source})
+		}
+	}
+	add(FigureSteadyThroughput, c.SteadyThroughput, c.Unit, results.Neutral)
+	add(FigureTookEffectSeconds, c.TookEffectSeconds, "s", results.Neutral)
+	add(FigureDetectSeconds, c.DetectSeconds, "s", results.Neutral)
+	add(FigureUnavailableSeconds, c.UnavailableSeconds, "s", results.LowerIsBetter)
+	add(FigureWorstLatencyMillis, c.WorstLatencyMillis, "ms", results.LowerIsBetter)
+	add(FigureDipLowestPercent, c.DipLowestPercent, "%", results.HigherIsBetter)
+	add(FigureRecoverySeconds, c.RecoverySeconds, "s", results.LowerIsBetter)
+	add(FigureOperationsLost, c.OperationsLost, "operations", results.LowerIsBetter)
+	add(FigureErrorsDuring, c.ErrorsDuring, "errors", results.LowerIsBetter)
+	add(FigureNewPrimarySeconds, c.NewPrimarySeconds, "s", results.LowerIsBetter)
+	add(FigureFullRedundancySeconds, c.FullRedundancySeconds, "s", results.LowerIsBetter)
+	add(FigureLedgerAcknowledged, c.LedgerAcknowledged, "writes", results.Neutral)
+	add(FigureLedgerLost, c.LedgerLost, "writes", results.LowerIsBetter)
+	gaveUp := 0.0
+	if c.ToolGaveUp {
+		gaveUp = 1
+	}
+	add(FigureToolGaveUp, gaveUp, "", results.LowerIsBetter)
+	return out
+}
+
+// statusFigures are the card's figures a run's status keeps (the results
+// ConfigMap has them all).
+var statusFigures = []string{FigureRecoverySeconds, FigureUnavailableSeconds, FigureDipLowestPercent, FigureOperationsLost,
+	FigureNewPrimarySeconds, FigureLedgerLost, FigureToolGaveUp}
+
+// StatusFigures returns a result's card figures a status keeps.
+func StatusFigures(r *results.Result) []results.Metric {
+	var out []results.Metric
+	for _, name := range statusFigures {
+		for _, m := range r.Metrics {
+			if m.Source == Source && m.Name == name {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}

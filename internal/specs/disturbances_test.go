@@ -1,0 +1,61 @@
+package specs
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+)
+
+// Random phases replay from the seed: the same seed, disturbance and
+// repetition give the same offset, always inside the range, to the
+// millisecond; repetitions and seeds draw differently; without a seed the
+// run's UID is the seed, so every reconcile of a run draws alike.
+func TestDisturbanceOffsetsReplayFromTheSeed(t *testing.T) {
+	d := benchv1.Disturbance{Name: "neighbour", Between: &benchv1.OffsetRange{
+		From: metav1.Duration{Duration: 60 * time.Second}, To: metav1.Duration{Duration: 90 * time.Second}}}
+	seen := map[time.Duration]bool{}
+	for rep := int32(1); rep <= 50; rep++ {
+		a, b := DisturbanceOffset(7, d, rep), DisturbanceOffset(7, d, rep)
+		if a != b {
+			t.Fatalf("repetition %d drew %s then %s", rep, a, b)
+		}
+		if a < 60*time.Second || a > 90*time.Second || a%time.Millisecond != 0 {
+			t.Fatalf("repetition %d: %s outside [60s, 90s] or not whole milliseconds", rep, a)
+		}
+		seen[a] = true
+	}
+	if len(seen) < 45 {
+		t.Errorf("50 repetitions drew %d distinct offsets", len(seen))
+	}
+	if DisturbanceOffset(7, d, 1) == DisturbanceOffset(8, d, 1) && DisturbanceOffset(7, d, 2) == DisturbanceOffset(8, d, 2) {
+		t.Error("another seed draws the same offsets")
+	}
+	at := d
+	at.Between, at.At = nil, &metav1.Duration{Duration: 42 * time.Second}
+	if got := DisturbanceOffset(7, at, 3); got != 42*time.Second {
+		t.Errorf("a fixed offset moved: %s", got)
+	}
+
+	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{UID: types.UID("8d0c0c0e-1")}}
+	run.Spec.Disturbances = &benchv1.DisturbancesSpec{Schedule: []benchv1.Disturbance{d,
+		{Name: "early", At: &metav1.Duration{Duration: 10 * time.Second}, Repetitions: []int32{2}}}}
+	if DisturbanceSeed(run) != DisturbanceSeed(run.DeepCopy()) {
+		t.Error("the seed drawn from the UID changed")
+	}
+	if p := Disturbances(run, 1); len(p) != 1 || p[0].Name != "neighbour" {
+		t.Errorf("repetition 1: %+v", p)
+	}
+	p := Disturbances(run, 2)
+	if len(p) != 2 || p[0].Name != "early" || SteadyUntil(p) != 10*time.Second {
+		t.Errorf("repetition 2, in offset order: %+v (steady until %s)", p, SteadyUntil(p))
+	}
+	seed := int64(99)
+	run.Spec.Disturbances.Seed = &seed
+	if DisturbanceSeed(run) != 99 || Disturbances(run, 1)[0].Offset != DisturbanceOffset(99, d, 1) {
+		t.Error("spec.disturbances.seed is not the seed")
+	}
+}
