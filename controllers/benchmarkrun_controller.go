@@ -240,11 +240,24 @@ func (r *BenchmarkRunReconciler) load(ctx context.Context, run *benchv1.Benchmar
 		r.failInvalidSpec(st, err)
 		return nil, nil
 	}
+	if !anyRecorded(run) {
+		// Refused at the start, before anything is made for it: the
+		// integration a network disturbance needs is not there.
+		if path, why, err := r.chaosMissing(run); err != nil {
+			return nil, err
+		} else if why != "" {
+			r.failInvalidSpec(st, field.Invalid(field.NewPath(path), "", why))
+			return nil, nil
+		}
+	}
 	if st.built, err = r.Images.Resolve(run, w.DefaultImage(), r.RunnerImage); err != nil {
 		r.failImageNotAllowed(st, err)
 		return nil, nil
 	}
-	if st.target, err = st.prov.Ensure(ctx, r.Client, st.built, targets.NeedsOf(w, &run.Spec.Workload)); err != nil {
+	needs := targets.NeedsOf(w, &run.Spec.Workload)
+	// A SQL load runs as the target's administrator unless it says otherwise.
+	needs.Administrator = needs.Administrator || specs.SQLLoadAsAdministrator(run)
+	if st.target, err = st.prov.Ensure(ctx, r.Client, st.built, needs); err != nil {
 		return nil, err
 	}
 	run.Status.Target = st.target.Status.DeepCopy()

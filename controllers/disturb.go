@@ -158,7 +158,7 @@ func (r *BenchmarkRunReconciler) disturb(ctx context.Context, st *runState, job 
 		} else if err != nil {
 			return 0, err
 		}
-		if err := r.observeDisturbance(ctx, st, p, d, time.Now()); err != nil {
+		if err := r.observeDisturbance(ctx, st, d, time.Now()); err != nil {
 			return 0, err
 		}
 		if over := due.Add(p.Duration()); p.Duration() > 0 && d.RemovedTime == nil && !time.Now().Before(over) {
@@ -172,7 +172,7 @@ func (r *BenchmarkRunReconciler) disturb(ctx context.Context, st *runState, job 
 			}
 		}
 		if p.Duration() > 0 && d.EndedTime == nil {
-			soon(due.Add(p.Duration()).Sub(time.Now()))
+			soon(time.Until(due.Add(p.Duration())))
 		}
 		if d.active() && (d.TookEffectTime == nil || d.EndedTime == nil || d.RemovedTime == nil && d.Kind != specs.DisturbMemberLoss ||
 			d.Kind == specs.DisturbMemberLoss && d.FullRedundancyTime == nil) {
@@ -198,7 +198,7 @@ func (r *BenchmarkRunReconciler) undisturb(ctx context.Context, st *runState, jo
 			continue
 		}
 		now := time.Now()
-		if err := r.observeDisturbance(ctx, st, specs.Planned{Kind: d.Kind}, d, now); err != nil {
+		if err := r.observeDisturbance(ctx, st, d, now); err != nil {
 			return false, err
 		}
 		if d.EndedTime == nil || d.Kind == specs.DisturbMemberLoss {
@@ -392,7 +392,7 @@ func (r *BenchmarkRunReconciler) deleteMember(ctx context.Context, ns, name stri
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	opts := []client.DeleteOption{client.Preconditions{UID: &uid}, client.GracePeriodSeconds(0)}
 	if grace != nil {
-		opts[1] = client.GracePeriodSeconds(int64(grace.Duration.Seconds()))
+		opts[1] = client.GracePeriodSeconds(int64(grace.Seconds()))
 	}
 	err := r.Delete(ctx, pod, opts...)
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) { // gone, or already another pod of its name
@@ -431,7 +431,7 @@ func (r *BenchmarkRunReconciler) cordon(ctx context.Context, node string, on boo
 // observeDisturbance records the instants the objects show: the member's
 // pod gone, a new primary, the target ready again (full redundancy), the
 // stress pod running and its report.
-func (r *BenchmarkRunReconciler) observeDisturbance(ctx context.Context, st *runState, p specs.Planned, d *disturbRecord, now time.Time) error {
+func (r *BenchmarkRunReconciler) observeDisturbance(ctx context.Context, st *runState, d *disturbRecord, now time.Time) error {
 	at := metav1.NewMicroTime(now)
 	switch d.Kind {
 	case specs.DisturbNoisyNeighbour:

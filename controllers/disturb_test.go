@@ -139,7 +139,7 @@ func TestNoisyNeighbourOnceThroughConflictsAndRestarts(t *testing.T) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("still there (%v)", err)
+		return fmt.Errorf("still there (%w)", err)
 	})
 	// The tool ends after the window: the measurement is recorded.
 	tool := []string{"redis-benchmark", "-h", "127.0.0.1", "-p", strconv.Itoa(rd.Port), "-c", "4", "-n", "5000", "-t", "set", "--csv"}

@@ -87,14 +87,6 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 		r.failInvalidSpec(st, field.TooMany(field.NewPath("spec"), n, benchv1.MaxMeasurements))
 		return ctrl.Result{}, nil
 	}
-	if path, why, err := r.chaosMissing(run); err != nil {
-		return ctrl.Result{}, err
-	} else if why != "" && !anyRecorded(run) {
-		// Refused at the start, before anything is measured: the
-		// integration it needs is not there.
-		r.failInvalidSpec(st, field.Invalid(field.NewPath(path), "", why))
-		return ctrl.Result{}, nil
-	}
 	initSteps(run, steps)
 	all := measurements(len(steps), repetitions(run))
 	done := 0
@@ -119,7 +111,7 @@ func (r *BenchmarkRunReconciler) measure(ctx context.Context, st *runState) (ctr
 func (r *BenchmarkRunReconciler) measureOne(ctx context.Context, st *runState, step workloads.Step, u measurement, progress string, left int) (taken bool, _ ctrl.Result, _ error) {
 	run := st.run
 	disturbed := len(specs.Disturbances(run, u.rep)) > 0
-	if !st.target.Ready && !(disturbed && measuringNow(run, u)) {
+	if !st.target.Ready && (!disturbed || !measuringNow(run, u)) {
 		// A disturbed measurement goes on while its target is not ready:
 		// losing a member is what it measures.
 		return false, r.waitForTarget(st), nil

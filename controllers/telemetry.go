@@ -53,11 +53,19 @@ func (r *BenchmarkRunReconciler) judgeTarget(ctx context.Context, st *runState, 
 		return err
 	}
 	start, end := windowOf(res, started, finished)
+	cut, disturbed := disturbedFrom(res)
 	var limit float64
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		for _, why := range disturbances(pod, start, end) {
-			res.Invalidate("target pod %s %s during the measurement", pod.Name, why)
+		if disturbed {
+			// What happened to the target once a disturbance acted is
+			// what the disturbance measures: its events, not a reason to
+			// distrust the measurement; before it, the same as any.
+			judgeDisturbedPod(res, pod, start, cut, end)
+		} else {
+			for _, why := range disturbances(pod, start, end) {
+				res.Invalidate("target pod %s %s during the measurement", pod.Name, why)
+			}
 		}
 		limit += podLimit(pod, corev1.ResourceCPU)
 		judgeTargetMemory(st.run, res, pod.Name, podLimit(pod, corev1.ResourceMemory))
@@ -237,4 +245,75 @@ func judgeRules(run *benchv1.BenchmarkRun, res *results.Result) {
 		rules = append(rules, rule)
 	}
 	telemetry.JudgeRules(res, rules)
+}
+
+// disturbedFrom is when a disturbed measurement's first disturbance acted
+// (took effect, else was requested, else was planned).
+func disturbedFrom(res *results.Result) (time.Time, bool) {
+	var cut time.Time
+	for _, d := range res.Disturbances {
+		at := d.TookEffect
+		if d.Requested != nil && (at == nil || d.Requested.Before(*at)) {
+			at = d.Requested
+		}
+		if at == nil && res.StartTime != nil {
+			t := res.StartTime.Add(time.Duration(d.OffsetSeconds * float64(time.Second)))
+			at = &t
+		}
+		if at != nil && (cut.IsZero() || at.Before(cut)) {
+			cut = *at
+		}
+	}
+	return cut, !cut.IsZero()
+}
+
+// judgeDisturbedPod judges a target pod of a disturbed measurement: what
+// happened to it before cut (the steady window) makes the measurement
+// Invalid; what happened from cut to the end (and the slack after it) is
+// an event of the first disturbance.
+func judgeDisturbedPod(res *results.Result, pod *corev1.Pod, start, cut, end time.Time) {
+	type happened struct {
+		at  time.Time
+		why string
+	}
+	var all []happened
+	if c := pod.CreationTimestamp.Time; c.After(start.Truncate(time.Second)) {
+		all = append(all, happened{c, fmt.Sprintf("created (recreated or rescheduled to node %s)", orDash(pod.Spec.NodeName))})
+	}
+	if pod.DeletionTimestamp != nil {
+		all = append(all, happened{pod.DeletionTimestamp.Time, "being deleted"})
+	}
+	for _, cs := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
+		for _, term := range []*corev1.ContainerStateTerminated{cs.LastTerminationState.Terminated, cs.State.Terminated} {
+			if term != nil && !term.FinishedAt.IsZero() && !term.FinishedAt.Time.Before(start.Truncate(time.Second)) {
+				all = append(all, happened{term.FinishedAt.Time, fmt.Sprintf("container %s ended (%s, exit code %d; restarts %d)", cs.Name, orDash(term.Reason), term.ExitCode, cs.RestartCount)})
+			}
+		}
+	}
+	for _, h := range all {
+		switch {
+		case h.at.Before(cut.Truncate(time.Second)):
+			res.Invalidate("target pod %s %s at %s, before the disturbance, during the measurement", pod.Name, h.why, h.at.UTC().Format(time.RFC3339))
+		case h.at.Before(end.Add(restartSlack)) && len(res.Disturbances) > 0:
+			d := latestBefore(res.Disturbances, h.at)
+			d.Events = append(d.Events, results.Event{Time: h.at.UTC(), Subject: "pod/" + pod.Name, Message: "pod " + pod.Name + " " + h.why})
+		}
+	}
+}
+
+// latestBefore is the disturbance that acted last before at (the first
+// when none did).
+func latestBefore(ds []results.Disturbance, at time.Time) *results.Disturbance {
+	best := &ds[0]
+	var bestAt time.Time
+	for i := range ds {
+		t := ds[i].TookEffect
+		if t == nil {
+			t = ds[i].Requested
+		}
+		if t != nil && !t.After(at.Add(time.Second)) && t.After(bestAt) {
+			best, bestAt = &ds[i], *t
+		}
+	}
+	return best
 }

@@ -101,3 +101,72 @@ func TestDownsampleKeepsTheMean(t *testing.T) {
 		t.Errorf("mean of the buckets %g, want 4.5", mean)
 	}
 }
+
+// disturbed gives every measurement a disturbance that took effect at
+// effect seconds, a new primary 2 s later, and its card's recovery figure;
+// the throughput is 0 for 3 s after it.
+func disturbed(runs []Run, effect, recovery float64) []Run {
+	for i := range runs {
+		for j := range runs[i].Measurements {
+			res := runs[i].Measurements[j].Result
+			took := res.StartTime.Add(time.Duration(effect * float64(time.Second)))
+			primary := took.Add(2 * time.Second)
+			res.Disturbances = []results.Disturbance{{Name: "lose-primary", Kind: "memberLoss", TookEffect: &took, NewPrimaryTime: &primary,
+				Events: []results.Event{{Time: took, Subject: "pod/pg-1", Message: "pod pg-1 gone"}, {Time: primary, Subject: "pod/pg-2", Message: "new primary pg-2"}}}}
+			for k := range res.TimeSeries {
+				if t := res.TimeSeries[k].ElapsedSeconds; t > effect && t <= effect+3 {
+					res.TimeSeries[k].Values["transactionsPerSecond"] = 0
+				}
+			}
+			res.Add(results.Metric{Name: "recoverySeconds", Operation: "lose-primary", Value: recovery + float64(j%3)*0.1, Unit: "s",
+				Direction: results.LowerIsBetter, Source: SourceDisturbance})
+		}
+	}
+	return runs
+}
+
+// A comparison of disturbed runs draws both variants over time aligned on
+// the moment their disturbance took effect (at 20 s in one, 30 s in the
+// other), the windows shaded and the target's events marked, and judges
+// the cards' figures in a family of their own.
+func TestDisturbedTimelinesAreAlignedAndCardsCompared(t *testing.T) {
+	base, cand := sides()
+	base.Runs = disturbed(withTimeline(base.Runs[:5], 0), 20, 4)
+	cand.Runs = disturbed(withTimeline(cand.Runs, 0), 30, 9)
+	rep, err := Build(base, cand, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range rep.Timelines {
+		if tl.Aligned == nil || len(tl.Disturbances) != 1 || len(tl.Disturbances[0].Events) != 2 {
+			t.Fatalf("timeline without its disturbance: %+v", tl)
+		}
+	}
+	var card *Row
+	for i, row := range rep.Rows {
+		if row.Metric == "recoverySeconds" && row.Operation == "lose-primary" {
+			card = &rep.Rows[i]
+		}
+	}
+	if card == nil || card.Described() || card.Verdict == "" {
+		t.Fatalf("the card's recovery is not judged: %+v", card)
+	}
+	if card.Baseline.Median > 5 || card.Candidate.Median < 9 {
+		t.Errorf("recovery medians %v and %v", card.Baseline.Median, card.Candidate.Median)
+	}
+	var b bytes.Buffer
+	if err := RenderHTML(&b, []*Report{rep}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{`class="disturb"`, `class="event"`, "aligned on the disturbance taking effect", "new primary pg-2", "disturbance cards"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	// Aligned: the axis starts 29 s before 0 (the later one's first
+	// point, 1 s into it, 30 s before its effect).
+	if !strings.Contains(page, ">-29 s<") {
+		t.Error("the time axis does not start 29 s before the disturbance")
+	}
+}

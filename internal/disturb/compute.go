@@ -79,6 +79,9 @@ type Card struct {
 	ErrorsDuring, NewPrimarySeconds, FullRedundancySeconds                 float64
 	LedgerAcknowledged, LedgerLost                                         float64
 	Recovered, ToolGaveUp                                                  bool
+	// GaveUpAfterSeconds is when the tool's series ended, from the
+	// effect, when the tool gave up.
+	GaveUpAfterSeconds float64
 	// Unit is the throughput series' unit, per second (or per minute).
 	Unit     string
 	Warnings []string
@@ -99,7 +102,7 @@ func Compute(r *results.Result, w Window, warmup time.Duration) (Card, error) {
 	c := Card{Name: w.Name, Kind: w.Kind, ToolGaveUp: w.ToolGaveUp}
 	nan := math.NaN()
 	c.DetectSeconds, c.WorstLatencyMillis, c.DipLowestPercent, c.NewPrimarySeconds, c.FullRedundancySeconds = nan, nan, nan, nan, nan
-	c.TookEffectSeconds, c.LedgerAcknowledged, c.LedgerLost = nan, nan, nan
+	c.TookEffectSeconds, c.LedgerAcknowledged, c.LedgerLost, c.GaveUpAfterSeconds = nan, nan, nan, nan
 	if r.StartTime == nil {
 		return c, errors.New("the result has no start time")
 	}
@@ -139,6 +142,9 @@ func Compute(r *results.Result, w Window, warmup time.Duration) (Card, error) {
 	}
 	if w.LedgerAcknowledged > 0 || w.LedgerLost > 0 {
 		c.LedgerAcknowledged, c.LedgerLost = float64(w.LedgerAcknowledged), float64(w.LedgerLost)
+	}
+	if w.ToolGaveUp {
+		c.GaveUpAfterSeconds = math.Max(0, last-eff)
 	}
 	if last <= eff {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("the tool's %s series ends %.1f s into the measurement, before the disturbance took effect at %.1f s: nothing shows its effect", key, last, eff))

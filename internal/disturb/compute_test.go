@@ -205,6 +205,7 @@ func TestCardOfAToolThatGaveUp(t *testing.T) {
 		t.Errorf("a recovery after the tool gave up: %v %q", f, c.Warnings)
 	}
 	near(t, f, FigureToolGaveUp, 1)
+	near(t, f, FigureGaveUpAfterSeconds, 0.5)
 	c, _ = Compute(series("transactionsPerSecond", v, nil), Window{Name: "x", Requested: at(7), TookEffect: at(7), ToolGaveUp: true}, 0)
 	f = figures(t, c)
 	if _, ok := f[FigureUnavailableSeconds]; ok || len(c.Warnings) == 0 {

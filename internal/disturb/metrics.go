@@ -22,6 +22,7 @@ const (
 	FigureLedgerAcknowledged    = "ledgerAcknowledgedWrites"
 	FigureLedgerLost            = "ledgerLostWrites"
 	FigureToolGaveUp            = "toolGaveUp"
+	FigureGaveUpAfterSeconds    = "toolGaveUpAfterSeconds"
 )
 
 // Metrics are the card's figures as metrics of the measurement (operation
@@ -52,6 +53,7 @@ func (c Card) Metrics() []results.Metric {
 		gaveUp = 1
 	}
 	add(FigureToolGaveUp, gaveUp, "", results.LowerIsBetter)
+	add(FigureGaveUpAfterSeconds, c.GaveUpAfterSeconds, "s", results.Neutral)
 	return out
 }
 

@@ -99,7 +99,7 @@ func DisturbanceOffset(seed int64, d benchv1.Disturbance, rep int32) time.Durati
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(d.Name))
 	r := rand.New(rand.NewPCG(uint64(seed), h.Sum64()^uint64(rep)))
-	from, to := d.Between.From.Duration.Milliseconds(), d.Between.To.Duration.Milliseconds()
+	from, to := d.Between.From.Milliseconds(), d.Between.To.Milliseconds()
 	return time.Duration(from+r.Int64N(to-from+1)) * time.Millisecond
 }
 

@@ -1,13 +1,16 @@
 package specs
 
 import (
+	"slices"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
 )
 
 // Random phases replay from the seed: the same seed, disturbance and
@@ -57,5 +60,50 @@ func TestDisturbanceOffsetsReplayFromTheSeed(t *testing.T) {
 	run.Spec.Disturbances.Seed = &seed
 	if DisturbanceSeed(run) != 99 || Disturbances(run, 1)[0].Offset != DisturbanceOffset(99, d, 1) {
 		t.Error("spec.disturbances.seed is not the seed")
+	}
+}
+
+// A SQL load runs as the target's administrator (its superuser Secret, or
+// sqlLoad.secretRef), or as the workload's user when it says so; the
+// password reaches the runner from its Secret and is redacted; the first
+// load generator gets the disturbances as flags, with the steady window's
+// end.
+func TestDisturbancesReachTheRunner(t *testing.T) {
+	ref := func(secret, key string) *corev1.SecretKeySelector {
+		return &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key}
+	}
+	ep := pod.Endpoint{Host: "pg-rw.perf.svc", Port: 5432, Database: "app", Username: ref("pg-app", "username"), Password: ref("pg-app", "password"),
+		Superuser: ref("pg-superuser", "username"), SuperuserPassword: ref("pg-superuser", "password")}
+	load := benchv1.Disturbance{Name: "heavy", At: &metav1.Duration{Duration: time.Minute}, Duration: &metav1.Duration{Duration: time.Minute},
+		SQLLoad: &benchv1.SQLLoadDisturbance{Sessions: 8, Statements: []string{"SELECT 1"}}}
+	for name, tc := range map[string]struct {
+		mutate func(*benchv1.Disturbance)
+		secret string
+	}{
+		"administrator":   {func(*benchv1.Disturbance) {}, "pg-superuser"},
+		"workload":        {func(d *benchv1.Disturbance) { d.SQLLoad.Credentials = benchv1.CredentialsWorkload }, "pg-app"},
+		"its own account": {func(d *benchv1.Disturbance) { d.SQLLoad.SecretRef = &corev1.LocalObjectReference{Name: "dba"} }, "dba"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := load.DeepCopy()
+			tc.mutate(d)
+			run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "r", UID: "u"}}
+			run.Spec.Disturbances = &benchv1.DisturbancesSpec{Schedule: []benchv1.Disturbance{*d}}
+			p := JobParams{Run: run, Role: benchv1.RoleLoadgen, Repetition: 1, Endpoint: ep, Protocol: pod.ProtocolPostgres}
+			env := map[string]string{}
+			for _, e := range disturbEnv(p) {
+				env[e.Name] = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+			}
+			if env[pod.EnvDisturbUsername] != tc.secret+"/username" || env[pod.EnvDisturbPassword] != tc.secret+"/password" {
+				t.Errorf("credentials from %v, want Secret %s", env, tc.secret)
+			}
+			c := execCommand(p)
+			if len(c.Disturbances) != 1 || c.Disturbances[0].Sessions != 8 || c.SteadyUntil != time.Minute || !slices.Contains(c.RedactEnv, pod.EnvDisturbPassword) {
+				t.Errorf("runner flags %+v steady until %s redact %v", c.Disturbances, c.SteadyUntil, c.RedactEnv)
+			}
+			if !Disturbed(p) || Generators(p) != 1 {
+				t.Error("a disturbed measurement without its start barrier")
+			}
+		})
 	}
 }

@@ -727,7 +727,7 @@ func (e *Executor) prepareStress(ctx context.Context, pod *corev1.Pod, c corev1.
 	}
 	prev := cleanup
 	cleanup = func() { logFile.Close(); prev() }
-	all := append(prefix, args...)
+	all := append(append([]string{}, prefix...), args...)
 	proc := exec.CommandContext(ctx, all[0], all[1:]...)
 	proc.Dir, proc.Stdout, proc.Stderr = r.dir, logFile, logFile
 	proc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -35,9 +35,10 @@ func classOf(err error) string {
 	case errors.As(err, &re):
 		word, _, _ := strings.Cut(re.Error(), " ")
 		return word
-	case strings.HasPrefix(err.Error(), "Code_"): // ClickHouse's exception code
-		code, _, _ := strings.Cut(strings.TrimPrefix(err.Error(), "Code_"), ":")
-		return code
+	}
+	var che *chError
+	if errors.As(err, &che) {
+		return che.code
 	}
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) || pgconn.SafeToRetry(err) || errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "conn closed") {
@@ -254,7 +255,7 @@ func (m *mysqlBackend) cancel(ctx context.Context, ids []string) error {
 			continue
 		}
 		var me *mysql.MySQLError
-		if _, err := m.control.ExecContext(ctx, "KILL QUERY "+id); err != nil && !(errors.As(err, &me) && me.Number == 1094) { // 1094: no such thread
+		if _, err := m.control.ExecContext(ctx, "KILL QUERY "+id); err != nil && (!errors.As(err, &me) || me.Number != 1094) { // 1094: no such thread
 			errs = append(errs, err)
 		}
 	}
@@ -359,7 +360,7 @@ func (c *clickHouse) post(ctx context.Context, queryID, stmt string) error {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("Code_%s: %s", resp.Header.Get("X-ClickHouse-Exception-Code"), strings.TrimSpace(string(body)))
+		return &chError{code: resp.Header.Get("X-ClickHouse-Exception-Code"), msg: strings.TrimSpace(string(body))}
 	}
 	return nil
 }
@@ -379,3 +380,9 @@ func (c *clickHouse) cancel(ctx context.Context, _ []string) error {
 }
 
 func (c *clickHouse) close() { c.client.CloseIdleConnections() }
+
+// chError is a ClickHouse exception: its code (X-ClickHouse-Exception-Code)
+// and message.
+type chError struct{ code, msg string }
+
+func (e *chError) Error() string { return "ClickHouse exception " + e.code + ": " + e.msg }

@@ -144,7 +144,7 @@ func RunSQLLoad(ctx context.Context, l SQLLoad, at time.Time, log io.Writer) SQL
 					s.close()
 				}
 			}()
-			for ran := false; lctx.Err() == nil && !(l.Once && ran); {
+			for ran := false; lctx.Err() == nil && (!l.Once || !ran); {
 				if s == nil {
 					if wait := time.Second - time.Since(lastTry); !lastTry.IsZero() && wait > 0 {
 						select {
