@@ -170,6 +170,11 @@ func NewPostgres(ctx context.Context, c Config) (*Postgres, error) {
 	return p, nil
 }
 
+// ApplyConfig sets where and as whom a pgx configuration connects from c
+// (what c leaves empty stays libpq's environment), named dbperf-dbstats;
+// a caller of its own names its connections after.
+func ApplyConfig(cfg *pgx.ConnConfig, c Config) { applyConfig(cfg, c) }
+
 func applyConfig(cfg *pgx.ConnConfig, c Config) {
 	if c.Host != "" {
 		cfg.Host = c.Host

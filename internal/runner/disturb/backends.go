@@ -20,6 +20,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/dbperf-io/dbperf-operator/internal/runner/dbstats"
 )
 
 // classOf is a database error's class: its code.
@@ -67,25 +69,7 @@ func (l SQLLoad) pgConfig() (*pgx.ConnConfig, error) {
 	if err != nil {
 		return nil, errors.New("reading the PostgreSQL settings from the environment failed")
 	}
-	c := l.Config
-	if c.Host != "" {
-		cfg.Host = c.Host
-	}
-	if c.Port != 0 {
-		cfg.Port = uint16(c.Port)
-	}
-	if c.Username != "" {
-		cfg.User = c.Username
-	}
-	if c.Password != "" {
-		cfg.Password = c.Password
-	}
-	if c.Database != "" {
-		cfg.Database = c.Database
-	}
-	if c.TLS != nil {
-		cfg.TLSConfig, cfg.Fallbacks = c.TLS, nil
-	}
+	dbstats.ApplyConfig(cfg, l.Config)
 	cfg.RuntimeParams["application_name"] = "dbperf-disturb/" + l.Name
 	// A cancelled context sends PostgreSQL's cancel request, so that the
 	// statement stops on the server, not only the client's wait for it.
