@@ -176,7 +176,9 @@ func RunSQLLoad(ctx context.Context, l SQLLoad, at time.Time, log io.Writer) SQL
 					case err == nil:
 						completed.Add(1)
 						continue
-					case lctx.Err() != nil:
+					case lctx.Err() != nil || !time.Now().Before(end):
+						// At the end: go-redis's read deadline (the
+						// context's) may fire before the context ends.
 						cancelled.Add(1)
 						return
 					}
