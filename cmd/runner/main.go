@@ -162,6 +162,7 @@ func execOptions(c pod.ExecCommand, w workloads.Parser, command, secrets []strin
 		SampleEvery: c.Runner.CPUSampleInterval, Stdout: stdout, ServerStatistics: stats,
 		SampleStream: c.SampleStream, Samples: samples, ParserConfig: config, SessionCheck: check,
 		SamplesFromStreamOnly: c.Runner.SampleAggregation == pod.SampleAggregationStream, Disturbances: c.Disturbances,
+		RestartAfter: c.RestartAfter,
 	}
 }
 

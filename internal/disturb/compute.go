@@ -80,8 +80,14 @@ type Card struct {
 	LedgerAcknowledged, LedgerLost                                         float64
 	Recovered, ToolGaveUp                                                  bool
 	// GaveUpAfterSeconds is when the tool's series ended, from the
-	// effect, when the tool gave up.
+	// effect, when the tool gave up; when the runner restarted it
+	// (results.Restarts), when its first run ended.
 	GaveUpAfterSeconds float64
+	// ToolRestarts is how many times the runner started the tool again
+	// (0: never, NaN: not a restartable tool or no member loss) and
+	// ResumedAfterSeconds when its last run started, from the effect,
+	// when that run reached the tool's end.
+	ToolRestarts, ResumedAfterSeconds float64
 	// Unit is the throughput series' unit, per second (or per minute).
 	Unit     string
 	Warnings []string
@@ -103,6 +109,7 @@ func Compute(r *results.Result, w Window, warmup time.Duration) (Card, error) {
 	nan := math.NaN()
 	c.DetectSeconds, c.WorstLatencyMillis, c.DipLowestPercent, c.NewPrimarySeconds, c.FullRedundancySeconds = nan, nan, nan, nan, nan
 	c.TookEffectSeconds, c.LedgerAcknowledged, c.LedgerLost, c.GaveUpAfterSeconds = nan, nan, nan, nan
+	c.ToolRestarts, c.ResumedAfterSeconds = nan, nan
 	if r.StartTime == nil {
 		return c, errors.New("the result has no start time")
 	}
@@ -145,6 +152,15 @@ func Compute(r *results.Result, w Window, warmup time.Duration) (Card, error) {
 	}
 	if w.ToolGaveUp {
 		c.GaveUpAfterSeconds = math.Max(0, last-eff)
+	}
+	if rs := r.Restarts; rs != nil {
+		c.ToolRestarts, c.GaveUpAfterSeconds = float64(rs.Runs-1), rs.EndedSeconds-eff
+		resumed := "it never ran to its end again"
+		if rs.Resumed {
+			c.ResumedAfterSeconds = rs.ResumedSeconds - eff
+			resumed = fmt.Sprintf("its last run, from %.2f s after the effect, ran to its end", c.ResumedAfterSeconds)
+		}
+		c.Warnings = append(c.Warnings, fmt.Sprintf("the tool ended %.2f s after the disturbance took effect and was started again %d times by the runner; %s", c.GaveUpAfterSeconds, rs.Runs-1, resumed))
 	}
 	if last <= eff {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("the tool's %s series ends %.1f s into the measurement, before the disturbance took effect at %.1f s: nothing shows its effect", key, last, eff))

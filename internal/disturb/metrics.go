@@ -23,6 +23,8 @@ const (
 	FigureLedgerLost            = "ledgerLostWrites"
 	FigureToolGaveUp            = "toolGaveUp"
 	FigureGaveUpAfterSeconds    = "toolGaveUpAfterSeconds"
+	FigureToolRestarts          = "toolRestarts"
+	FigureResumedAfterSeconds   = "toolResumedAfterSeconds"
 )
 
 // Metrics are the card's figures as metrics of the measurement (operation
@@ -54,6 +56,8 @@ func (c Card) Metrics() []results.Metric {
 	}
 	add(FigureToolGaveUp, gaveUp, "", results.LowerIsBetter)
 	add(FigureGaveUpAfterSeconds, c.GaveUpAfterSeconds, "s", results.Neutral)
+	add(FigureToolRestarts, c.ToolRestarts, "restarts", results.Neutral)
+	add(FigureResumedAfterSeconds, c.ResumedAfterSeconds, "s", results.LowerIsBetter)
 	return out
 }
 

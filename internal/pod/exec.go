@@ -45,9 +45,12 @@ type ExecCommand struct {
 	// Disturbances are what the runner does or accompanies while the tool
 	// runs (the first load generator's only); SteadyUntil ends the steady
 	// window the stability checks and the error limit judge (0: the whole
-	// measurement).
+	// measurement). RestartAfter, when set, is the first member loss's
+	// offset: a tool that ends early after it is started again for the rest
+	// of its time when its parser is workloads.Restartable.
 	Disturbances []RunnerDisturbance
 	SteadyUntil  time.Duration
+	RestartAfter time.Duration
 	Session      SessionCheck
 	// Timeout stops the tool (0: no limit).
 	Timeout time.Duration
@@ -114,6 +117,7 @@ func (c *ExecCommand) bind(t *flagTable) {
 	t.duration(&c.HostPollInterval, flagHostPollInterval, DefaultHostPollInterval, "time between scrapes of the hosts' node_exporters")
 	listOf(t, &c.Disturbances, flagDisturbance, formatDisturbance, parseDisturbance, "a disturbance the runner acts on or accompanies while the tool runs: a JSON object {name, kind, offset, duration, sessions, statements, once, administrator, ledger}; a SQL load's administrator comes from $"+EnvDisturbUsername+" and $"+EnvDisturbPassword+" (repeatable)")
 	t.duration(&c.SteadyUntil, flagSteadyUntil, 0, "the end of the steady window, from the tool's start: the stability checks and the error limit judge the measurement before it (0: all of it)")
+	t.duration(&c.RestartAfter, flagRestartAfter, 0, "a tool that ends early after this offset from its start (a member of the target lost) is started again for the rest of its time, when it can be (0: never)")
 	c.Session.bind(t)
 	t.duration(&c.Timeout, flagTimeout, 0, "stop the tool after this long (0: no limit)")
 	c.Runner.bind(t)

@@ -47,12 +47,13 @@ const (
 	flagHostPollInterval = "host-poll-interval"
 	flagDisturbance      = "disturbance"
 	// stress
-	flagCPUWorkers  = "cpu-workers"
-	flagMemoryBytes = "memory-bytes"
-	flagDiskWorkers = "disk-workers"
-	flagDir         = "dir"
-	flagDuration    = "duration"
-	flagSteadyUntil = "steady-until"
+	flagCPUWorkers   = "cpu-workers"
+	flagMemoryBytes  = "memory-bytes"
+	flagDiskWorkers  = "disk-workers"
+	flagDir          = "dir"
+	flagDuration     = "duration"
+	flagSteadyUntil  = "steady-until"
+	flagRestartAfter = "restart-after"
 
 	// exec: the session check.
 	flagSessionCheck      = "session-check"

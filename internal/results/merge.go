@@ -110,6 +110,7 @@ func Merge(parts []*Result) *Result {
 			out.ExitCode = p.ExitCode
 		}
 		out.Disturbances = append(out.Disturbances, p.Disturbances...) // the first generator's only
+		out.Restarts = mergeRestarts(out.Restarts, p.Restarts)
 		if p.StartTime != nil && (out.StartTime == nil || p.StartTime.Before(*out.StartTime)) {
 			out.StartTime = p.StartTime
 		}
@@ -326,4 +327,20 @@ func (r *Result) HistogramOperations() []string {
 	}
 	sort.Strings(ops)
 	return ops
+}
+
+// mergeRestarts: the generators' tools together ended first when the
+// first ended, and resumed when the last resumed, if all did.
+func mergeRestarts(a, b *Restarts) *Restarts {
+	switch {
+	case a == nil && b == nil:
+		return nil
+	case a == nil:
+		c := *b
+		return &c
+	case b == nil:
+		return a
+	}
+	return &Restarts{Runs: max(a.Runs, b.Runs), EndedSeconds: min(a.EndedSeconds, b.EndedSeconds),
+		ResumedSeconds: max(a.ResumedSeconds, b.ResumedSeconds), Resumed: a.Resumed && b.Resumed}
 }

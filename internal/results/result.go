@@ -140,7 +140,10 @@ type Result struct {
 	// Disturbances are what happened to the target during the
 	// measurement (spec.disturbances).
 	Disturbances []Disturbance `json:"disturbances,omitempty"`
-	ExitCode     *int          `json:"exitCode,omitempty"`
+	// Restarts, when the runner started the tool again after it ended
+	// early under a member loss (workloads.Restartable), say when.
+	Restarts *Restarts `json:"restarts,omitempty"`
+	ExitCode *int      `json:"exitCode,omitempty"`
 	// OutputTail is the end of a failed tool's output (its last lines
 	// worth reading, redacted): what it said when it failed.
 	OutputTail []string   `json:"outputTail,omitempty"`
@@ -149,6 +152,21 @@ type Result struct {
 	// Progress is the throughput at the tool's finest resolution, for the
 	// stability checks in this process; not stored.
 	Progress *Progress `json:"-"`
+}
+
+// Restarts are the runs of a tool the runner started again, for the rest
+// of its time, after it ended early when a member of the target was lost
+// (pgbench ends its clients on a lost connection and never reconnects).
+type Restarts struct {
+	// Runs is how many times the tool was started, the first included;
+	// a start that found no server to connect to counts.
+	Runs int `json:"runs"`
+	// EndedSeconds is when the first run ended, from the tool's start.
+	EndedSeconds float64 `json:"endedSeconds"`
+	// ResumedSeconds is when the last run started; Resumed says whether
+	// it ran to the tool's end (exit code 0).
+	ResumedSeconds float64 `json:"resumedSeconds"`
+	Resumed        bool    `json:"resumed"`
 }
 
 // Progress is a measurement's counted series at the resolution they were

@@ -88,6 +88,9 @@ type Options struct {
 	// Disturbances are the SQL loads the runner runs and the member losses
 	// whose writes its ledger checks, at offsets from the tool's start.
 	Disturbances []pod.RunnerDisturbance
+	// RestartAfter is the first member loss's offset (pod.ExecConfig):
+	// see keepRunning.
+	RestartAfter time.Duration
 }
 
 // Exec runs the tool and returns the result it produced. It never returns
@@ -153,6 +156,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	sampler := startSampler(o.CPU, o.SampleEvery)
 	disturbing := startDisturbances(ctx, o.Disturbances, start, o.Stdout, red)
 	stopped, runErr := sup.run(ctx)
+	stopped, runErr, restarts := o.keepRunning(ctx, out, start, stopped, runErr)
 	end := time.Now()
 	// Read at once, over the same interval as the wall time: what the
 	// runner does after the tool ended (the sample stream's end, the
@@ -174,6 +178,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	in := workloads.ParseInput{Output: out.copy.Bytes(), Files: readFiles(o.ResultFiles), ExitCode: &exitCode, Config: o.ParserConfig}
 	r := Judge(o.Parser, in, o.Prepare, end.Sub(start))
 	r.StartTime, r.EndTime = &start, &end
+	r.Restarts = restarts
 	if sink != nil {
 		sink.Finish(r)
 	}

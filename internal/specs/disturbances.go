@@ -115,6 +115,23 @@ func SteadyUntil(planned []Planned) time.Duration {
 	return until
 }
 
+// RestartAfter is the offset of a measurement's first member loss (zero
+// for none): a tool the runner can restart (workloads.Restartable) that
+// ends early after it is started again for the rest of its time.
+func RestartAfter(planned []Planned) time.Duration {
+	var at time.Duration
+	found := false
+	for _, p := range planned {
+		if p.MemberLoss != nil && (!found || p.Offset < at) {
+			at, found = p.Offset, true
+		}
+	}
+	if found && at == 0 {
+		at = time.Millisecond // zero means "never"
+	}
+	return at
+}
+
 // Disturbed says whether a Job's measurements are disturbed: then it
 // always has a start barrier (even with one load generator), whose instant
 // is the clock both the runner and the operator act on.

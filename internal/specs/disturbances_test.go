@@ -104,6 +104,30 @@ func TestDisturbancesReachTheRunner(t *testing.T) {
 			if !Disturbed(p) || Generators(p) != 1 {
 				t.Error("a disturbed measurement without its start barrier")
 			}
+			if c.RestartAfter != 0 {
+				t.Errorf("a SQL load restarts nothing, yet --restart-after %s", c.RestartAfter)
+			}
 		})
+	}
+}
+
+// A member loss makes the runner restart a tool that ends early after it
+// (--restart-after: the first loss's offset), even without its ledger.
+func TestMemberLossRestartsTheTool(t *testing.T) {
+	off := false
+	run := &benchv1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "r", UID: "u"}}
+	run.Spec.Disturbances = &benchv1.DisturbancesSpec{Schedule: []benchv1.Disturbance{
+		{Name: "late", At: &metav1.Duration{Duration: 90 * time.Second}, MemberLoss: &benchv1.MemberLossDisturbance{Member: benchv1.MemberPrimary}},
+		{Name: "early", At: &metav1.Duration{Duration: 40 * time.Second}, MemberLoss: &benchv1.MemberLossDisturbance{Member: benchv1.MemberReplica, WriteLedger: &off}},
+		{Name: "load", At: &metav1.Duration{Duration: 10 * time.Second}, Duration: &metav1.Duration{Duration: time.Second},
+			SQLLoad: &benchv1.SQLLoadDisturbance{Sessions: 1, Statements: []string{"SELECT 1"}}},
+	}}
+	p := JobParams{Run: run, Role: benchv1.RoleLoadgen, Repetition: 1, Endpoint: pod.Endpoint{Host: "pg-rw", Port: 5432}, Protocol: pod.ProtocolPostgres}
+	if c := execCommand(p); c.RestartAfter != 40*time.Second || c.SteadyUntil != 10*time.Second {
+		t.Errorf("restart after %s, steady until %s; want 40s and 10s", c.RestartAfter, c.SteadyUntil)
+	}
+	p.Role = benchv1.RoleTarget
+	if c := execCommand(p); c.RestartAfter != 0 {
+		t.Errorf("a pod that is not a load generator restarts after %s", c.RestartAfter)
 	}
 }

@@ -292,7 +292,7 @@ func execCommand(p JobParams) pod.ExecCommand {
 		c.StartBarrier, c.Generators = pod.StartAtFile, int(n)
 	}
 	if planned := Disturbances(p.Run, p.Repetition); p.Role == benchv1.RoleLoadgen && len(planned) > 0 {
-		c.Disturbances, c.SteadyUntil = runnerDisturbances(p), SteadyUntil(planned)
+		c.Disturbances, c.SteadyUntil, c.RestartAfter = runnerDisturbances(p), SteadyUntil(planned), RestartAfter(planned)
 		if len(c.Disturbances) > 0 && !slices.Contains(c.RedactEnv, pod.EnvDisturbPassword) {
 			c.RedactEnv = append(slices.Clone(c.RedactEnv), pod.EnvDisturbPassword)
 		}

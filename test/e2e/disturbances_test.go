@@ -94,7 +94,8 @@ spec:
 // run's own target while the real tool runs, with the chart's
 // disturbances role: the SQL sessions took effect and were cancelled at
 // the end of their window; the lost primary's card gives the time to a new
-// primary (the stand-in promoted the standby) and the write ledger lost
+// primary (the stand-in promoted the standby), pgbench started again by
+// the runner until the new primary took it, and the write ledger lost
 // nothing; the stress pod ran on the Valkey pod's node, reported its own
 // CPU, and no stress pod is left. Each disturbed measurement has its card's
 // figures as metrics and its windows in the result.
@@ -181,6 +182,18 @@ func TestDisturbancesOnTheLocalCluster(t *testing.T) {
 		}
 		if m, ok := r.Get(results.Key{Name: "newPrimarySeconds", Operation: d.Name}); !ok || m.Value <= 0 || m.Value > 30 {
 			t.Errorf("pg-failover: newPrimarySeconds %+v (%v)", m, ok)
+		}
+		// pgbench ended its clients on the lost connection; the runner
+		// started it again until the new primary took it, so the
+		// measurement is Succeeded and its card has the outage.
+		if r.Verdict != results.Succeeded || r.Restarts == nil || !r.Restarts.Resumed {
+			t.Errorf("pg-failover: pgbench was not run again to its end after the failover: %s %q, restarts %+v", r.Verdict, r.Reasons, r.Restarts)
+		}
+		if m, ok := r.Get(results.Key{Name: "unavailableSeconds", Operation: d.Name}); !ok || m.Value < 1 || m.Value > 10 {
+			t.Errorf("pg-failover: unavailableSeconds %+v (%v) for the stand-in's 2 s failover", m, ok)
+		}
+		if m, ok := r.Get(results.Key{Name: "toolResumedAfterSeconds", Operation: d.Name}); !ok || m.Value <= 0 {
+			t.Errorf("pg-failover: toolResumedAfterSeconds %+v (%v)", m, ok)
 		}
 	}
 	if r := cards["valkey-noise"]; r != nil {

@@ -27,13 +27,21 @@ var (
 // Parse reads pgbench's output (stdout and stderr together, in any of the
 // formats of PostgreSQL 9.6 to 17).
 func (Pgbench) Parse(in workloads.ParseInput) *results.Result {
+	if runs := workloads.SplitRuns(in.Output); len(runs) > 1 {
+		return mergeRuns(runs, in.ExitCode)
+	}
+	return parseRun(in.Output, in.ExitCode)
+}
+
+// parseRun reads the output of one run of pgbench.
+func parseRun(output []byte, exit *int) *results.Result {
 	r := results.New("pgbench")
 	r.Primary = results.Key{Name: "transactionsPerSecond"}
 	var (
 		haveTPS, inStatements, runAborted bool
 		abortedClients, connFailures      int
 	)
-	for _, line := range workloads.Lines(in.Output) {
+	for _, line := range workloads.Lines(output) {
 		trimmed := strings.TrimSpace(line)
 		if inStatements {
 			if m := reStmt.FindStringSubmatch(line); m != nil {
@@ -87,7 +95,7 @@ func (Pgbench) Parse(in workloads.ParseInput) *results.Result {
 			}
 		}
 	}
-	judge(r, in.ExitCode, haveTPS, runAborted, abortedClients, connFailures)
+	judge(r, exit, haveTPS, runAborted, abortedClients, connFailures)
 	return r
 }
 
