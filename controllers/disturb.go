@@ -59,6 +59,14 @@ type disturbRecord struct {
 	ChaosKind string `json:"chaosKind,omitempty"`
 	// VolumePath is what an IOChaos delays.
 	VolumePath string `json:"volumePath,omitempty"`
+	// Service, Endpoints and NotReady are what the target showed while a
+	// member loss acted (observeTargetEvents): the ready endpoints of the
+	// Service the load generators connect to, each change with its time,
+	// the first as they were when it was first looked at; and nodes of
+	// the target's pods that left Ready.
+	Service   string           `json:"service,omitempty"`
+	Endpoints []endpointChange `json:"endpoints,omitempty"`
+	NotReady  []nodeNotReady   `json:"notReady,omitempty"`
 	// Step and Repetition are the measurement's.
 	Step       int   `json:"step"`
 	Repetition int32 `json:"repetition"`
@@ -476,6 +484,11 @@ func (r *BenchmarkRunReconciler) observeDisturbance(ctx context.Context, st *run
 			d.TookEffectTime = &at
 		}
 	case specs.DisturbMemberLoss:
+		if d.FullRedundancyTime == nil {
+			if err := r.observeTargetEvents(ctx, st, d); err != nil {
+				return err
+			}
+		}
 		if d.TookEffectTime == nil {
 			gone, err := r.memberGone(ctx, st.run.Namespace, d)
 			if err != nil {

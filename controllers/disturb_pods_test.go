@@ -38,3 +38,12 @@ func TestTargetPodsOfADisturbedMeasurement(t *testing.T) {
 		t.Errorf("a pod made again before the disturbance: verdict %s %q", res.Verdict, res.Reasons)
 	}
 }
+
+func TestServiceOfATargetsEndpoint(t *testing.T) {
+	for host, want := range map[string]string{"pg-rw": "pg-rw", "pg-rw.perf": "pg-rw", "pg-rw.perf.svc": "pg-rw",
+		"pg-rw.perf.svc.cluster.local": "pg-rw", "pg-rw.other.svc": "", "db.example.com": "", "10.0.0.1": ""} {
+		if got := serviceOf(host, "perf"); got != want {
+			t.Errorf("serviceOf(%q) = %q, want %q", host, got, want)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -122,10 +124,25 @@ func fromRecord(d disturbRecord) results.Disturbance {
 		if d.Node != "" && d.Cordoned {
 			event(out.Requested, "node/"+d.Node, "node %s cordoned", d.Node)
 		}
+		for i, c := range d.Endpoints {
+			if i == 0 {
+				continue // as they were when first looked at: no change
+			}
+			ready := "none ready"
+			if len(c.Ready) > 0 {
+				ready = "ready: " + strings.Join(c.Ready, ", ")
+			}
+			event(t(&c.Time), "service/"+d.Service, "Service %s endpoints switched (%s)", d.Service, ready)
+		}
+		for _, n := range d.NotReady {
+			at := n.Time.UTC()
+			event(&at, "node/"+n.Node, "node %s not ready (%s)", n.Node, orDash(n.Reason))
+		}
 	case specs.DisturbNoisyNeighbour:
 		event(out.TookEffect, "pod/"+d.Object, "stress pod %s running on node %s", d.Object, d.Node)
 		event(out.Ended, "pod/"+d.Object, "stress pod %s deleted", d.Object)
 	}
+	sort.SliceStable(out.Events, func(i, j int) bool { return out.Events[i].Time.Before(out.Events[j].Time) })
 	return out
 }
 

@@ -34,11 +34,24 @@ func RestartLine(at, ended time.Duration, n int) string {
 		RestartPrefix, at.Seconds(), n, ended.Seconds())
 }
 
+// TimeOverPrefix begins the line the runner writes when a restarted tool
+// ended early once more and too little of its time was left to start it
+// again: the target had not come back within the measurement, which is
+// what the disturbance's card says, not a failure of the tool.
+const TimeOverPrefix = "[dbperf-runner] tool not started again at +"
+
+// TimeOverLine is that line, at from the first run's start.
+func TimeOverLine(at time.Duration) string {
+	return fmt.Sprintf("%s%.3f s: too little of its time is left\n", TimeOverPrefix, at.Seconds())
+}
+
 // Run is one run of a restarted tool: its output, when it started and
 // when the run before it ended, in seconds from the first run's start.
+// TimeOver: after it the runner had no time left to start another.
 type Run struct {
 	StartSeconds, PreviousEndedSeconds float64
 	Output                             []byte
+	TimeOver                           bool
 }
 
 // SplitRuns cuts a restarted tool's output at its RestartLines. An output
@@ -53,6 +66,10 @@ func SplitRuns(out []byte) []Run {
 			at, _ := strconv.ParseFloat(string(m[1]), 64)
 			ended, _ := strconv.ParseFloat(string(m[3]), 64)
 			runs = append(runs, Run{StartSeconds: at, PreviousEndedSeconds: ended})
+			continue
+		}
+		if bytes.HasPrefix(bytes.TrimSpace(line), []byte(TimeOverPrefix)) {
+			runs[len(runs)-1].TimeOver = true
 			continue
 		}
 		cur.Write(line)

@@ -49,6 +49,7 @@ func (o Options) keepRunning(ctx context.Context, out *lineWriter, start time.Ti
 		at := time.Since(start)
 		next, ok := rs.RestartCommand(o.Command, at)
 		if !ok {
+			_, _ = fmt.Fprint(out, workloads.TimeOverLine(at))
 			break
 		}
 		_, _ = fmt.Fprint(out, workloads.RestartLine(at, ended, n))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,6 +192,11 @@ func TestDisturbancesOnTheLocalCluster(t *testing.T) {
 		}
 		if m, ok := r.Get(results.Key{Name: "unavailableSeconds", Operation: d.Name}); !ok || m.Value < 1 || m.Value > 10 {
 			t.Errorf("pg-failover: unavailableSeconds %+v (%v) for the stand-in's 2 s failover", m, ok)
+		}
+		if !slices.ContainsFunc(d.Events, func(e results.Event) bool {
+			return e.Subject == "service/pg-failover-pg-rw" && strings.Contains(e.Message, "endpoints switched (ready: "+d.NewPrimary+")")
+		}) {
+			t.Errorf("pg-failover: no event of the -rw Service's endpoints switching to the new primary %s: %s", d.NewPrimary, mustJSON(d.Events))
 		}
 		if m, ok := r.Get(results.Key{Name: "toolResumedAfterSeconds", Operation: d.Name}); !ok || m.Value <= 0 {
 			t.Errorf("pg-failover: toolResumedAfterSeconds %+v (%v)", m, ok)

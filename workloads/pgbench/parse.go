@@ -27,7 +27,7 @@ var (
 // Parse reads pgbench's output (stdout and stderr together, in any of the
 // formats of PostgreSQL 9.6 to 17).
 func (Pgbench) Parse(in workloads.ParseInput) *results.Result {
-	if runs := workloads.SplitRuns(in.Output); len(runs) > 1 {
+	if runs := workloads.SplitRuns(in.Output); len(runs) > 1 || runs[0].TimeOver {
 		return mergeRuns(runs, in.ExitCode)
 	}
 	return parseRun(in.Output, in.ExitCode)

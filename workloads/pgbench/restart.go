@@ -184,7 +184,15 @@ func mergeRuns(runs []workloads.Run, exit *int) *results.Result {
 		r.Add(results.Metric{Name: "abortedClients", Value: float64(aborted), Unit: "count", Direction: results.LowerIsBetter})
 	}
 	r.Warnings = append(r.Warnings, fmt.Sprintf("pgbench was started %d times: it ends a client whose connection is lost and does not reconnect, so the runner started it again for the rest of its time after a member of the target was lost (%d clients ended); the rate counts the time without a run", len(parts), aborted))
-	// The last run is the one that had to reach the end.
+	// The last run is the one that had to reach the end, unless the
+	// target refused every start until the tool's time was over: then
+	// the card says the target did not come back within the measurement.
+	r.ExitCode = last.ExitCode
+	if runs[len(runs)-1].TimeOver && last.Verdict != results.Succeeded {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("no run after the one started %.1f s into the measurement reached its end: the target still refused it when the tool's time was over (%s)",
+			runs[len(runs)-1].StartSeconds, strings.Join(last.Reasons, "; ")))
+		last = &results.Result{Verdict: results.Succeeded}
+	}
 	for _, why := range last.Reasons {
 		if last.Verdict == results.Failed {
 			r.Fail("its last run, started %.1f s into the measurement: %s", runs[len(runs)-1].StartSeconds, why)
@@ -193,7 +201,6 @@ func mergeRuns(runs []workloads.Run, exit *int) *results.Result {
 		}
 	}
 	r.Warnings = append(r.Warnings, last.Warnings...)
-	r.ExitCode = last.ExitCode
 	workloads.RequireSuccess(r)
 	return r
 }

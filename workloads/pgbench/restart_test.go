@@ -95,4 +95,14 @@ func TestParseRestartedRuns(t *testing.T) {
 	if r.Verdict != results.Failed || !strings.Contains(strings.Join(r.Reasons, " "), "its last run, started 3.9 s into the measurement") {
 		t.Errorf("a last run that found no server: %s %q", r.Verdict, r.Reasons)
 	}
+	// ... unless no time was left to start another: the target did not
+	// come back within the measurement, which its card says.
+	over := append(append([]byte(nil), cut...), workloads.TimeOverLine(5600*time.Millisecond)...)
+	r = Pgbench{}.Parse(workloads.ParseInput{Output: over, ExitCode: &exit})
+	if r.Verdict != results.Succeeded || !strings.Contains(strings.Join(r.Warnings, " "), "still refused it when the tool's time was over") {
+		t.Errorf("time over while the target refused the tool: %s %q %q", r.Verdict, r.Reasons, r.Warnings)
+	}
+	if r.ExitCode == nil || *r.ExitCode != 2 {
+		t.Errorf("exit code %v, want the last run's 2", r.ExitCode)
+	}
 }
