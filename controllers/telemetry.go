@@ -135,8 +135,8 @@ func disturbances(pod *corev1.Pod, start, end time.Time) []string {
 	if created := pod.CreationTimestamp.Time; created.After(start) && created.Before(end.Add(restartSlack)) {
 		out = append(out, fmt.Sprintf("was created at %s (recreated or rescheduled to node %s)", created.UTC().Format(time.RFC3339), orDash(pod.Spec.NodeName)))
 	}
-	if pod.DeletionTimestamp != nil && pod.DeletionTimestamp.Time.Before(end) {
-		out = append(out, fmt.Sprintf("was being deleted from %s", pod.DeletionTimestamp.UTC().Format(time.RFC3339)))
+	if asked, ok := deletionAsked(pod); ok && asked.Before(end) {
+		out = append(out, fmt.Sprintf("was being deleted from %s", asked.UTC().Format(time.RFC3339)))
 	}
 	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
 	for _, cs := range statuses {
@@ -247,6 +247,20 @@ func judgeRules(run *benchv1.BenchmarkRun, res *results.Result) {
 	telemetry.JudgeRules(res, rules)
 }
 
+// deletionAsked is when a pod's deletion was asked for: its
+// deletionTimestamp is the end of its grace period, not the request (a
+// graceful deletion's is 30 s after it by default).
+func deletionAsked(pod *corev1.Pod) (time.Time, bool) {
+	if pod.DeletionTimestamp == nil {
+		return time.Time{}, false
+	}
+	at := pod.DeletionTimestamp.Time
+	if g := pod.DeletionGracePeriodSeconds; g != nil {
+		at = at.Add(-time.Duration(*g) * time.Second)
+	}
+	return at, true
+}
+
 // disturbedFrom is when a disturbed measurement's first disturbance acted
 // (took effect, else was requested, else was planned).
 func disturbedFrom(res *results.Result) (time.Time, bool) {
@@ -280,8 +294,8 @@ func judgeDisturbedPod(res *results.Result, pod *corev1.Pod, start, cut, end tim
 	if c := pod.CreationTimestamp.Time; c.After(start.Truncate(time.Second)) {
 		all = append(all, happened{c, fmt.Sprintf("created (recreated or rescheduled to node %s)", orDash(pod.Spec.NodeName))})
 	}
-	if pod.DeletionTimestamp != nil {
-		all = append(all, happened{pod.DeletionTimestamp.Time, "being deleted"})
+	if asked, ok := deletionAsked(pod); ok {
+		all = append(all, happened{asked, "being deleted"})
 	}
 	for _, cs := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
 		for _, term := range []*corev1.ContainerStateTerminated{cs.LastTerminationState.Terminated, cs.State.Terminated} {
