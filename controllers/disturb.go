@@ -48,8 +48,11 @@ type disturbRecord struct {
 	// MemberUID is the UID of the pod a member loss acts on: a pod of the
 	// same name made afterwards is another pod.
 	MemberUID types.UID `json:"memberUID,omitempty"`
-	// Cordoned: a drain cordoned Node, to be uncordoned.
-	Cordoned bool `json:"cordoned,omitempty"`
+	// Cordoned: a drain cordoned Node, to be uncordoned; CordonedTime and
+	// UncordonedTime say when.
+	Cordoned       bool              `json:"cordoned,omitempty"`
+	CordonedTime   *metav1.MicroTime `json:"cordonedTime,omitempty"`
+	UncordonedTime *metav1.MicroTime `json:"uncordonedTime,omitempty"`
 	// Report is the stress pod's own report (its termination message).
 	Report string `json:"report,omitempty"`
 	// Refused: the operator could not act on it safely; Message says why.
@@ -386,7 +389,8 @@ func (r *BenchmarkRunReconciler) actOn(ctx context.Context, st *runState, p spec
 				if err := r.cordon(ctx, d.Node, true); err != nil {
 					return err
 				}
-				d.Cordoned = true
+				at := metav1.NewMicroTime(time.Now())
+				d.Cordoned, d.CordonedTime = true, &at
 			}
 			return r.evict(ctx, st.run.Namespace, d.Member, d.MemberUID)
 		default:
@@ -570,7 +574,7 @@ func (r *BenchmarkRunReconciler) endDisturbance(ctx context.Context, st *runStat
 			if err := r.cordon(ctx, d.Node, false); err != nil {
 				return err
 			}
-			d.Cordoned = false
+			d.Cordoned, d.UncordonedTime = false, &at
 		}
 		d.RemovedTime = &at
 	default:

@@ -70,6 +70,7 @@ func addDisturbances(run *benchv1.BenchmarkRun, job *batchv1.Job, res *results.R
 			res.Warnings = append(res.Warnings, fmt.Sprintf("disturbance %s: %s", d.Name, w))
 		}
 		res.Metrics = append(res.Metrics, card.Metrics()...)
+		res.Metrics = append(res.Metrics, disturb.NeighbourMetrics(d.Name, d.Neighbour)...)
 	}
 }
 
@@ -117,13 +118,16 @@ func fromRecord(d disturbRecord) results.Disturbance {
 	}
 	switch d.Kind {
 	case specs.DisturbMemberLoss:
-		event(out.Requested, "pod/"+d.Member, "%s requested", d.Message)
+		if d.Refused {
+			event(out.Requested, "pod/"+d.Member, "refused: %s", d.Message)
+		} else {
+			event(out.Requested, "pod/"+d.Member, "%s requested", d.Message)
+		}
 		event(out.TookEffect, "pod/"+d.Member, "pod %s gone (or no longer primary)", d.Member)
 		event(out.NewPrimaryTime, "pod/"+d.NewPrimary, "new primary %s", d.NewPrimary)
 		event(out.FullRedundancy, "target", "the target reports every instance ready again")
-		if d.Node != "" && d.Cordoned {
-			event(out.Requested, "node/"+d.Node, "node %s cordoned", d.Node)
-		}
+		event(t(d.CordonedTime), "node/"+d.Node, "node %s cordoned", d.Node)
+		event(t(d.UncordonedTime), "node/"+d.Node, "node %s uncordoned", d.Node)
 		for i, c := range d.Endpoints {
 			if i == 0 {
 				continue // as they were when first looked at: no change

@@ -212,3 +212,11 @@ func TestCardOfAToolThatGaveUp(t *testing.T) {
 		t.Errorf("figures of an effect the series does not reach: %v %q", f, c.Warnings)
 	}
 }
+
+func TestNeighbourMetrics(t *testing.T) {
+	ms := NeighbourMetrics("noise", map[string]float64{"cpuSeconds": 2.5, "diskSyncs": 838, "bad": math.NaN()})
+	if len(ms) != 2 || ms[0].Name != "neighbourCpuSeconds" || ms[0].Unit != "s" || ms[1].Name != "neighbourDiskSyncs" || ms[1].Unit != "count" ||
+		ms[0].Operation != "noise" || ms[0].Source != Source || !ms[0].Detail {
+		t.Errorf("neighbour metrics %+v", ms)
+	}
+}

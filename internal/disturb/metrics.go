@@ -2,6 +2,8 @@ package disturb
 
 import (
 	"math"
+	"sort"
+	"strings"
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 )
@@ -75,6 +77,38 @@ func StatusFigures(r *results.Result) []results.Metric {
 				out = append(out, m)
 			}
 		}
+	}
+	return out
+}
+
+// neighbourUnits are the units of a stress pod's report (internal/runner/
+// stress), by its keys; a key not listed is a count.
+var neighbourUnits = map[string]string{"cpuSeconds": "s", "wallSeconds": "s", "memoryBytes": "bytes",
+	"diskBytesWritten": "bytes", "diskSyncsPerSecond": "per second"}
+
+// NeighbourMetrics are a noisy neighbour's own figures (its stress pod's
+// report: CPU seconds it used, bytes it wrote, syncs per second) as
+// detail metrics of the measurement, operation the disturbance's name,
+// named "neighbour" + the report's key: what the neighbour did is part of
+// what is compared.
+func NeighbourMetrics(name string, report map[string]float64) []results.Metric {
+	keys := make([]string, 0, len(report))
+	for k := range report {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []results.Metric
+	for _, k := range keys {
+		v := report[k]
+		if math.IsNaN(v) || math.IsInf(v, 0) || k == "" {
+			continue
+		}
+		unit, ok := neighbourUnits[k]
+		if !ok {
+			unit = "count"
+		}
+		out = append(out, results.Metric{Name: "neighbour" + strings.ToUpper(k[:1]) + k[1:], Operation: name, Value: v, Unit: unit,
+			Direction: results.Neutral, Source: Source, Detail: true})
 	}
 	return out
 }

@@ -207,6 +207,9 @@ func TestDisturbancesOnTheLocalCluster(t *testing.T) {
 		if d.Node == "" || d.Removed == nil || d.Neighbour["cpuSeconds"] <= 0 {
 			t.Errorf("valkey-noise: the stress pod did not run beside the target, report its CPU and go: %s", mustJSON(d))
 		}
+		if m, ok := r.Get(results.Key{Name: "neighbourCpuSeconds", Operation: d.Name}); !ok || m.Value <= 0 {
+			t.Errorf("valkey-noise: the stress pod's CPU is not a metric of the measurement: %+v (%v)", m, ok)
+		}
 		if at := d.OffsetSeconds; at < 2 || at > 4 {
 			t.Errorf("valkey-noise: its random offset %.3f s is outside [2 s, 4 s]", at)
 		}
