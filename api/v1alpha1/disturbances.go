@@ -145,7 +145,9 @@ type SQLLoadDisturbance struct {
 
 	// Statements are run in order by each session, again and again until
 	// the duration has passed (once when once is set). On Valkey/Redis a
-	// statement is a command line (DEBUG SLEEP 0.5, SORT biglist).
+	// statement is a command line, split into words as valkey-cli does
+	// (DEBUG SLEEP 0.5; EVAL "return redis.call('PING')" 0: double quotes
+	// with \" \n \xHH escapes, single quotes literal).
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MinLength=1

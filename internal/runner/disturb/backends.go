@@ -269,14 +269,18 @@ func (r *redisBackend) open(ctx context.Context, i int) (session, error) {
 }
 
 func (s *redisSession) run(ctx context.Context, stmt string) error {
+	words, err := splitCommand(stmt)
+	if err != nil {
+		return fmt.Errorf("the command %q: %w", stmt, err)
+	}
 	var args []any
-	for _, f := range strings.Fields(stmt) {
+	for _, f := range words {
 		args = append(args, f)
 	}
 	if len(args) == 0 {
 		return nil
 	}
-	err := s.c.Do(ctx, args...).Err()
+	err = s.c.Do(ctx, args...).Err()
 	if errors.Is(err, redis.Nil) {
 		return nil
 	}

@@ -118,7 +118,7 @@ func TestSQLLoadRedis(t *testing.T) {
 	cfg := dbstats.Config{Host: "127.0.0.1", Port: srv.Port}
 	at := time.Now().Add(100 * time.Millisecond)
 	rep := RunSQLLoad(testContext(t), SQLLoad{Name: "sleep", Protocol: pod.ProtocolRedis, Config: cfg, Sessions: 1,
-		Statements: []string{"DEBUG SLEEP 0.2"}, Duration: time.Second}, at, &logBuffer{})
+		Statements: []string{"DEBUG SLEEP 0.2", `EVAL "local n = 0 for i = 1, 20000 do n = n + 1 end return n" 0`}, Duration: time.Second}, at, &logBuffer{})
 	t.Logf("report %+v", rep)
 	if rep.StatementsCompleted < 3 || len(rep.Errors) != 0 || !near(rep.TookEffect, at, time.Second) {
 		t.Errorf("%d completed, errors %v, took effect at %s: want DEBUG SLEEP 0.2 about 5 times from %s", rep.StatementsCompleted, rep.Errors, rep.TookEffect, at)
