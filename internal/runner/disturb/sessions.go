@@ -193,13 +193,29 @@ func RunSQLLoad(ctx context.Context, l SQLLoad, at time.Time, log io.Writer) SQL
 			}
 		}()
 	}
+	// Sessions of a load run once may all finish before its duration:
+	// the load ends then.
+	finished := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(finished)
+	}()
+	over := func() bool {
+		select {
+		case <-finished:
+			return true
+		default:
+			return lctx.Err() != nil
+		}
+	}
 	// The effect: every session connected and running, as the server
 	// shows it where it can.
 	tick := time.NewTicker(100 * time.Millisecond)
-	for rep.TookEffect.IsZero() && lctx.Err() == nil {
+	for rep.TookEffect.IsZero() && !over() {
 		select {
 		case <-tick.C:
 		case <-lctx.Done():
+		case <-finished:
 		}
 		if int(connected.Load()) < l.Sessions || int(sent.Load()) < l.Sessions {
 			continue
@@ -214,7 +230,10 @@ func RunSQLLoad(ctx context.Context, l SQLLoad, at time.Time, log io.Writer) SQL
 		}
 	}
 	tick.Stop()
-	<-lctx.Done()
+	select {
+	case <-lctx.Done():
+	case <-finished:
+	}
 	// Cancel on the server too: a client's cancellation alone may leave a
 	// statement running after its connection is gone.
 	mu.Lock()

@@ -193,3 +193,20 @@ func TestPasswordNeverShown(t *testing.T) {
 		})
 	}
 }
+
+// A load run once ends when its sessions are done, not at its duration.
+func TestSQLLoadOnceEndsWhenDone(t *testing.T) {
+	srv := testutil.StartRedis(t, "--enable-debug-command", "yes")
+	cfg := dbstats.Config{Host: "127.0.0.1", Port: srv.Port}
+	at := time.Now().Add(100 * time.Millisecond)
+	rep := RunSQLLoad(testContext(t), SQLLoad{Name: "once", Protocol: pod.ProtocolRedis, Config: cfg, Sessions: 2, Once: true,
+		Statements: []string{"DEBUG SLEEP 0.3"}, Duration: 20 * time.Second}, at, &logBuffer{})
+	t.Logf("report %+v", rep)
+	if rep.StatementsCompleted != 2 || len(rep.Errors) != 0 {
+		t.Errorf("%d completed, errors %v: want each of 2 sessions' statement once", rep.StatementsCompleted, rep.Errors)
+	}
+	// DEBUG SLEEP holds the whole server: the two run one after the other.
+	if took := rep.Ended.Sub(rep.Requested); took < 500*time.Millisecond || took > 5*time.Second {
+		t.Errorf("the load ended %s after it was requested: want about 0.6 s (two DEBUG SLEEP 0.3), not its 20 s duration", took)
+	}
+}
