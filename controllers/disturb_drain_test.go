@@ -79,7 +79,7 @@ func TestDrainNodeCordonsEvictsAndUncordons(t *testing.T) {
 					var p corev1.Pod
 					err := k8s.Get(ctx, client.ObjectKeyFromObject(member), &p)
 					if !n.Spec.Unschedulable || err == nil && p.DeletionTimestamp == nil {
-						return fmt.Errorf("cordoned %v, member %v", n.Spec.Unschedulable, err)
+						return fmt.Errorf("cordoned %v, member: %w", n.Spec.Unschedulable, err)
 					}
 					return nil
 				})

@@ -156,7 +156,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	sampler := startSampler(o.CPU, o.SampleEvery)
 	disturbing := startDisturbances(ctx, o.Disturbances, start, o.Stdout, red)
 	stopped, runErr := sup.run(ctx)
-	stopped, runErr, restarts := o.keepRunning(ctx, out, start, stopped, runErr)
+	restarts, stopped, runErr := o.keepRunning(ctx, out, start, stopped, runErr)
 	end := time.Now()
 	// Read at once, over the same interval as the wall time: what the
 	// runner does after the tool ended (the sample stream's end, the

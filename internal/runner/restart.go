@@ -25,11 +25,11 @@ const maxRuns = 14400
 // (Options.RestartAfter), when its parser can shorten its command
 // (workloads.Restartable). Each run after the first is announced in the
 // output by workloads.RestartLine, which the parser reads. It returns the
-// last run's outcome and the restarts (nil when the tool ran once).
-func (o Options) keepRunning(ctx context.Context, out *lineWriter, start time.Time, stopped string, runErr error) (string, error, *results.Restarts) {
+// restarts (nil when the tool ran once) and the last run's outcome.
+func (o Options) keepRunning(ctx context.Context, out *lineWriter, start time.Time, stopped string, runErr error) (*results.Restarts, string, error) {
 	rs, ok := o.Parser.(workloads.Restartable)
 	if !ok || o.RestartAfter <= 0 || o.Prepare || o.SampleStream != "" {
-		return stopped, runErr, nil
+		return nil, stopped, runErr
 	}
 	var rep *results.Restarts
 	for n := 2; stopped == "" && runErr != nil && ctx.Err() == nil && n <= maxRuns; n++ {
@@ -43,7 +43,7 @@ func (o Options) keepRunning(ctx context.Context, out *lineWriter, start time.Ti
 		}
 		select {
 		case <-ctx.Done():
-			return stopped, runErr, rep
+			return rep, stopped, runErr
 		case <-time.After(RestartPause):
 		}
 		at := time.Since(start)
@@ -61,5 +61,5 @@ func (o Options) keepRunning(ctx context.Context, out *lineWriter, start time.Ti
 	if rep != nil {
 		rep.Resumed = runErr == nil && stopped == ""
 	}
-	return stopped, runErr, rep
+	return rep, stopped, runErr
 }
