@@ -152,6 +152,9 @@ func TestComparisonOfNothingSaysSo(t *testing.T) {
 	if !strings.HasPrefix(cmp.Status.Summary, "nothing compared: v4a against v3: every measurement of variant v3 was excluded") || cmp.Status.ReportConfigMap == "" {
 		t.Errorf("summary %q, report %q", cmp.Status.Summary, cmp.Status.ReportConfigMap)
 	}
+	if cmp.Status.Verdict != benchv1.OverallInvalid || !strings.HasPrefix(cmp.Status.Headline, "INVALID — every run finished, but nothing was compared") {
+		t.Errorf("verdict %q, headline %q", cmp.Status.Verdict, cmp.Status.Headline)
+	}
 	testutil.Eventually(t, 10*time.Second, "NothingCompared event", func() error {
 		for _, e := range comparisonEvents(t, h.NS, "failing") {
 			if strings.HasPrefix(e, benchv1.ReasonNothingCompared+": ") {

@@ -40,6 +40,9 @@ func TestComparisonInterleavedEndToEnd(t *testing.T) {
 	if cmp.Status.Summary != "1 better, 0 worse, 1 no change, 0 inconclusive" || cmp.Status.Progress != "10/10" {
 		t.Errorf("summary %q, progress %q", cmp.Status.Summary, cmp.Status.Progress)
 	}
+	if cmp.Status.Verdict != benchv1.OverallImprovement || !strings.HasPrefix(cmp.Status.Headline, "v4a vs v3: IMPROVEMENT — ") {
+		t.Errorf("verdict %q, headline %q", cmp.Status.Verdict, cmp.Status.Headline)
+	}
 	if c := meta.FindStatusCondition(cmp.Status.Conditions, benchv1.ConditionCompared); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("Compared condition %+v", c)
 	}

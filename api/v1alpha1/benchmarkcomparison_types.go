@@ -270,6 +270,28 @@ type MetricComparison struct {
 }
 
 // BenchmarkComparisonStatus is what the comparison has run and found.
+// OverallVerdict is a comparison's one verdict:
+//   - Regression: a judged metric of a candidate got worse (its headline,
+//     or an operation past the family's correction);
+//   - Improvement: some got better and none worse;
+//   - Pass: every headline was shown unchanged (its interval within the
+//     minimum effect) and nothing changed;
+//   - Inconclusive: a headline could not be judged either way (too few
+//     repetitions, too noisy);
+//   - Invalid: nothing was compared (every measurement excluded, the
+//     variants not comparable, a patch refused).
+//
+// +kubebuilder:validation:Enum=Pass;Regression;Improvement;Inconclusive;Invalid
+type OverallVerdict string
+
+const (
+	OverallPass         OverallVerdict = "Pass"
+	OverallRegression   OverallVerdict = "Regression"
+	OverallImprovement  OverallVerdict = "Improvement"
+	OverallInconclusive OverallVerdict = "Inconclusive"
+	OverallInvalid      OverallVerdict = "Invalid"
+)
+
 type BenchmarkComparisonStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -288,6 +310,17 @@ type BenchmarkComparisonStatus struct {
 	// Summary counts the verdicts of all metrics: "2 better, 1 worse, …".
 	// +optional
 	Summary string `json:"summary,omitempty"`
+	// Verdict is the comparison's one verdict over every candidate, the
+	// one a pipeline gates on (`kubectl dbperf wait`); empty until every
+	// run has ended.
+	// +optional
+	Verdict OverallVerdict `json:"verdict,omitempty"`
+	// Headline says it first: each candidate's verdict with the metrics
+	// that decided it, largest change first (the report's summary has the
+	// rest: what was excluded, what restates what, what is bimodal).
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Headline string `json:"headline,omitempty"`
 	// ExcludedMeasurements counts failed and invalid measurements left out.
 	// +optional
 	ExcludedMeasurements int32 `json:"excludedMeasurements,omitempty"`
@@ -326,6 +359,7 @@ type BenchmarkComparisonStatus struct {
 // +kubebuilder:printcolumn:name="Order",type=string,JSONPath=`.spec.order`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict`
 // +kubebuilder:printcolumn:name="Summary",type=string,JSONPath=`.status.summary`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 

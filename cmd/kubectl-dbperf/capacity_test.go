@@ -97,7 +97,7 @@ func TestCompareOfSearchesPrintsTheCapacityDelta(t *testing.T) {
 	if err := cmdCompare(context.Background(), []string{"--from-file", v3, "--from-file", v4a}, &out, io.Discard); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{"capacity  capacityMaximum rate  /s    1600 (n=4)  2100 (n=4)  +31.3 %  +24.2 % … +38.7 %", "Better"} {
+	for _, want := range []string{"capacity  capacityMaximum rate  /s    1600      2100       +31.3 %  +24.2 % … +38.7 %", "Better"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in\n%s", want, out.String())
 		}

@@ -47,6 +47,7 @@ var commands = []command{
 	{"history", "history SCHEDULE [-o table|markdown|json|html]", cmdHistory},
 	{"ack", `ack SCHEDULE [--run R] --reason "..." [--undo]`, cmdAck},
 	{"try", "try FILE... [--apply]", cmdTry},
+	{"wait", "wait COMPARISON|RUN [--timeout 24h] [--no-wait] [--junit FILE]  (exit 0 pass, 3 regression, 4 inconclusive or invalid, 5 not yet)", cmdWait},
 }
 
 // usage is the plugin's: every command's synopsis. A command's flags and
@@ -85,6 +86,10 @@ func writeHelp(w io.Writer, c command, flags *flag.FlagSet) {
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if code, ok := exitCodeOf(err); ok {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(code)
+		}
 		fmt.Fprintln(os.Stderr, "error:", err)
 		var ue usageError
 		if errors.As(err, &ue) {

@@ -248,6 +248,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 func (r *Reconciler) fail(cmp *benchv1.BenchmarkComparison, reason, msg string) {
 	cmp.Status.Phase = benchv1.ComparisonFailed
 	setCompared(cmp, metav1.ConditionFalse, reason, msg)
+	// A comparison that compares nothing has a verdict a pipeline stops
+	// on; a name taken by another object is the cluster's problem.
+	if reason != benchv1.ReasonNameConflict {
+		cmp.Status.Verdict, cmp.Status.Headline = benchv1.OverallInvalid, status.Truncate("INVALID — "+msg, 1024)
+	}
 }
 
 // endingEvent is the event of a comparison that has just ended (or ended
@@ -403,6 +408,7 @@ func (r *Reconciler) compareAll(ctx context.Context, cmp *benchv1.BenchmarkCompa
 			})
 		}
 	}
+	cmp.Status.Verdict, cmp.Status.Headline = overallVerdict(reports)
 	metrics.RecordComparison(cmp, better, worse, same, unsure)
 	cmp.Status.ExcludedMeasurements = int32(excluded)
 	cmp.Status.Summary = fmt.Sprintf("%d better, %d worse, %d no change, %d inconclusive", better, worse, same, unsure)
@@ -592,4 +598,27 @@ func rejectionsOf(runs []*benchv1.BenchmarkRun) []string {
 		out = out[:1000]
 	}
 	return out
+}
+
+// overallVerdict is the comparison's verdict over its candidates (the
+// worst of theirs: Regression, Inconclusive, Improvement, Pass) and each
+// candidate's headline, a line each.
+func overallVerdict(reports []*compare.Report) (benchv1.OverallVerdict, string) {
+	rank := map[benchv1.OverallVerdict]int{benchv1.OverallPass: 0, benchv1.OverallImprovement: 1, benchv1.OverallInconclusive: 2,
+		benchv1.OverallRegression: 3, benchv1.OverallInvalid: 4}
+	v := benchv1.OverallPass
+	var lines []string
+	for _, rep := range reports {
+		if rep.Summary == nil {
+			continue
+		}
+		if rank[rep.Summary.Verdict] > rank[v] {
+			v = rep.Summary.Verdict
+		}
+		lines = append(lines, rep.Summary.Headline)
+	}
+	if len(lines) == 0 {
+		return benchv1.OverallInvalid, "INVALID — no candidate was compared"
+	}
+	return v, status.Truncate(strings.Join(lines, "\n"), 1024)
 }

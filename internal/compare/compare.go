@@ -158,6 +158,13 @@ type Row struct {
 	// (its Operation then says whose: server, target, ...); empty for the
 	// tool's metrics.
 	Source string `json:"source,omitempty"`
+	// Restates names the row this one restates ("step/metric operation":
+	// a per-operation rate moving with the iteration rate, a count with
+	// its rate): grouped under it, not counted (summary.go).
+	Restates string `json:"restates,omitempty"`
+	// Bimodal describes the sides whose repetitions fall into two
+	// separate groups, with the groups' values.
+	Bimodal string `json:"bimodal,omitempty"`
 	// TargetCPUDeltaPercent, on a row of the primary metric, is the change
 	// of the target's CPU at the same step: throughput and what it cost
 	// side by side.
@@ -201,7 +208,13 @@ type Report struct {
 	HostTable []HostRow  `json:"hostTable,omitempty"`
 	// Curves are the knee curves of capacity runs, both variants'.
 	Curves []Curve `json:"curves,omitempty"`
-	// Counts of verdicts.
+	// Steps are the baseline's steps in the order measured (the rows are
+	// sorted worst first).
+	Steps []string `json:"steps,omitempty"`
+	// Summary leads every output: the verdict, what changed most, what
+	// was left out (summary.go).
+	Summary *Summary `json:"summary,omitempty"`
+	// Counts of verdicts of the judged rows (not those restating another).
 	Better       int `json:"better"`
 	Worse        int `json:"worse"`
 	NoChange     int `json:"noChange"`
@@ -437,4 +450,16 @@ func PatchPaths(patch []byte) ([]string, error) {
 // the primary operation).
 func (r *Report) IsPrimary(row Row) bool {
 	return row.Metric == r.Primary && row.Operation == r.PrimaryOperation && !row.IsTelemetry()
+}
+
+// lastStep is the report's last step in the order measured.
+func (r *Report) lastStep() string {
+	if n := len(r.Steps); n > 0 {
+		return r.Steps[n-1]
+	}
+	last := ""
+	for _, row := range r.Rows {
+		last = row.Step
+	}
+	return last
 }

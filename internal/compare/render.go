@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/dbperf-io/dbperf-operator/internal/stats"
 )
 
 // Formats Render writes.
@@ -95,42 +98,136 @@ func cpuDelta(row Row) string {
 	return pct(*row.TargetCPUDeltaPercent)
 }
 
+// tableNameWidth bounds a metric's name (a statement's text) in the
+// terminal table, so that the default table fits 160 columns.
+const tableNameWidth = 36
+
+// tableWidth is the terminal width the summary's lines are wrapped at.
+const tableWidth = 160
+
+// summaryText is the report's summary, a line each ("" when none).
+func summaryText(r *Report) []string {
+	if r.Summary == nil {
+		return nil
+	}
+	return r.Summary.Lines
+}
+
+// rowNote is what the table says of a row besides its verdict: the row it
+// restates, its bimodal sides.
+func rowNote(row Row) string {
+	var notes []string
+	if row.Restates != "" {
+		notes = append(notes, "restates "+row.Restates[strings.Index(row.Restates, "/")+1:])
+	}
+	if row.Bimodal != "" {
+		notes = append(notes, "bimodal")
+	}
+	return strings.Join(notes, "; ")
+}
+
+// wrap breaks a line at spaces to width columns, indenting the rest.
+func wrap(line string, width int, indent string) string {
+	words := strings.Fields(line)
+	var out strings.Builder
+	col := 0
+	for i, w := range words {
+		n := utf8.RuneCountInString(w)
+		if i > 0 && col+1+n > width {
+			out.WriteString("\n" + indent)
+			col = utf8.RuneCountInString(indent)
+		} else if i > 0 {
+			out.WriteByte(' ')
+			col++
+		}
+		out.WriteString(w)
+		col += n
+	}
+	return out.String()
+}
+
+// sideN is the number of repetitions most rows of a side have: the
+// table's header says it once, and a row that has another says its own.
+func sideN(r *Report, base bool) int {
+	count := map[int]int{}
+	best, n := 0, 0
+	for _, row := range r.Rows {
+		k := row.Candidate.N
+		if base {
+			k = row.Baseline.N
+		}
+		count[k]++
+		if count[k] > best {
+			best, n = count[k], k
+		}
+	}
+	return n
+}
+
+// medianCell is a side's median, with its n when it differs from the
+// header's.
+func medianCell(s stats.Summary, n int) string {
+	if s.N != n {
+		return fmt.Sprintf("%s (n=%d)", fnum(s.Median), s.N)
+	}
+	return fnum(s.Median)
+}
+
 func renderTable(w io.Writer, r *Report) error {
-	fmt.Fprintln(w, header(r))
+	for _, line := range summaryText(r) {
+		fmt.Fprintln(w, wrap(line, tableWidth, "    "))
+	}
+	fmt.Fprintln(w, wrap(header(r), tableWidth, "    "))
 	cpu := hasTargetCPU(r)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "STEP\tMETRIC\tUNIT\t%s\t%s\tΔ %%\t", strings.ToUpper(r.Baseline), strings.ToUpper(r.Candidate))
+	nb, nc := sideN(r, true), sideN(r, false)
+	fmt.Fprintf(tw, "STEP\tMETRIC\tUNIT\t%s (n=%d)\t%s (n=%d)\tΔ %%\t", strings.ToUpper(shorten(r.Baseline, 16)), nb, strings.ToUpper(shorten(r.Candidate, 16)), nc)
 	if cpu {
 		fmt.Fprint(tw, "TARGET CPU Δ %\t")
 	}
-	fmt.Fprint(tw, "95% CI\tP\tVERDICT\n")
+	fmt.Fprint(tw, "95% CI\tP\tVERDICT\tNOTE\n")
 	for _, row := range r.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s (n=%d)\t%s (n=%d)\t%s\t", row.StepLabel(), metricName(row), row.Unit,
-			fnum(row.Baseline.Median), row.Baseline.N, fnum(row.Candidate.Median), row.Candidate.N, pct(row.DeltaPercent))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t", shorten(row.StepLabel(), 16), shorten(metricName(row), tableNameWidth), row.Unit,
+			medianCell(row.Baseline, nb), medianCell(row.Candidate, nc), pct(row.DeltaPercent))
 		if cpu {
 			fmt.Fprintf(tw, "%s\t", cpuDelta(row))
 		}
-		fmt.Fprintf(tw, "%s\t%.3g\t%s\n", ci(row), float64(row.PAdjusted), row.Verdict)
+		note := rowNote(row)
+		if other := deltaNote(r, row); other != "" {
+			note = strings.TrimPrefix(note+"; "+other, "; ")
+		}
+		fmt.Fprintf(tw, "%s\t%.3g\t%s\t%s\n", ci(row), float64(row.PAdjusted), row.Verdict, shorten(note, 28))
 	}
 	return tw.Flush()
 }
 
 func renderMarkdown(w io.Writer, r *Report) error {
+	if lines := summaryText(r); len(lines) > 0 {
+		fmt.Fprintf(w, "### %s\n\n", lines[0])
+		for _, line := range lines[1:] {
+			fmt.Fprintf(w, "- %s\n", line)
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "**%s**\n\n", header(r))
 	cpu := hasTargetCPU(r)
 	cpuHead, cpuRule := "", ""
 	if cpu {
 		cpuHead, cpuRule = " Target CPU Δ % |", "---:|"
 	}
-	fmt.Fprintf(w, "| Step | Metric | Unit | %s (median) | %s (median) | Δ %% |%s 95 %% CI | p (adj.) | Verdict |\n", r.Baseline, r.Candidate, cpuHead)
-	fmt.Fprintf(w, "|---|---|---|---:|---:|---:|%s---|---:|---|\n", cpuRule)
+	fmt.Fprintf(w, "| Step | Metric | Unit | %s (median) | %s (median) | Δ %% |%s 95 %% CI | p (adj.) | Verdict | Note |\n", r.Baseline, r.Candidate, cpuHead)
+	fmt.Fprintf(w, "|---|---|---|---:|---:|---:|%s---|---:|---|---|\n", cpuRule)
 	for _, row := range r.Rows {
 		cpuCell := ""
 		if cpu {
 			cpuCell = " " + cpuDelta(row) + " |"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |%s %s | %.3g | %s |\n", row.StepLabel(), metricName(row), row.Unit,
-			fnum(row.Baseline.Median), fnum(row.Candidate.Median), pct(row.DeltaPercent), cpuCell, ci(row), float64(row.PAdjusted), row.Verdict)
+		note := rowNote(row)
+		if row.Bimodal != "" {
+			note = strings.Replace(note, "bimodal", "bimodal: "+row.Bimodal, 1)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |%s %s | %.3g | %s | %s |\n", row.StepLabel(), mdCell(metricName(row)), row.Unit,
+			fnum(row.Baseline.Median), fnum(row.Candidate.Median), deltaTextLong(r, row), cpuCell, ci(row), float64(row.PAdjusted), row.Verdict, mdCell(note))
 	}
 	renderOperationsMarkdown(w, r)
 	renderNotes(w, r)
@@ -151,14 +248,14 @@ func renderCSV(w io.Writer, r *Report) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"step", "metric", "operation", "unit", "direction", "baseline", "baseline_n", "baseline_median", "baseline_cv_percent",
 		"candidate", "candidate_n", "candidate_median", "candidate_cv_percent", "delta_percent", "ci_low_percent", "ci_high_percent", "p", "p_adjusted", "verdict",
-		"source", "target_cpu_delta_percent", "candidate_step"})
+		"source", "target_cpu_delta_percent", "candidate_step", "restates", "bimodal"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, row := range r.Rows {
 		_ = cw.Write([]string{row.Step, row.Metric, row.Operation, row.Unit, string(row.Direction),
 			r.Baseline, strconv.Itoa(row.Baseline.N), f(row.Baseline.Median), f(row.Baseline.CVPercent),
 			r.Candidate, strconv.Itoa(row.Candidate.N), f(row.Candidate.Median), f(row.Candidate.CVPercent),
 			f(float64(row.DeltaPercent)), f(float64(row.CILowPercent)), f(float64(row.CIHighPercent)), f(float64(row.P)), f(float64(row.PAdjusted)), string(row.Verdict),
-			row.Source, cpuDeltaNumber(row), row.CandidateStep})
+			row.Source, cpuDeltaNumber(row), row.CandidateStep, row.Restates, row.Bimodal})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -185,4 +282,10 @@ func renderNotes(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "\n%d measurements were compared on the headline metrics their run's status keeps, their full results being unavailable: %s\n",
 			n, strings.Join(r.HeadlineOnly, ", "))
 	}
+}
+
+// mdCell keeps a text from breaking a Markdown table: its pipes escaped,
+// its line breaks spaces.
+func mdCell(s string) string {
+	return strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", "\\|")
 }
