@@ -36,6 +36,7 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 	rep.HostTable = hostTable(baseline, candidate)
 	rep.Curves = curves([]Side{baseline, candidate})
 	linkTargetCPU(rep)
+	rep.Environment = environmentDiff(baseline, candidate)
 	summarize(rep)
 	return rep, nil
 }

@@ -208,6 +208,10 @@ type Report struct {
 	HostTable []HostRow  `json:"hostTable,omitempty"`
 	// Curves are the knee curves of capacity runs, both variants'.
 	Curves []Curve `json:"curves,omitempty"`
+	// Environment are the facts of the environment that differ between
+	// the variants (node instance type, CPU model, kernel, images, server
+	// version, ...): environment.go.
+	Environment []EnvDiff `json:"environment,omitempty"`
 	// Steps are the baseline's steps in the order measured (the rows are
 	// sorted worst first).
 	Steps []string `json:"steps,omitempty"`

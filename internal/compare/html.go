@@ -286,6 +286,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 		return rowNote(row)
 	},
 	"delta":    deltaTextLong,
+	"join":     func(vs []string) string { return strings.Join(vs, ", ") },
 	"headline": func(r *Report) []Row { return r.split(true) },
 	"detail":   func(r *Report) []Row { return r.split(false) },
 	"opsTable": func(r *Report) []OpRow { return r.OperationTable() },
@@ -297,7 +298,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
 table{border-collapse:collapse;width:100%;margin:8px 0}th,td{border-bottom:1px solid #ddd;padding:4px 6px;text-align:right}
-th:nth-child(-n+3),td:nth-child(-n+3){text-align:left}
+th:nth-child(-n+3),td:nth-child(-n+3){text-align:left}table.env td,table.env th{text-align:left}
 .described{color:#555;font-style:italic}.better{background:#dff3e4}.worse{background:#fbe0e0}.nochange{background:#eef1f4}.inconclusive{background:#fff6d9}
 .chart{display:block;margin:8px 0;border:1px solid #eee}.chart.half{display:inline-block;width:48%;height:auto;margin-right:1%;box-sizing:border-box}.ct{font-weight:600;font-size:13px}.ax{font-size:11px;fill:#444}
 .grid{stroke:#e5e5e5}.stall{fill:#d33;fill-opacity:.18}.disturb{fill:#f5a623;fill-opacity:.16}.event{stroke-width:1;stroke-dasharray:2 3}.wh{stroke:#222;stroke-width:1.2}
@@ -342,6 +343,10 @@ document.addEventListener('DOMContentLoaded', function () {
 <table><thead><tr><th>Step</th><th>Metric</th><th>Unit</th><th>{{.Baseline}}</th><th>{{.Candidate}}</th><th>Δ %</th>{{if .HasCPU}}<th>Target CPU Δ %</th>{{end}}<th>95 % CI</th><th>p</th><th>Verdict</th><th>Note</th></tr></thead><tbody>
 {{range headline .}}<tr class="{{if .Described}}described{{else}}{{lower (printf "%s" .Verdict)}}{{end}}" title="{{.Reason}}"><td>{{.StepLabel}}</td><td>{{metric .}}</td><td>{{.Unit}}</td><td>{{fnum .Baseline.Median}} (n={{.Baseline.N}})</td><td>{{fnum .Candidate.Median}} (n={{.Candidate.N}})</td><td>{{delta $r .}}</td>{{if $r.HasCPU}}<td>{{cpu .}}</td>{{end}}<td>{{ci .}}</td><td>{{p .PAdjusted}}</td><td>{{.Verdict}}</td><td class="small">{{note .}}</td></tr>
 {{end}}</tbody></table>
+{{with .Environment}}<h3>What differed between the variants</h3>
+<table class="env"><thead><tr><th>Fact</th><th>{{$r.Baseline}}</th><th>{{$r.Candidate}}</th></tr></thead><tbody>
+{{range .}}<tr><td>{{.What}}</td><td>{{join .Baseline}}</td><td>{{join .Candidate}}</td></tr>
+{{end}}</tbody></table>{{end}}
 {{with .HostTable}}<h3>Machines</h3>
 <p class="small">Each machine's mean over the valid measurements of the last step (and the 95th percentile of its series), per variant; Δ % where both variants read the same machine. Described, not judged.</p>
 <table class="sortable hosts"><thead><tr><th>Machine</th><th>Quantity</th><th>Unit</th><th>{{$r.Baseline}} mean</th><th>p95</th><th>{{$r.Candidate}} mean</th><th>p95</th><th>Δ %</th></tr></thead><tbody>

@@ -230,6 +230,12 @@ func renderMarkdown(w io.Writer, r *Report) error {
 			fnum(row.Baseline.Median), fnum(row.Candidate.Median), deltaTextLong(r, row), cpuCell, ci(row), float64(row.PAdjusted), row.Verdict, mdCell(note))
 	}
 	renderOperationsMarkdown(w, r)
+	if len(r.Environment) > 0 {
+		fmt.Fprintf(w, "\n**What differed between the variants** (%d):\n\n| | %s | %s |\n|---|---|---|\n", len(r.Environment), r.Baseline, r.Candidate)
+		for _, d := range r.Environment {
+			fmt.Fprintf(w, "| %s | %s | %s |\n", mdCell(d.What), mdCell(strings.Join(d.Baseline, ", ")), mdCell(strings.Join(d.Candidate, ", ")))
+		}
+	}
 	renderNotes(w, r)
 	if len(r.Excluded) > 0 {
 		fmt.Fprintf(w, "\nExcluded measurements:\n\n")

@@ -252,3 +252,46 @@ func TestEnvironmentShift(t *testing.T) {
 		t.Errorf("one slower operation of 10 read as an environment shift")
 	}
 }
+
+// What differed between the variants: the facts of their environments
+// that differ (the candidate's nodes of another instance type and CPU, the
+// server's version), not those that are the same.
+func TestEnvironmentDiff(t *testing.T) {
+	base, cand := sides()
+	env := func(itype, cpu, kernel string) *benchv1.Environment {
+		return &benchv1.Environment{KubernetesVersion: "v1.34.3", Nodes: []benchv1.NodeInfo{
+			{Name: "n1", Roles: []string{"target"}, InstanceType: itype, CPUModel: cpu, KernelVersion: kernel, Zone: "a"},
+			{Name: "n2", Roles: []string{"loadgen"}, InstanceType: "n4-standard-8", KernelVersion: kernel, Zone: "a"}},
+			Images: map[string]string{"target": "postgres:17.2"}}
+	}
+	for i := range base.Runs {
+		base.Runs[i].Environment = env("n2-standard-8", "Intel Cascade Lake", "6.1.0")
+	}
+	for i := range cand.Runs {
+		cand.Runs[i].Environment = env("c4a-standard-8", "Google Axion", "6.1.0")
+		if i == 0 {
+			cand.Runs[i].Environment.Images["target"] = "postgres:17.4"
+		}
+	}
+	rep, err := Build(base, cand, Options{Criteria: stats.Criteria{MinEffectPercent: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range rep.Environment {
+		got = append(got, fmt.Sprintf("%s: %s → %s", d.What, strings.Join(d.Baseline, ","), strings.Join(d.Candidate, ",")))
+	}
+	want := []string{"image target: postgres:17.2 → postgres:17.2,postgres:17.4", "target node CPU model: Intel Cascade Lake → Google Axion",
+		"target node instance type: n2-standard-8 → c4a-standard-8"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("environment diff:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(strings.Join(rep.Summary.Lines, "\n"), "What differed (3): image target") {
+		t.Errorf("summary %q", rep.Summary.Lines)
+	}
+	var md bytes.Buffer
+	_ = Render(&md, rep, "markdown")
+	if !strings.Contains(md.String(), "| target node instance type | n2-standard-8 | c4a-standard-8 |") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+}

@@ -101,6 +101,20 @@ func TestRealK6TwentyOperationsCompared(t *testing.T) {
 		_ = compare.Render(&md, rep, "markdown")
 		t.Errorf("Worse: %v (want %v), NoChange or Inconclusive: %d (want 17)\n%s", worse, slowOps, len(other), md.String())
 	}
+	// The summary leads with exactly those 3, each once with its Δ.
+	if s := rep.Summary; s == nil || len(s.Worse) < 3 {
+		t.Errorf("summary %+v", s)
+	} else {
+		var first []string
+		for _, f := range s.Worse[:3] {
+			first = append(first, f.Operation)
+		}
+		slices.Sort(first)
+		if !slices.Equal(first, slowOps) || s.Verdict != compare.OverallRegression {
+			t.Errorf("the summary leads with %v (%s), want %v:\n%s", first, s.Verdict, slowOps, strings.Join(s.Lines, "\n"))
+		}
+		t.Logf("summary:\n%s", strings.Join(s.Lines, "\n"))
+	}
 	for _, o := range table {
 		if slices.Contains(slowOps, o.Operation) {
 			p99 := o.Cells[3]
