@@ -38,6 +38,7 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 	linkTargetCPU(rep)
 	rep.Environment = environmentDiff(baseline, candidate)
 	summarize(rep)
+	rep.Distributions = distributions(rep, baseline, candidate)
 	return rep, nil
 }
 

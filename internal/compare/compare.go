@@ -212,6 +212,9 @@ type Report struct {
 	// the variants (node instance type, CPU model, kernel, images, server
 	// version, ...): environment.go.
 	Environment []EnvDiff `json:"environment,omitempty"`
+	// Distributions are the latency distributions of the operations that
+	// changed, both variants' (distribution.go).
+	Distributions []Distribution `json:"distributions,omitempty"`
 	// Steps are the baseline's steps in the order measured (the rows are
 	// sorted worst first).
 	Steps []string `json:"steps,omitempty"`

@@ -285,8 +285,11 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return rowNote(row)
 	},
-	"delta":    deltaTextLong,
-	"join":     func(vs []string) string { return strings.Join(vs, ", ") },
+	"delta": deltaTextLong,
+	"join":  func(vs []string) string { return strings.Join(vs, ", ") },
+	"dist": func(r *Report, d Distribution) template.HTML {
+		return template.HTML(percentileSVG(d, r.Baseline, r.Candidate)) //nolint:gosec // built from escaped text and numbers
+	},
 	"headline": func(r *Report) []Row { return r.split(true) },
 	"detail":   func(r *Report) []Row { return r.split(false) },
 	"opsTable": func(r *Report) []OpRow { return r.OperationTable() },
@@ -343,6 +346,9 @@ document.addEventListener('DOMContentLoaded', function () {
 <table><thead><tr><th>Step</th><th>Metric</th><th>Unit</th><th>{{.Baseline}}</th><th>{{.Candidate}}</th><th>Δ %</th>{{if .HasCPU}}<th>Target CPU Δ %</th>{{end}}<th>95 % CI</th><th>p</th><th>Verdict</th><th>Note</th></tr></thead><tbody>
 {{range headline .}}<tr class="{{if .Described}}described{{else}}{{lower (printf "%s" .Verdict)}}{{end}}" title="{{.Reason}}"><td>{{.StepLabel}}</td><td>{{metric .}}</td><td>{{.Unit}}</td><td>{{fnum .Baseline.Median}} (n={{.Baseline.N}})</td><td>{{fnum .Candidate.Median}} (n={{.Candidate.N}})</td><td>{{delta $r .}}</td>{{if $r.HasCPU}}<td>{{cpu .}}</td>{{end}}<td>{{ci .}}</td><td>{{p .PAdjusted}}</td><td>{{.Verdict}}</td><td class="small">{{note .}}</td></tr>
 {{end}}</tbody></table>
+{{with .Distributions}}<h3>Latency distributions of what changed</h3>
+<p class="small">Each side's latency histograms merged over its compared measurements (true percentiles of every request), to p99.9, for the operations the summary found changed, worst first.</p>
+{{range .}}{{dist $r .}}{{end}}{{end}}
 {{with .Environment}}<h3>What differed between the variants</h3>
 <table class="env"><thead><tr><th>Fact</th><th>{{$r.Baseline}}</th><th>{{$r.Candidate}}</th></tr></thead><tbody>
 {{range .}}<tr><td>{{.What}}</td><td>{{join .Baseline}}</td><td>{{join .Candidate}}</td></tr>

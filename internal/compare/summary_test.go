@@ -37,6 +37,13 @@ func closedLoopRun(r *rand.Rand, name string, ops int, slower map[int]bool, fact
 		res.Add(results.Metric{Name: "requestsPerSecond", Operation: op, Value: rate * noise(0.5), Unit: "req/s", Direction: results.HigherIsBetter, Detail: true})
 		res.Add(results.Metric{Name: "latencyP50Millis", Operation: op, Value: lat[i], Unit: "ms", Direction: results.LowerIsBetter, Detail: true})
 		res.Add(results.Metric{Name: "latencyP95Millis", Operation: op, Value: 1.5 * lat[i] * noise(3), Unit: "ms", Direction: results.LowerIsBetter, Detail: true})
+		h := results.NewHistogram()
+		for k := 0; k < 300; k++ {
+			_ = h.RecordValue(int64(lat[i] * 1000 * noise(20))) // µs
+		}
+		if err := res.SetHistogram(op, h); err != nil {
+			panic(err)
+		}
 	}
 	res.Add(results.Metric{Name: "iterationsPerSecond", Value: rate, Unit: "it/s", Direction: results.HigherIsBetter})
 	res.Add(results.Metric{Name: "iterations", Value: rate * 60 * noise(0.2), Unit: "count", Direction: results.Neutral})
@@ -123,11 +130,32 @@ func TestSummaryLeadsWithTheRegressions(t *testing.T) {
 	if rep.Rows[0].Verdict != stats.Worse || rep.Rows[0].Restates != "" {
 		t.Errorf("first row %s %s", metricName(rep.Rows[0]), rep.Rows[0].Verdict)
 	}
+	// Each slowed operation's latency distribution, both sides merged
+	// over their 5 measurements (1,500 requests each).
+	if len(rep.Distributions) != 3 {
+		t.Fatalf("distributions %+v, want the 3 slowed operations'", rep.Distributions)
+	}
+	for _, d := range rep.Distributions {
+		if !slower[mustOp(t, d.Operation)] || d.BaselineCount != 1500 || d.CandidateCount != 1500 {
+			t.Errorf("distribution of %s: %d and %d requests", d.Operation, d.BaselineCount, d.CandidateCount)
+		}
+		if r := d.Candidate[1] / d.Baseline[1]; r < 1.45 || r > 1.75 {
+			t.Errorf("%s: median %.2f → %.2f ms, want 1.6×", d.Operation, d.Baseline[1], d.Candidate[1])
+		}
+		for i := 1; i < len(d.Percentiles); i++ {
+			if d.Baseline[i] < d.Baseline[i-1] || d.Candidate[i] < d.Candidate[i-1] {
+				t.Errorf("%s: percentiles not increasing: %v %v", d.Operation, d.Baseline, d.Candidate)
+			}
+		}
+	}
 	var page bytes.Buffer
 	if err := RenderHTML(&page, []*Report{rep}); err != nil {
 		t.Fatal(err)
 	}
 	html := page.String()
+	if strings.Count(html, "<title>latency distribution of op") != 3 {
+		t.Errorf("%d percentile plots on the page", strings.Count(html, "<title>latency distribution of op"))
+	}
 	if i, j := strings.Index(html, `<div class="summary v-regression"><p><b>v4a vs v3: REGRESSION`), strings.Index(html, "<table"); i < 0 || i > j {
 		t.Errorf("the page does not lead with the summary (at %d, first table at %d)", i, j)
 	}
