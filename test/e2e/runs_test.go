@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -387,6 +390,32 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("kubectl dbperf compare pools: %v\n%s", err, table)
 	}
 	t.Logf("kubectl dbperf compare pools:\n%s", table)
+	// The pipeline's gate: the exit code is the verdict's (both pools are
+	// this machine: Pass or Inconclusive, never an error), with the
+	// headline printed and a JUnit file that parses.
+	junit := filepath.Join(work, "pools.xml")
+	gate, err := dbperf("wait", "pools", "--no-wait", "--junit", junit)
+	var ee *exec.ExitError
+	code := 0
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Errorf("kubectl dbperf wait: %v", err)
+	}
+	var verdict struct {
+		Status struct {
+			Verdict string `json:"verdict"`
+		} `json:"status"`
+	}
+	raw, _ := c.Kubectl(ctx, nil, "get", "benchmarkcomparison", "pools", "-n", ns, "-o", "json")
+	_ = json.Unmarshal(raw, &verdict)
+	want := map[string]int{"Pass": 0, "Improvement": 0, "Regression": 3, "Inconclusive": 4, "Invalid": 4}[verdict.Status.Verdict]
+	if junitXML, rerr := os.ReadFile(junit); code != want || !strings.Contains(gate, "BenchmarkComparison pools: "+verdict.Status.Verdict) || rerr != nil ||
+		xml.Unmarshal(junitXML, new(struct {
+			XMLName xml.Name `xml:"testsuites"`
+		})) != nil {
+		t.Errorf("kubectl dbperf wait pools: exit %d for verdict %q (want %d), JUnit %v\n%s", code, verdict.Status.Verdict, want, rerr, gate)
+	}
 	html, err := dbperf("report", "pools", "-o", "html")
 	if err != nil || !strings.Contains(html, "<svg") || !strings.Contains(html, "standard-v4a") {
 		t.Errorf("kubectl dbperf report: %v\n%.500s", err, html)
