@@ -252,13 +252,17 @@ func findingList(fs []Finding, n int) string {
 // summaryLines are the summary as text: at most a few lines.
 func summaryLines(rep *Report, s Summary, alpha float64) []string {
 	lines := []string{s.Headline}
+	show := summaryFindings
+	if s.EnvironmentShift {
+		show = 2 // not every operation by name: the platform moved
+	}
 	list := func(word string, fs []Finding) {
 		if len(fs) == 0 {
 			return
 		}
 		var parts []string
 		for i, f := range fs {
-			if i == summaryFindings {
+			if i == show {
 				parts = append(parts, fmt.Sprintf("… %d more", len(fs)-i))
 				break
 			}

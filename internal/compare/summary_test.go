@@ -275,6 +275,11 @@ func TestEnvironmentShift(t *testing.T) {
 	if !rep.Summary.EnvironmentShift || !strings.Contains(strings.Join(rep.Summary.Lines, "\n"), "Environment shift?") {
 		t.Errorf("no environment shift: %q", rep.Summary.Lines)
 	}
+	for _, l := range rep.Summary.Lines {
+		if strings.HasPrefix(l, "Worse (") && strings.Count(l, " op") > 2 {
+			t.Errorf("an environment shift lists every operation: %q", l)
+		}
+	}
 	base, cand = opSides(10, map[int]bool{2: true})
 	if rep, _ = Build(base, cand, Options{Criteria: stats.Criteria{MinEffectPercent: 5}}); rep.Summary.EnvironmentShift {
 		t.Errorf("one slower operation of 10 read as an environment shift")
