@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 	"time"
@@ -268,12 +267,12 @@ func comparisonJUnit(reports []*compare.Report) junitSuites {
 			if row.Described() || row.Restates != "" {
 				continue
 			}
-			c := junitCase{Class: rep.Candidate + "." + row.StepLabel(), Name: rowName(row),
+			c := junitCase{Class: rep.Candidate + "." + row.StepLabel(), Name: row.Name(),
 				Output: fmt.Sprintf("%s: %s → %s %s, Δ %s (CI %s … %s), p %.3g: %s", row.Verdict, fmt.Sprintf("%.4g", row.Baseline.Median), fmt.Sprintf("%.4g", row.Candidate.Median), row.Unit,
-					pctText(row.DeltaPercent), pctText(row.CILowPercent), pctText(row.CIHighPercent), float64(row.PAdjusted), row.Reason)}
+					compare.Percent(row.DeltaPercent), compare.Percent(row.CILowPercent), compare.Percent(row.CIHighPercent), float64(row.PAdjusted), row.Reason)}
 			switch row.Verdict {
 			case stats.Worse:
-				c.Failure = &junitMessage{Message: "Worse: Δ " + pctText(row.DeltaPercent), Text: row.Reason}
+				c.Failure = &junitMessage{Message: "Worse: Δ " + compare.Percent(row.DeltaPercent), Text: row.Reason}
 				s.Failures++
 			case stats.Inconclusive:
 				c.Skipped = &junitMessage{Message: "Inconclusive: " + row.Reason}
@@ -301,21 +300,6 @@ func runJUnit(run *benchv1.BenchmarkRun) junitSuites {
 	}
 	s.Tests = len(s.Cases)
 	return junitSuites{Suites: []junitSuite{s}}
-}
-
-func rowName(r compare.Row) string {
-	if r.Operation != "" {
-		return r.Metric + " " + r.Operation
-	}
-	return r.Metric
-}
-
-func pctText(n compare.Num) string {
-	f := float64(n)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return "-"
-	}
-	return fmt.Sprintf("%+.1f %%", f)
 }
 
 // exitCodeOf is the process's exit code for an error a command returned.

@@ -64,6 +64,12 @@ func pct(v Num) string {
 
 func ci(r Row) string { return pct(r.CILowPercent) + " … " + pct(r.CIHighPercent) }
 
+// Percent formats a Δ % as the reports print it ("+1.2 %", "-" for none).
+func Percent(v Num) string { return pct(v) }
+
+// Name is the row's metric and operation, as the reports name it.
+func (r Row) Name() string { return metricName(r) }
+
 func metricName(r Row) string {
 	if r.Operation != "" {
 		return r.Metric + " " + r.Operation
