@@ -60,9 +60,23 @@ func envFacts(r Run) map[string][]string {
 		}
 		add("tool version", m.Result.ToolVersion)
 		add("server version", m.Result.Parameters["serverVersion"])
+		for name, v := range m.Result.ServerSettings {
+			add(settingPrefix+name, v)
+		}
+		if len(m.Result.ServerSettings) > 0 {
+			add(settingsRead, "yes")
+		}
 	}
 	return facts
 }
+
+// settingPrefix names a server setting's fact; settingsRead marks a side
+// whose servers' settings were read: a setting it does not list is at
+// its built-in default there.
+const (
+	settingPrefix = "server setting "
+	settingsRead  = "server settings read"
+)
 
 // environmentDiff lists the facts whose values differ between the sides,
 // in name order; facts a side does not know are left out (an older run,
@@ -85,10 +99,23 @@ func environmentDiff(baseline, candidate Side) []EnvDiff {
 		return all
 	}
 	b, c := gather(baseline), gather(candidate)
+	// A setting one side lists and the other does not is at its default
+	// there, when that side's settings were read at all.
+	for _, pair := range [][2]map[string][]string{{b, c}, {c, b}} {
+		from, to := pair[0], pair[1]
+		if to[settingsRead] == nil {
+			continue
+		}
+		for what := range from {
+			if strings.HasPrefix(what, settingPrefix) && to[what] == nil {
+				to[what] = []string{"(default)"}
+			}
+		}
+	}
 	var out []EnvDiff
 	for what, bv := range b {
 		cv, ok := c[what]
-		if !ok || slices.Equal(bv, cv) {
+		if !ok || slices.Equal(bv, cv) || what == settingsRead {
 			continue
 		}
 		out = append(out, EnvDiff{What: what, Baseline: bv, Candidate: cv})

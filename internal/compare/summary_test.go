@@ -306,6 +306,19 @@ func TestEnvironmentDiff(t *testing.T) {
 			cand.Runs[i].Environment.Images["target"] = "postgres:17.4"
 		}
 	}
+	// The servers' settings away from their defaults, as the runner
+	// read them: work_mem changed, random_page_cost set on one side only.
+	settings := func(r *Run, s map[string]string) {
+		res := results.New("pgbench")
+		res.ServerSettings = s
+		r.Measurements = []Measurement{{Step: "clients=20", Repetition: 1, Result: res}}
+	}
+	for i := range base.Runs {
+		settings(&base.Runs[i], map[string]string{"work_mem": "4096 kB", "max_connections": "200"})
+	}
+	for i := range cand.Runs {
+		settings(&cand.Runs[i], map[string]string{"work_mem": "65536 kB", "max_connections": "200", "random_page_cost": "1.1"})
+	}
 	rep, err := Build(base, cand, Options{Criteria: stats.Criteria{MinEffectPercent: 2}})
 	if err != nil {
 		t.Fatal(err)
@@ -314,12 +327,13 @@ func TestEnvironmentDiff(t *testing.T) {
 	for _, d := range rep.Environment {
 		got = append(got, fmt.Sprintf("%s: %s → %s", d.What, strings.Join(d.Baseline, ","), strings.Join(d.Candidate, ",")))
 	}
-	want := []string{"image target: postgres:17.2 → postgres:17.2,postgres:17.4", "target node CPU model: Intel Cascade Lake → Google Axion",
+	want := []string{"image target: postgres:17.2 → postgres:17.2,postgres:17.4", "server setting random_page_cost: (default) → 1.1",
+		"server setting work_mem: 4096 kB → 65536 kB", "target node CPU model: Intel Cascade Lake → Google Axion",
 		"target node instance type: n2-standard-8 → c4a-standard-8"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("environment diff:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if !strings.Contains(strings.Join(rep.Summary.Lines, "\n"), "What differed (3): image target") {
+	if !strings.Contains(strings.Join(rep.Summary.Lines, "\n"), "What differed (5): image target") {
 		t.Errorf("summary %q", rep.Summary.Lines)
 	}
 	var md bytes.Buffer

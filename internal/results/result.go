@@ -140,6 +140,10 @@ type Result struct {
 	// Disturbances are what happened to the target during the
 	// measurement (spec.disturbances).
 	Disturbances []Disturbance `json:"disturbances,omitempty"`
+	// ServerSettings are the target server's settings that differ from
+	// its built-in defaults, read when the measurement started (PostgreSQL's
+	// pg_settings by source): the environment diff of a comparison.
+	ServerSettings map[string]string `json:"serverSettings,omitempty"`
 	// Restarts, when the runner started the tool again after it ended
 	// early under a member loss (workloads.Restartable), say when.
 	Restarts *Restarts `json:"restarts,omitempty"`

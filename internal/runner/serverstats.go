@@ -38,6 +38,10 @@ type serverRecording struct {
 	rec    *dbstats.Recording
 	poller dbstats.Poller
 	failed string
+	// settings are the server's own (dbstats.SettingsReader), read at the
+	// start; settingsErr why they could not be.
+	settings    map[string]string
+	settingsErr string
 }
 
 func (s *ServerStatistics) timeout() time.Duration {
@@ -68,7 +72,14 @@ func (s *ServerStatistics) start(ctx context.Context, stdout io.Writer, red *Red
 		interval = pod.DefaultPollInterval
 	}
 	fmt.Fprintf(stdout, "[dbperf-runner] polling the server's %s statistics at %s every %s\n", source, s.Config.Host, interval)
-	return &serverRecording{source: source, tls: s.Config.TLS, poller: p, rec: dbstats.Start(ctx, p, interval)}
+	sr := &serverRecording{source: source, tls: s.Config.TLS, poller: p}
+	if sp, ok := p.(dbstats.SettingsReader); ok {
+		if sr.settings, err = sp.Settings(cctx); err != nil {
+			sr.settingsErr = red.String(err.Error())
+		}
+	}
+	sr.rec = dbstats.Start(ctx, p, interval)
+	return sr
 }
 
 // finish takes the last poll and puts what was recorded into r.
@@ -82,6 +93,15 @@ func (sr *serverRecording) finish(r *results.Result, timeout time.Duration, red 
 	if sr.rec == nil {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s telemetry: the server's statistics could not be read: %s", sr.source, sr.failed))
 		return
+	}
+	if len(sr.settings) > 0 {
+		r.ServerSettings = map[string]string{}
+		for k, v := range sr.settings {
+			r.ServerSettings[k] = red.String(v)
+		}
+	}
+	if sr.settingsErr != "" {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: the server's settings could not be read: %s", sr.source, sr.settingsErr))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

@@ -1,0 +1,50 @@
+package dbstats
+
+import (
+	"context"
+	"testing"
+)
+
+// A real PostgreSQL's settings as a comparison's environment diff reads
+// them: those set away from the built-in defaults (ALTER SYSTEM, the
+// database's own), with their units; not the built-in defaults, not the
+// client's session settings, never one that can hold a credential.
+func TestPostgresSettingsAwayFromTheDefaults(t *testing.T) {
+	srv := startPostgres(t)
+	ctx := context.Background()
+	if err := srv.SQL("ALTER SYSTEM SET work_mem = '8MB'"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.SQL("ALTER SYSTEM SET primary_conninfo = 'host=other user=repl password=s3cret-repl'"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.SQL("SELECT pg_reload_conf()"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.SQL("ALTER DATABASE " + srv.Database + " SET random_page_cost = 1.1"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPostgres(ctx, Config{Host: "127.0.0.1", Port: srv.Port, Username: srv.User, Password: srv.Password, Database: srv.Database})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	got, err := p.Settings(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d settings: %v", len(got), got)
+	if got["work_mem"] != "8192 kB" || got["random_page_cost"] != "1.1" {
+		t.Errorf("work_mem %q, random_page_cost %q: want 8192 kB and 1.1", got["work_mem"], got["random_page_cost"])
+	}
+	for _, name := range []string{"primary_conninfo", "application_name", "port", "unix_socket_directories", "geqo"} {
+		if v, ok := got[name]; ok {
+			t.Errorf("%s = %q read: a credential, the client's own, or a built-in default", name, v)
+		}
+	}
+	for name, v := range got {
+		if secretSetting(name, v) {
+			t.Errorf("%s = %q may hold a credential", name, v)
+		}
+	}
+}
