@@ -52,7 +52,7 @@ func (p *Postgres) Settings(ctx context.Context) (map[string]string, error) {
 // identitySettings say where a server is, not how it runs: they differ
 // between any two servers and would fill every diff.
 var identitySettings = map[string]bool{"port": true, "listen_addresses": true, "unix_socket_directories": true, "data_directory": true,
-	"hba_file": true, "ident_file": true, "config_file": true, "external_pid_file": true, "cluster_name": true}
+	"hba_file": true, "ident_file": true, "config_file": true, "cluster_name": true}
 
 // secretSettings are parts of the names of settings that can hold a
 // credential (a standby's primary_conninfo has the replication password;
