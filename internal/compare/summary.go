@@ -166,7 +166,8 @@ func summarize(rep *Report) {
 		if j, ok := found[k]; ok {
 			have := &(*list)[j]
 			rows, restated, fw := have.Rows+1, have.Restated+f.Restated, have.FamilyWise || f.FamilyWise
-			if math.Abs(float64(f.DeltaPercent)) > math.Abs(float64(have.DeltaPercent)) {
+			if rf, rh := representative(f.Metric), representative(have.Metric); rf < rh ||
+				rf == rh && math.Abs(float64(f.DeltaPercent)) > math.Abs(float64(have.DeltaPercent)) {
 				*have = f
 			}
 			have.Rows, have.Restated, have.FamilyWise = rows, restated, fw
@@ -618,4 +619,21 @@ func aggregateOperations(rep *Report) map[string]bool {
 		}
 	}
 	return out
+}
+
+// representative ranks an operation's metrics for the one its finding
+// shows: the median latency, then p95, p99, the throughput, the errors,
+// then any other (a minimum or a p99.9 is a poor headline for a change).
+func representative(metric string) int {
+	order := []string{"latencyP50Millis", "latencyP95Millis", "latencyP99Millis"}
+	if i := slices.Index(order, metric); i >= 0 {
+		return i
+	}
+	switch {
+	case isThroughput(metric):
+		return len(order)
+	case metric == "errorPercent":
+		return len(order) + 1
+	}
+	return len(order) + 2
 }
