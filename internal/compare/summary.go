@@ -281,10 +281,14 @@ func summaryLines(rep *Report, s Summary, alpha float64) []string {
 	list("Worse", s.Worse)
 	list("Better", s.Better)
 	if s.Restating > 0 {
-		lines = append(lines, fmt.Sprintf("%d rows restate another (a per-operation rate moving with the %s, a count over the same time as its rate): grouped under it, not counted (docs/statistics.md)", s.Restating, rep.Primary))
+		verb := "rows restate"
+		if s.Restating == 1 {
+			verb = "row restates"
+		}
+		lines = append(lines, fmt.Sprintf("%d %s another (a per-operation rate moving with the %s, a count over the same time as its rate): grouped under it, not counted (docs/statistics.md)", s.Restating, verb, rep.Primary))
 	}
 	if s.Flagged > 0 {
-		lines = append(lines, fmt.Sprintf("Noise: of the %d per-operation rows flagged, the false-discovery rate (%.0f %%) allows about %.1f to be false; %d survive a family-wise (Holm) correction", s.Flagged, 100*alpha, s.FalseAllowed, s.FamilyWise))
+		lines = append(lines, fmt.Sprintf("Noise: of the %d per-operation rows flagged, the false-discovery rate (%.0f %%) allows about %.1f to be false; %d of them survive a family-wise (Holm) correction", s.Flagged, 100*alpha, s.FalseAllowed, s.FamilyWise))
 	}
 	if len(s.Bimodal) > 0 {
 		b := s.Bimodal
