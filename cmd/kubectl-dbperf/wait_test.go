@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/compare"
@@ -133,21 +135,45 @@ func TestWaitExitCodesAndJUnit(t *testing.T) {
 	}
 }
 
-// Waiting sees the verdict appear.
+// Waiting sees the verdict appear: the comparison ends only after wait
+// has read it without one (a positive sign it is polling), and wait
+// returns the verdict's code.
 func TestWaitSeesTheVerdictArrive(t *testing.T) {
 	cmp := comparisonWith("late", "", benchv1.ComparisonRunning, "")
 	k := fakeCluster(t, cmp)
+	var reads atomic.Int32
+	k.c = interceptor.NewClient(k.c.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*benchv1.BenchmarkComparison); ok {
+				reads.Add(1)
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
 	ctx := context.Background()
+	done := make(chan error, 1)
 	go func() {
-		time.Sleep(150 * time.Millisecond) // the comparison ends while wait polls
-		var c benchv1.BenchmarkComparison
-		if err := k.c.Get(ctx, client.ObjectKeyFromObject(cmp), &c); err != nil {
-			return
-		}
-		c.Status.Verdict, c.Status.Phase, c.Status.Headline = benchv1.OverallRegression, benchv1.ComparisonSucceeded, "v4a vs v3: REGRESSION — x"
-		_ = k.c.Status().Update(ctx, &c)
+		done <- k.wait(ctx, "late", waitOptions{timeout: 30 * time.Second, poll: 20 * time.Millisecond}, &bytes.Buffer{})
 	}()
-	err := k.wait(ctx, "late", waitOptions{timeout: 10 * time.Second, poll: 50 * time.Millisecond}, &bytes.Buffer{})
+	for deadline := time.Now().Add(10 * time.Second); reads.Load() < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("wait never read the comparison")
+		}
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("wait returned before the comparison had a verdict: %v", err)
+	default:
+	}
+	var c benchv1.BenchmarkComparison
+	if err := k.c.Get(ctx, client.ObjectKeyFromObject(cmp), &c); err != nil {
+		t.Fatal(err)
+	}
+	c.Status.Verdict, c.Status.Phase, c.Status.Headline = benchv1.OverallRegression, benchv1.ComparisonSucceeded, "v4a vs v3: REGRESSION — x"
+	if err := k.c.Status().Update(ctx, &c); err != nil {
+		t.Fatal(err)
+	}
+	err := <-done
 	var es exitStatus
 	if !errors.As(err, &es) || es.code != exitRegression {
 		t.Errorf("wait: %v, want exit %d", err, exitRegression)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -37,10 +38,33 @@ func TestPgbenchRestartedAfterALostPrimary(t *testing.T) {
 		lost, returned time.Time
 		lossErr        error
 	)
+	began := time.Now()
+	// poll checks cond every 50 ms until it holds, for at most 30 s.
+	poll := func(what string, cond func() (bool, error)) error {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			ok, err := cond()
+			if err != nil || ok {
+				return err
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("no %s within 30 s", what)
+			}
+		}
+	}
+	refused := func() (int, error) {
+		log, err := pg.Log()
+		return strings.Count(string(log), `database "lossdb" is not currently accepting connections`), err
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		time.Sleep(lossAt) // the loss's offset from the tool's start, which is the runner's start here to within milliseconds
+		// The loss at its offset, once pgbench's two sessions are seen.
+		if lossErr = poll("pgbench sessions at the loss's offset", func() (bool, error) {
+			n, err := pg.Query("SELECT count(*) FROM pg_stat_activity WHERE datname = 'lossdb' AND application_name = 'pgbench'")
+			return err == nil && strings.TrimSpace(n) == "2" && time.Since(began) >= lossAt, err
+		}); lossErr != nil {
+			return
+		}
 		lost = time.Now()
 		if lossErr = pg.SQL("ALTER DATABASE lossdb ALLOW_CONNECTIONS false"); lossErr != nil {
 			return
@@ -48,7 +72,18 @@ func TestPgbenchRestartedAfterALostPrimary(t *testing.T) {
 		if _, lossErr = pg.Query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'lossdb'"); lossErr != nil {
 			return
 		}
-		time.Sleep(outage) // the outage itself: no server for the workload's database
+		// The outage lasts its time and until the server has refused at
+		// least two of the runner's starts (what the test is about).
+		before, err := refused()
+		if lossErr = err; err != nil {
+			return
+		}
+		if lossErr = poll("refused starts", func() (bool, error) {
+			n, err := refused()
+			return n >= before+2 && time.Since(lost) >= outage, err
+		}); lossErr != nil {
+			return
+		}
 		lossErr = pg.SQL("ALTER DATABASE lossdb ALLOW_CONNECTIONS true")
 		returned = time.Now()
 	}()

@@ -197,6 +197,9 @@ func (p *Postgres) run(name string, args ...string) error {
 	return nil
 }
 
+// Log is what the server has written to its log so far.
+func (p *Postgres) Log() ([]byte, error) { return os.ReadFile(filepath.Join(p.dir, "log")) }
+
 // SQL runs statements with psql as the server's user, over the server's
 // Unix socket (which a TLS-only server serves too).
 func (p *Postgres) SQL(statements string) error {
