@@ -36,8 +36,8 @@ func TestComparePhaseIsIdempotent(t *testing.T) {
 	h.Create(kit.Comparison("idem", benchv1.OrderInterleaved, 3))
 	h.PlayRuns("idem", 6, 1, kit.Measured)
 	cmp := h.WaitComparison("idem", benchv1.ComparisonSucceeded)
-	if cmp.Status.Results[0].BaselineN != 3 {
-		t.Fatalf("results %+v", cmp.Status.Results)
+	if cmp.Status.Results[0].BaselineN != 3 || cmp.Status.Verdict == "" || cmp.Status.Headline == "" {
+		t.Fatalf("results %+v, verdict %q, headline %q", cmp.Status.Results, cmp.Status.Verdict, cmp.Status.Headline)
 	}
 	h.StopManager()
 
@@ -72,8 +72,8 @@ func TestComparePhaseIsIdempotent(t *testing.T) {
 		}
 		return c
 	}
-	if c := get(); len(c.Status.Rejections) != 0 || c.Status.Results[0].BaselineN != 3 {
-		t.Fatalf("a refused write changed the status: %v %+v", c.Status.Rejections, c.Status.Results)
+	if c := get(); len(c.Status.Rejections) != 0 || c.Status.Results[0].BaselineN != 3 || c.Status.Verdict != cmp.Status.Verdict || c.Status.Headline != cmp.Status.Headline {
+		t.Fatalf("a refused write changed the status: %v %+v, verdict %q %q", c.Status.Rejections, c.Status.Results, c.Status.Verdict, c.Status.Headline)
 	}
 	// A new reconciler: what the next manager would run.
 	rec = record.NewFakeRecorder(100)
@@ -87,7 +87,8 @@ func TestComparePhaseIsIdempotent(t *testing.T) {
 		t.Errorf("event %q", e)
 	}
 	after := get()
-	if len(after.Status.Rejections) != 1 || after.Status.Results[0].BaselineN != 2 || after.Status.ExcludedMeasurements != 1 {
+	if len(after.Status.Rejections) != 1 || after.Status.Results[0].BaselineN != 2 || after.Status.ExcludedMeasurements != 1 || after.Status.Verdict == "" ||
+		!strings.Contains(after.Status.Headline, "v4a vs v3: ") {
 		t.Fatalf("after the rejection: rejections %v, results %+v, excluded %d", after.Status.Rejections, after.Status.Results, after.Status.ExcludedMeasurements)
 	}
 	report := func() *corev1.ConfigMap {

@@ -20,7 +20,8 @@ import (
 )
 
 // A drain of the primary's node (opt-in: allowNodeDrain): the node is
-// cordoned and the primary evicted once, through a restarted manager, and
+// cordoned and the primary evicted once, through a write conflict on its
+// record and a restarted manager (and every reconcile in between), and
 // uncordoned when the measurement ends; the result keeps the cordon on its
 // timeline. The same drain due on a node that carries another run's pod
 // is refused there and then, and the measurement is Invalid, saying so,
@@ -37,6 +38,10 @@ func TestDrainNodeCordonsEvictsAndUncordons(t *testing.T) {
 			dbNode := "db-drain-" + tc.name
 			h.Node(dbNode, map[string]string{"pool": "standard-v4a"})
 			rd := testutil.StartRedis(t)
+			// The first record of the disturbances on the Job meets a
+			// conflict, as another writer's update would make it.
+			faults := &faultyDisturber{}
+			h.wrap = faults.wrap
 			name := "drain-" + tc.name
 			run := &benchv1.BenchmarkRun{
 				ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -110,6 +115,9 @@ func TestDrainNodeCordonsEvictsAndUncordons(t *testing.T) {
 					t.Errorf("a drain of a node with another run's pod: %s, refused %v (%q)", done.Status.Phase, d.Refused, d.Message)
 				}
 				return
+			}
+			if faults.conflicts != 1 {
+				t.Errorf("%d conflicts played, want 1", faults.conflicts)
 			}
 			cordoned := false
 			for _, e := range d.Events {
