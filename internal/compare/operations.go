@@ -43,15 +43,18 @@ func (o OpRow) Overall() bool { return o.Operation == "" }
 // Verdict of the operation: Worse if any cell is, else Better if any is,
 // else Inconclusive if any is, else NoChange.
 func (o OpRow) Verdict() stats.Verdict {
-	rank := map[stats.Verdict]int{stats.Worse: 3, stats.Better: 2, stats.Inconclusive: 1, stats.NoChange: 0}
 	best, v := -1, stats.Verdict("")
 	for _, c := range o.Cells {
-		if c != nil && rank[c.Verdict] > best {
-			best, v = rank[c.Verdict], c.Verdict
+		if c != nil && verdictRank[c.Verdict] > best {
+			best, v = verdictRank[c.Verdict], c.Verdict
 		}
 	}
 	return v
 }
+
+// verdictRank orders the verdicts from the most telling: an operation's
+// verdict is its cells' highest.
+var verdictRank = map[stats.Verdict]int{stats.Worse: 3, stats.Better: 2, stats.Inconclusive: 1, stats.NoChange: 0}
 
 // OperationTable is the per-operation table of a report: per step, the
 // overall row first, then the operations with a Worse verdict, Better,

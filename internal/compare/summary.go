@@ -124,6 +124,12 @@ func summarize(rep *Report) {
 		metric   string // whole-run rows are each a finding of their own
 	}
 	found := map[fkey]int{} // → index in the list of its verdict
+	restated := map[string]int{}
+	for _, row := range rep.Rows {
+		if row.Restates != "" {
+			restated[row.Restates]++
+		}
+	}
 	for i := range rep.Rows {
 		row := &rep.Rows[i]
 		row.Bimodal = bimodal(rep, *row)
@@ -148,11 +154,7 @@ func summarize(rep *Report) {
 				s.FamilyWise++
 			}
 		}
-		for _, other := range rep.Rows {
-			if other.Restates == restateKey(*row) {
-				f.Restated++
-			}
-		}
+		f.Restated = restated[restateKey(*row)]
 		list := &s.Worse
 		if row.Verdict == stats.Better {
 			list = &s.Better
@@ -200,7 +202,7 @@ func summarize(rep *Report) {
 	bySize(s.Better)
 	alpha := rep.Criteria.WithDefaults().Alpha
 	s.FalseAllowed = alpha * float64(s.Flagged)
-	s.EnvironmentShift = environmentShift(rep)
+	s.EnvironmentShift = environmentShift(rep, aggregates)
 	s.Excluded = excludedLine(rep.Excluded)
 	s.Verdict, s.Headline = overall(rep, s)
 	s.Lines = summaryLines(rep, s, alpha)
@@ -457,17 +459,15 @@ func groups(vals []float64) string {
 // environmentShift: at least environmentShiftMin named operations of a
 // step, and nearly all of them (environmentShareMoved) judged to move the
 // same way.
-func environmentShift(rep *Report) bool {
+func environmentShift(rep *Report, aggregates map[string]bool) bool {
 	type key struct{ step, op string }
 	verdict := map[key]stats.Verdict{}
-	rank := map[stats.Verdict]int{stats.Worse: 3, stats.Better: 2, stats.Inconclusive: 1, stats.NoChange: 0}
-	aggregates := aggregateOperations(rep)
 	for _, row := range rep.Rows {
 		if row.Operation == "" || !rep.judged(row) || rep.rowFamily(row) != familyOperations || aggregates[row.Step+"/"+row.Operation] {
 			continue
 		}
 		k := key{row.Step, row.Operation}
-		if v, ok := verdict[k]; !ok || rank[row.Verdict] > rank[v] {
+		if v, ok := verdict[k]; !ok || verdictRank[row.Verdict] > verdictRank[v] {
 			verdict[k] = row.Verdict
 		}
 	}
