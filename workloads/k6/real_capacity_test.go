@@ -110,26 +110,33 @@ func searchReal(t *testing.T, k6 string, spec *benchv1.WorkloadSpec, c *benchv1.
 }
 
 // TestRealK6SearchFindsTheKnee: the real k6 at a constant arrival rate
-// against a local HTTP server of 4 workers × 5 ms (it keeps up to about
-// 730 requests a second, measured from the time requests hold a worker;
-// past it, requests queue). A search ×2 from 200/s, bisected to 10 %, p99
-// ≤ 50 ms and achieved ≥ 95 %, finds the knee within the width of that
-// limit (here: 700 passed at p99 11–49 ms, 750 failed at 190–209 ms). The
-// same search with a pool of 2 virtual users, which can start no more
-// than about 2 / 6.5 ms ≈ 300 iterations a second (a request's round trip),
-// stops on the generator (k6's dropped iterations: the achieved rate,
-// named first; 300/s achieved 80 % at p99 6 ms), not on latency.
+// against a local HTTP server of 4 workers × 20 ms (it keeps up to about
+// 190 requests a second, measured from the time requests hold a worker;
+// past it, requests queue: 5 % over it for 3 s queues a request ≈ 150 ms).
+// A search ×2 from 40/s, bisected to 10 %, p99 ≤ 100 ms and achieved
+// ≥ 95 %, finds the knee within the width of that limit. The rates are low
+// so that k6 itself stays a small share of this 2-core machine while other
+// packages' tests run beside it (at 4 × 5 ms, a knee near 700/s, CI once
+// failed 400/s at p99 94 ms: the machine, not the server), and p99 has
+// 80 ms of room over the service time. A stall of the machine can still
+// fail one level below the knee, which no search can tell from the server
+// slowing down: the search is repeated once when it ends short, and fails
+// the test when both fall short. The same search with a pool of 2 virtual
+// users, which can start no more than 2 / (a request's round trip) ≈ 95
+// iterations a second, stops on the generator (k6's dropped iterations:
+// the achieved rate, named first), not on latency.
 func TestRealK6SearchFindsTheKnee(t *testing.T) {
 	k6 := testutil.NeedEnv(t, "K6") // built from the Go module proxy by hack/build-k6.sh
-	srv := newKneeServer(t, 4, 5*time.Millisecond)
+	const workers = 4
+	srv := newKneeServer(t, workers, 20*time.Millisecond)
 	script := `import http from 'k6/http';
 export const options = { vus: 1, duration: "1s", thresholds: { http_req_failed: ["rate<0.5"] } };
 export default function () {
   http.get('http://' + __ENV.DBPERF_TARGET_HOST + ':' + __ENV.DBPERF_TARGET_PORT + '/');
 }`
 	achieved := benchv1.Percent(95)
-	c := &benchv1.CapacitySpec{Parameter: "rate", Search: &benchv1.CapacitySearch{Start: 200, FactorPercent: 200, WidthPercent: 10},
-		Rules: benchv1.CapacityRules{Latency: []benchv1.LatencyRule{{Percentile: 99, Max: metav1.Duration{Duration: 50 * time.Millisecond}}},
+	c := &benchv1.CapacitySpec{Parameter: "rate", Search: &benchv1.CapacitySearch{Start: 40, FactorPercent: 200, WidthPercent: 10},
+		Rules: benchv1.CapacityRules{Latency: []benchv1.LatencyRule{{Percentile: 99, Max: metav1.Duration{Duration: 100 * time.Millisecond}}},
 			MinAchievedPercent: &achieved}}
 	for _, tc := range []struct {
 		name string
@@ -137,36 +144,47 @@ export default function () {
 	}{{"the server's knee", 200}, {"a generator that cannot keep up", 2}} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := &benchv1.WorkloadSpec{K6: &benchv1.K6Workload{Script: script, VUs: []int32{tc.vus}, Duration: &metav1.Duration{Duration: 3 * time.Second}}}
-			d, log := searchReal(t, k6, spec, c, srv.ep)
-			limit := srv.limit()
-			t.Logf("%s: maximum %v, smallest failing %v (%s); the server keeps up to %.0f/s\n%s", tc.name, deref(d.Maximum), deref(d.SmallestFailing), d.Reason,
-				limit, strings.Join(log, "\n"))
-			if d.Maximum == nil || d.SmallestFailing == nil {
-				t.Fatalf("no maximum: %+v", d)
-			}
-			last := log[len(log)-1]
-			for _, l := range log {
-				if strings.HasPrefix(l, fmt.Sprintf("%d/s:", *d.SmallestFailing)) {
-					last = l
+			for attempt := 1; ; attempt++ {
+				d, log := searchReal(t, k6, spec, c, srv.ep)
+				limit := srv.limit()
+				t.Logf("%s (search %d): maximum %v, smallest failing %v (%s); the server keeps up to %.0f/s\n%s", tc.name, attempt, deref(d.Maximum),
+					deref(d.SmallestFailing), d.Reason, limit, strings.Join(log, "\n"))
+				if d.Maximum == nil || d.SmallestFailing == nil {
+					t.Fatalf("no maximum: %+v", d)
 				}
-			}
-			switch m := float64(*d.Maximum); tc.vus {
-			case 200:
-				// Within the search's width (10 %) of the limit, and more
-				// below it: p99 passes 50 ms a little before the queue
-				// grows without bound, and earlier on a machine busy with
-				// other tests (CI once: 550 of 718/s, p99 74 ms at 600/s).
-				if m < limit*0.75 || m > limit*1.05 {
-					t.Errorf("found %v, the server keeps up to %.0f/s (width 10 %%)", m, limit)
+				last := log[len(log)-1]
+				for _, l := range log {
+					if strings.HasPrefix(l, fmt.Sprintf("%d/s:", *d.SmallestFailing)) {
+						last = l
+					}
 				}
-			default:
-				// 2 virtual users start at most 2 / (a request's time) iterations a second.
-				if m > 2*limit/4*1.05 {
-					t.Errorf("found %v, 2 virtual users start at most %.0f iterations/s", m, 2*limit/4)
+				m := float64(*d.Maximum)
+				if tc.vus > workers {
+					// Never above the limit (the search's width over it at
+					// most), and within its width below it, or a little
+					// more: p99 passes 100 ms a little before the queue
+					// grows without bound.
+					if m > limit*1.05 {
+						t.Fatalf("found %v, above what the server keeps up to: %.0f/s (width 10 %%)", m, limit)
+					}
+					if m < limit*0.8 {
+						if attempt < 2 {
+							continue
+						}
+						t.Fatalf("found %v twice short of what the server keeps up to: %.0f/s (width 10 %%)", m, limit)
+					}
+					return
+				}
+				// 2 virtual users start at most 2 / (a request's time)
+				// iterations a second; a level passes when it achieves 95 %
+				// of its rate, so at most that over 0.95.
+				if most := float64(tc.vus) * limit / workers / 0.95; m > most*1.02 {
+					t.Errorf("found %v, %d virtual users start at most %.0f iterations/s", m, tc.vus, most)
 				}
 				if !strings.Contains(last, "the generators achieved") {
 					t.Errorf("the smallest failing level does not fail on the generator first: %s", last)
 				}
+				return
 			}
 		})
 	}
