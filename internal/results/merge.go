@@ -111,6 +111,9 @@ func Merge(parts []*Result) *Result {
 		}
 		out.Disturbances = append(out.Disturbances, p.Disturbances...) // the first generator's only
 		out.Restarts = mergeRestarts(out.Restarts, p.Restarts)
+		if out.ServerSettings == nil {
+			out.ServerSettings = p.ServerSettings // the first generator's: it reads the server
+		}
 		if p.StartTime != nil && (out.StartTime == nil || p.StartTime.Before(*out.StartTime)) {
 			out.StartTime = p.StartTime
 		}

@@ -252,3 +252,12 @@ func TestMergedP999IsTheQuantile(t *testing.T) {
 		t.Errorf("merged p99.9 %v ms, want about 10 (the 99.9th of 20002 values, not the 1 s maximum)", m.Value)
 	}
 }
+
+// The server's settings read by the first generator survive the merge.
+func TestMergeKeepsTheServersSettings(t *testing.T) {
+	a, b := New("pgbench"), New("pgbench")
+	a.ServerSettings = map[string]string{"work_mem": "64 kB"}
+	if m := Merge([]*Result{a, b}); m.ServerSettings["work_mem"] != "64 kB" {
+		t.Errorf("settings %v", m.ServerSettings)
+	}
+}
