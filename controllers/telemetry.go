@@ -29,8 +29,19 @@ func (st *runState) serverStatistics() specs.ServerStatistics {
 	if t.PollInterval != nil {
 		s.Interval = t.PollInterval.Duration
 	}
+	if d := t.Diagnostics; d.Mode != benchv1.TelemetryDisabled {
+		s.Diagnostics, s.Plans = true, d.Plans == benchv1.TelemetryEnabled
+		s.WaitInterval = defaultWaitSampleInterval
+		if d.WaitSampleInterval != nil {
+			s.WaitInterval = d.WaitSampleInterval.Duration
+		}
+	}
 	return s
 }
+
+// defaultWaitSampleInterval is telemetry.diagnostics.waitSampleInterval
+// when the spec leaves it out (its schema default).
+const defaultWaitSampleInterval = 100 * time.Millisecond
 
 // restartSlack is how far past the tool's end a target container's end
 // still counts as during the measurement: the tool sees a dead server

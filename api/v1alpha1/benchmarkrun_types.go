@@ -179,6 +179,17 @@ type TelemetrySpec struct {
 	// +optional
 	ServerStatistics TelemetryMode `json:"serverStatistics,omitempty"`
 
+	// Diagnostics record where the server spent its time over each
+	// measurement's steady window (after workload.warmup, before a
+	// disturbance), beside its statistics: PostgreSQL's statements
+	// (pg_stat_statements, the difference of two snapshots, never a
+	// reset) and its sessions' wait events (pg_stat_activity, sampled),
+	// Valkey's and Redis's commands (INFO commandstats). A comparison
+	// ranks them by their share of the change per transaction (its
+	// suspects). Needs serverStatistics; docs/telemetry.md, "Diagnostics".
+	// +optional
+	Diagnostics DiagnosticsSpec `json:"diagnostics,omitempty"`
+
 	// PollInterval is the time between polls of the server's statistics:
 	// the resolution of their series.
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('1m')",message="must be between 1s and 1m"
@@ -210,6 +221,31 @@ type TelemetrySpec struct {
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	Queries []TelemetryQuery `json:"queries,omitempty"`
+}
+
+// DiagnosticsSpec says what is recorded of where the server spent its
+// time.
+type DiagnosticsSpec struct {
+	// Mode: Enabled (the default) records the statements, waits and
+	// commands; Disabled does not.
+	// +kubebuilder:default=Enabled
+	// +optional
+	Mode TelemetryMode `json:"mode,omitempty"`
+
+	// WaitSampleInterval is the time between samples of the server's
+	// active sessions' wait events (PostgreSQL): one short statement each.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10ms') && duration(self) <= duration('5s')",message="must be between 10ms and 5s"
+	// +kubebuilder:default="100ms"
+	// +optional
+	WaitSampleInterval *metav1.Duration `json:"waitSampleInterval,omitempty"`
+
+	// Plans: Enabled explains the top statements at each window's end
+	// (PostgreSQL: their generic plan, costs off, never executed), so that
+	// a comparison flags a statement whose plan changed. Disabled (the
+	// default) does not.
+	// +kubebuilder:default=Disabled
+	// +optional
+	Plans TelemetryMode `json:"plans,omitempty"`
 }
 
 // ValiditySpec holds the thresholds that decide whether a measurement can be

@@ -152,6 +152,10 @@ func execOptions(c pod.ExecCommand, w workloads.Parser, command, secrets []strin
 		samples.APDEX[a.Operation] = a.Target
 	}
 	s := c.Stability
+	if stats != nil && stats.Diagnostics != nil {
+		// The steady window: after the warm-up, before a disturbance.
+		stats.Diagnostics.StartAfter, stats.Diagnostics.EndAfter = s.Warmup, c.SteadyUntil
+	}
 	return runner.Options{
 		Parser: w, Prepare: c.Prepare, Command: command, ResultFiles: c.ResultFiles, SecretValues: secrets,
 		Thresholds: results.Thresholds{MaxLoadGeneratorCPUPercent: *c.MaxLoadGeneratorCPUPercent, MaxErrorPercent: *c.MaxErrorPercent,

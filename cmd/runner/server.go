@@ -10,6 +10,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/pod"
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/internal/runner/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/diagnose"
 	"github.com/dbperf-io/dbperf-operator/internal/runner/hoststats"
 )
 
@@ -29,7 +30,11 @@ func statistics(s pod.Statistics) (*runner.ServerStatistics, error) {
 		return nil, fmt.Errorf("the statistics' TLS: %w", err)
 	}
 	cfg.TLS = tc
-	return &runner.ServerStatistics{Protocol: s.Protocol, Config: cfg, Interval: s.PollInterval}, nil
+	out := &runner.ServerStatistics{Protocol: s.Protocol, Config: cfg, Interval: s.PollInterval}
+	if s.Diagnostics {
+		out.Diagnostics = &diagnose.Options{WaitInterval: s.WaitInterval, Plans: s.Plans}
+	}
+	return out, nil
 }
 
 // hosts returns the hosts exec's flags ask to read from their

@@ -41,6 +41,9 @@ const (
 	flagServerAddress      = "server-address"
 	flagServerDatabase     = "server-database"
 	flagServerPollInterval = "server-poll-interval"
+	flagServerDiagnostics  = "server-diagnostics"
+	flagServerWaitInterval = "server-wait-interval"
+	flagServerPlans        = "server-plans"
 
 	// exec: the hosts read from their node_exporter.
 	flagHostExporter     = "host-exporter"

@@ -17,6 +17,12 @@ type Statistics struct {
 	Database     string
 	PollInterval time.Duration
 	TLS          TLSClient
+	// Diagnostics records where the server spent its time over the steady
+	// window (statements, commands); WaitInterval samples its sessions'
+	// waits (0: not); Plans explains its top statements.
+	Diagnostics  bool
+	WaitInterval time.Duration
+	Plans        bool
 }
 
 // Enabled says whether the flags ask for polling.
@@ -28,6 +34,9 @@ func (s *Statistics) bind(t *flagTable) {
 	t.str(&s.Database, flagServerDatabase, "", "database the statistics poller connects to, or authenticates against (empty: the protocol's default)")
 	t.duration(&s.PollInterval, flagServerPollInterval, DefaultPollInterval, "time between polls of the server's statistics")
 	s.TLS.bind(t, statisticsTLSFlags)
+	t.boolean(&s.Diagnostics, flagServerDiagnostics, "record where the server spends its time over the steady window (statements, commands)")
+	t.duration(&s.WaitInterval, flagServerWaitInterval, 0, "time between samples of the server's sessions' waits (0: not sampled)")
+	t.boolean(&s.Plans, flagServerPlans, "explain the server's top statements at the window's end")
 }
 
 // Args are the poller's flags alone.
@@ -51,6 +60,9 @@ func (s Statistics) Validate() error {
 	}
 	if s.PollInterval < 100*time.Millisecond {
 		return fmt.Errorf("--%s %s: must be at least 100ms", flagServerPollInterval, s.PollInterval)
+	}
+	if s.WaitInterval != 0 && s.WaitInterval < 10*time.Millisecond {
+		return fmt.Errorf("--%s %s: must be at least 10ms", flagServerWaitInterval, s.WaitInterval)
 	}
 	return nil
 }

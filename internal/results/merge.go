@@ -114,6 +114,9 @@ func Merge(parts []*Result) *Result {
 		if out.ServerSettings == nil {
 			out.ServerSettings = p.ServerSettings // the first generator's: it reads the server
 		}
+		if out.Diagnostics == nil {
+			out.Diagnostics = p.Diagnostics
+		}
 		if p.StartTime != nil && (out.StartTime == nil || p.StartTime.Before(*out.StartTime)) {
 			out.StartTime = p.StartTime
 		}

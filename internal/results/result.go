@@ -144,6 +144,9 @@ type Result struct {
 	// its built-in defaults, read when the measurement started (PostgreSQL's
 	// pg_settings by source): the environment diff of a comparison.
 	ServerSettings map[string]string `json:"serverSettings,omitempty"`
+	// Diagnostics are where the server spent its time over the steady
+	// window, by statement, wait event and command (diagnostics.go).
+	Diagnostics *Diagnostics `json:"diagnostics,omitempty"`
 	// Restarts, when the runner started the tool again after it ended
 	// early under a member loss (workloads.Restartable), say when.
 	Restarts *Restarts `json:"restarts,omitempty"`

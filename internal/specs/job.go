@@ -68,6 +68,11 @@ type ServerStatistics struct {
 	Protocol pod.Protocol
 	Database string
 	Interval time.Duration
+	// Diagnostics: where the server spends its time; WaitInterval
+	// samples its sessions' waits; Plans explains its top statements.
+	Diagnostics  bool
+	WaitInterval time.Duration
+	Plans        bool
 }
 
 // Job builds the Job that runs a tool through dbperf-runner: an init
@@ -258,7 +263,11 @@ func statistics(p JobParams) pod.Statistics {
 	if s.Database != "" && p.Role == benchv1.RoleLoadgen {
 		db = s.Database // the tool's schema exists once prepared
 	}
-	return pod.Statistics{Protocol: s.Protocol, Address: ep.Address(), Database: db, PollInterval: s.Interval, TLS: ep.ClientTLS()}
+	out := pod.Statistics{Protocol: s.Protocol, Address: ep.Address(), Database: db, PollInterval: s.Interval, TLS: ep.ClientTLS()}
+	if p.Role == benchv1.RoleLoadgen {
+		out.Diagnostics, out.WaitInterval, out.Plans = s.Diagnostics, s.WaitInterval, s.Plans // measurements only
+	}
+	return out
 }
 
 // MaxLoadGeneratorCPUPercent is the load generators' CPU use above which

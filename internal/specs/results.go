@@ -85,8 +85,9 @@ type DocumentCondition struct {
 
 // ResultsConfigMap renders the final document into data that fits a
 // ConfigMap: plain JSON when small, gzip in binaryData when large, and when
-// even that is too large it drops, in order, time series, detail metrics and
-// finally the per-repetition results (the summaries stay), saying what went.
+// even that is too large it drops, in order, time series, the diagnostics'
+// plans, detail metrics and finally the per-repetition results (the
+// summaries stay), saying what went.
 func ResultsConfigMap(run *benchv1.BenchmarkRun, doc *Document) (*corev1.ConfigMap, error) {
 	cm := &corev1.ConfigMap{ObjectMeta: ObjectMeta(run, ResultsConfigMapName(run), benchv1.RoleResults)}
 	reducers := []struct {
@@ -95,6 +96,15 @@ func ResultsConfigMap(run *benchv1.BenchmarkRun, doc *Document) (*corev1.ConfigM
 	}{
 		{"", func(*Document) {}},
 		{"time series of every repetition", func(d *Document) { eachResult(d, func(r *results.Result) { r.TimeSeries = nil }) }},
+		{"the diagnostics' plans of every repetition", func(d *Document) {
+			eachResult(d, func(r *results.Result) {
+				if r.Diagnostics != nil {
+					for i := range r.Diagnostics.Items {
+						r.Diagnostics.Items[i].Plan = ""
+					}
+				}
+			})
+		}},
 		{"detail metrics (per statement, per bucket) of every repetition", func(d *Document) {
 			eachResult(d, func(r *results.Result) {
 				kept := r.Metrics[:0]
@@ -107,7 +117,7 @@ func ResultsConfigMap(run *benchv1.BenchmarkRun, doc *Document) (*corev1.ConfigM
 			})
 		}},
 		{"the per-repetition results (status and summaries keep the headline metrics)", func(d *Document) {
-			eachResult(d, func(r *results.Result) { r.Metrics, r.TimeSeries, r.Warnings = nil, nil, nil })
+			eachResult(d, func(r *results.Result) { r.Metrics, r.TimeSeries, r.Warnings, r.Diagnostics = nil, nil, nil, nil })
 		}},
 	}
 	for _, red := range reducers {

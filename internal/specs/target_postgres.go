@@ -3,6 +3,7 @@ package specs
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -79,11 +80,17 @@ func CNPGCluster(run *benchv1.BenchmarkRun, superuser bool) (*unstructured.Unstr
 		spec["imagePullSecrets"] = refs
 	}
 	postgresql := map[string]any{}
-	if len(pg.Parameters) > 0 {
-		params := map[string]any{}
-		for k, v := range pg.Parameters {
-			params[k] = v
-		}
+	params := map[string]any{}
+	for k, v := range pg.Parameters {
+		params[k] = v
+	}
+	if d := run.Spec.Telemetry; d.Diagnostics.Mode != benchv1.TelemetryDisabled && d.ServerStatistics != benchv1.TelemetryDisabled && !statementsSet(pg.Parameters) {
+		// A pg_stat_statements setting makes CloudNativePG load its
+		// library (shared_preload_libraries); "top" is its default: the
+		// diagnostics read the statements, and create the extension.
+		params["pg_stat_statements.track"] = "top"
+	}
+	if len(params) > 0 {
 		postgresql["parameters"] = params
 	}
 	if r := pg.Replication; r != nil && r.Mode == benchv1.ReplicationSynchronous && instances > 1 {
@@ -302,4 +309,15 @@ func cnpgAffinity(p benchv1.Placement) (map[string]any, error) {
 // the pods of its initdb or join Jobs).
 func CNPGInstancePods(cluster string) map[string]string {
 	return map[string]string{CNPGClusterLabel: cluster, CNPGPodRoleLabel: "instance"}
+}
+
+// statementsSet says whether the spec's parameters set pg_stat_statements
+// themselves.
+func statementsSet(params map[string]string) bool {
+	for k := range params {
+		if strings.HasPrefix(k, "pg_stat_statements.") {
+			return true
+		}
+	}
+	return false
 }

@@ -165,7 +165,9 @@ func StartPostgresTLS(tls *PostgresTLS) (*Postgres, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off", p.Port, dir)
+	// pg_stat_statements is loaded as CloudNativePG loads it when asked:
+	// the diagnostics read it (and create its extension in a database).
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off -c shared_preload_libraries=pg_stat_statements", p.Port, dir)
 	if tls != nil {
 		files := map[string][]byte{"server.crt": tls.ServerCert, "server.key": tls.ServerKey, "client-ca.crt": tls.ClientCA,
 			"pg_hba.conf": []byte("local all all trust\nhostssl all all 127.0.0.1/32 scram-sha-256 clientcert=verify-ca\n")}

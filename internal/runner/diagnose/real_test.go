@@ -1,0 +1,226 @@
+package diagnose
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/dbstats"
+	"github.com/dbperf-io/dbperf-operator/test/localdb"
+)
+
+// pgbenchWindow runs pgbench's select-only script for 3 s against the
+// local server inside one diagnostics window and returns what it saw.
+func pgbenchWindow(t *testing.T, srv *localdb.Postgres, bin string, plans bool) *results.Diagnostics {
+	t.Helper()
+	ctx := context.Background()
+	src, err := NewPostgres(ctx, dbstats.Config{Host: "127.0.0.1", Port: srv.Port, Username: srv.User, Password: srv.Password, Database: srv.Database})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	w, err := Start(ctx, src, Options{WaitInterval: 20 * time.Millisecond, Plans: plans})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-n", "-S", "-M", "prepared", "-c", "4", "-j", "2", "-T", "3")
+	cmd.Env = append(os.Environ(), srv.Env()...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pgbench: %v\n%s", err, out)
+	}
+	d, warnings := w.Stop(ctx)
+	if d == nil {
+		t.Fatalf("no diagnostics: %v", warnings)
+	}
+	return d
+}
+
+func item(d *results.Diagnostics, kind results.DiagnosticKind, prefix string) *results.DiagnosticItem {
+	for i := range d.Items {
+		if d.Items[i].Kind == kind && strings.HasPrefix(d.Items[i].Name, prefix) {
+			return &d.Items[i]
+		}
+	}
+	return nil
+}
+
+// TestPostgresWindowSeesTheSlowedStatement: pgbench's select-only
+// script against the local server, then the same with index scans turned
+// off for the database (what a missing index does): the statement's
+// time per transaction grows many times, its shared-block reads per
+// transaction with it, its plan turns from an index scan to a sequential
+// scan, and the sessions' waits were sampled (CPU most).
+func TestPostgresWindowSeesTheSlowedStatement(t *testing.T) {
+	bin, err := localdb.Tool("pgbench", "/usr/lib/postgresql/*/bin/pgbench")
+	if err != nil {
+		t.Skip(err)
+	}
+	srv, err := localdb.StartPostgres()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	init := exec.Command(bin, "-i", "-s", "2", "-q")
+	init.Env = append(os.Environ(), srv.Env()...)
+	if out, err := init.CombinedOutput(); err != nil {
+		t.Fatalf("pgbench -i: %v\n%s", err, out)
+	}
+	const query = "SELECT abalance FROM pgbench_accounts WHERE aid = $1"
+	fast := pgbenchWindow(t, srv, bin, true)
+	if err := srv.SQL("ALTER DATABASE postgres SET enable_indexscan = off; ALTER DATABASE postgres SET enable_bitmapscan = off; ALTER DATABASE postgres SET enable_indexonlyscan = off"); err != nil {
+		t.Fatal(err)
+	}
+	slow := pgbenchWindow(t, srv, bin, true)
+	for _, d := range []*results.Diagnostics{fast, slow} {
+		t.Logf("%.0f transactions in %.1f s (%s), %d wait samples, notes %v", d.Transactions, d.WindowSeconds, d.TransactionsFrom, d.WaitSamples, d.Notes)
+		for _, it := range d.Items {
+			t.Logf("  %s %.60q: %.0f calls, %.1f ms, %v", it.Kind, it.Name, it.Calls, it.TimeMillis, it.Figures)
+		}
+	}
+	a, b := item(fast, results.DiagnosticStatement, query), item(slow, results.DiagnosticStatement, query)
+	if a == nil || b == nil {
+		t.Fatalf("pgbench's statement is missing: %v / %v", fast.Items, slow.Items)
+	}
+	if fast.Transactions < a.Calls*0.9 || fast.Transactions > a.Calls*1.2 {
+		t.Errorf("%.0f transactions for %.0f calls of a one-statement script", fast.Transactions, a.Calls)
+	}
+	perA, perB := fast.Per(a.TimeMillis), slow.Per(b.TimeMillis)
+	if perB < 5*perA {
+		t.Errorf("the statement's time per transaction: %.4f → %.4f ms, not 5× more", perA, perB)
+	}
+	readsA := fast.Per(a.Figures["sharedBlocksHit"] + a.Figures["sharedBlocksRead"])
+	readsB := slow.Per(b.Figures["sharedBlocksHit"] + b.Figures["sharedBlocksRead"])
+	if readsB < 50*readsA {
+		t.Errorf("shared blocks per transaction %.1f → %.1f", readsA, readsB)
+	}
+	if !strings.Contains(a.Plan, "Index") || !strings.Contains(b.Plan, "Seq Scan") {
+		t.Errorf("plans:\n%s\n---\n%s", a.Plan, b.Plan)
+	}
+	if fast.WaitSamples < 50 || item(fast, results.DiagnosticWait, "CPU") == nil {
+		t.Errorf("%d wait samples, items %v", fast.WaitSamples, fast.Items)
+	}
+	for _, it := range fast.Items {
+		if strings.Contains(it.Name, "pg_stat") {
+			t.Errorf("the runner's own statement counted: %s", it.Name)
+		}
+	}
+}
+
+// TestPostgresWindowIsADifferenceNotAReset: a window started twice over
+// the same server, one inside the other, each sees its own work and the
+// server's statistics are never reset (the outer window's statement
+// counts all calls).
+func TestPostgresWindowIsADifferenceNotAReset(t *testing.T) {
+	srv, err := localdb.StartPostgres()
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(srv.Stop)
+	ctx := context.Background()
+	open := func() *Postgres {
+		src, err := NewPostgres(ctx, dbstats.Config{Host: "127.0.0.1", Port: srv.Port, Username: srv.User, Password: srv.Password, Database: srv.Database})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = src.Close() })
+		return src
+	}
+	run := func(n int) {
+		for range n {
+			if err := srv.SQL("SELECT count(*) FROM generate_series(1, 1000)"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	outer, err := Start(ctx, open(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(3)
+	inner, err := Start(ctx, open(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(5)
+	di, _ := inner.Stop(ctx)
+	run(2)
+	do, _ := outer.Stop(ctx)
+	const q = "SELECT count(*) FROM generate_series($1, $2)"
+	if it := item(di, results.DiagnosticStatement, q); it == nil || it.Calls != 5 {
+		t.Errorf("inner window: %+v", di.Items)
+	}
+	if it := item(do, results.DiagnosticStatement, q); it == nil || it.Calls != 10 {
+		t.Errorf("outer window: %+v", do.Items)
+	}
+	if !strings.Contains(strings.Join(di.Notes, "|"), "created the extension") && !strings.Contains(strings.Join(do.Notes, "|"), "created the extension") {
+		t.Errorf("the extension's creation is not said: %v %v", di.Notes, do.Notes)
+	}
+}
+
+// TestRedisWindowNamesTheSlowCommand: GETs alone, then GETs with a SORT
+// of a 20,000-element list beside them: commandstats name sort first, by
+// time per command, and the runner's own INFO is not counted.
+func TestRedisWindowNamesTheSlowCommand(t *testing.T) {
+	srv, err := localdb.StartRedis()
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(srv.Stop)
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(srv.Port)})
+	t.Cleanup(func() { _ = c.Close() })
+	vals := make([]any, 20000)
+	for i := range vals {
+		vals[i] = (i * 7919) % 20000
+	}
+	if err := c.RPush(ctx, "list", vals...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	window := func(sorts int) *results.Diagnostics {
+		src, err := NewRedis(ctx, dbstats.Config{Host: "127.0.0.1", Port: srv.Port})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		w, err := Start(ctx, src, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2000 {
+			if err := c.Get(ctx, "k"+strconv.Itoa(i)).Err(); err != nil && err != redis.Nil {
+				t.Fatal(err)
+			}
+			if i < sorts {
+				if err := c.Sort(ctx, "list", &redis.Sort{Count: 10}).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		d, warnings := w.Stop(ctx)
+		if d == nil {
+			t.Fatal(warnings)
+		}
+		return d
+	}
+	before, after := window(0), window(20)
+	for _, d := range []*results.Diagnostics{before, after} {
+		t.Logf("%.0f commands: %+v", d.Transactions, d.Items)
+	}
+	if item(before, results.DiagnosticCommand, "sort") != nil || item(before, results.DiagnosticCommand, "info") != nil {
+		t.Errorf("before: %+v", before.Items)
+	}
+	s := item(after, results.DiagnosticCommand, "sort")
+	if s == nil || s.Calls != 20 || after.Items[0].Name != "sort" {
+		t.Fatalf("after: %+v", after.Items)
+	}
+	if g := item(after, results.DiagnosticCommand, "get"); g == nil || g.Calls != 2000 || s.TimeMillis/s.Calls < 20*g.TimeMillis/g.Calls {
+		t.Errorf("sort %+v get %+v", s, g)
+	}
+}
