@@ -148,6 +148,14 @@ func cmdCompare(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	return usageError{"compare needs RUN_A RUN_B, a COMPARISON name, or --from-file twice"}
 }
 
+// cmdExplain is compare -o explain: the summary, what differed between
+// the variants (nodes, images, versions, the server's settings) and the
+// suspects (statements, waits, commands by their change per transaction),
+// with the plans that changed.
+func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return cmdCompare(ctx, append([]string{"-o", "explain"}, args...), stdout, stderr)
+}
+
 // fullRun is what a comparison needs of a run with the full result of
 // every measurement, from its results ConfigMap when the run has finished
 // (before that, or without the right to read ConfigMaps, the headline

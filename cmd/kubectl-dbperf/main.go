@@ -39,6 +39,7 @@ var commands = []command{
 	{"compare", "compare RUN_A RUN_B [-o table|markdown|json|csv|html]  (A is the baseline)\n" +
 		"compare COMPARISON [-o ...]\n" +
 		"compare --from-file A.json --from-file B.json [-o ...]", cmdCompare},
+	{"explain", "explain COMPARISON | RUN_A RUN_B | --from-file A.json --from-file B.json  (the summary, what differed, the suspects)", cmdExplain},
 	{"report", "report COMPARISON -o html > report.html", cmdReport},
 	{"results", "results RUN [-o json|csv] [--series|--stages]", cmdResults},
 	{"reject", `reject RUN [--step S] [--repetition N] --reason "..." [--undo]`, cmdReject},

@@ -37,6 +37,8 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 	rep.Curves = curves([]Side{baseline, candidate})
 	linkTargetCPU(rep)
 	rep.Environment = environmentDiff(baseline, candidate)
+	rep.Steps = stepsOf(rep)
+	rep.Suspects = suspects(rep, baseline, candidate, o)
 	summarize(rep)
 	rep.Distributions = distributions(rep, baseline, candidate)
 	return rep, nil

@@ -212,6 +212,10 @@ type Report struct {
 	// the variants (node instance type, CPU model, kernel, images, server
 	// version, ...): environment.go.
 	Environment []EnvDiff `json:"environment,omitempty"`
+	// Suspects are the statements, wait events and commands whose time
+	// per transaction changed most, from the runs' diagnostics
+	// (suspects.go).
+	Suspects []Suspect `json:"suspects,omitempty"`
 	// Distributions are the latency distributions of the operations that
 	// changed, both variants' (distribution.go).
 	Distributions []Distribution `json:"distributions,omitempty"`

@@ -287,6 +287,9 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	},
 	"delta": deltaTextLong,
 	"join":  func(vs []string) string { return strings.Join(vs, ", ") },
+	"fnum4": func(n Num) string { return fnum(float64(n)) },
+	"pos":   func(n Num) bool { return n > 0 },
+	"figures": suspectFigures,
 	"dist": func(r *Report, d Distribution) template.HTML {
 		return template.HTML(percentileSVG(d, r.Baseline, r.Candidate)) //nolint:gosec // built from escaped text and numbers
 	},
@@ -352,6 +355,11 @@ document.addEventListener('DOMContentLoaded', function () {
 {{with .Environment}}<h3>What differed between the variants</h3>
 <table class="env"><thead><tr><th>Fact</th><th>{{$r.Baseline}}</th><th>{{$r.Candidate}}</th></tr></thead><tbody>
 {{range .}}<tr><td>{{.What}}</td><td>{{join .Baseline}}</td><td>{{join .Candidate}}</td></tr>
+{{end}}</tbody></table>{{end}}
+{{with .Suspects}}<h3>Why: the suspects</h3>
+<p class="small">Where the server spent its time over each measurement's steady window (the statements and the sessions' wait events of a SQL server, the commands of a key-value server), per transaction of the tool so that variants at different throughputs compare; each side's median over its repetitions, and the candidate's shift with its interval (Hodges-Lehmann, exact), confirmed when the interval excludes zero. Share: of the change of the kind's whole time per transaction. A statement's plan that changed is shown for both variants.</p>
+<table class="sortable suspects"><thead><tr><th>Step</th><th>Kind</th><th>Name</th><th>{{$r.Baseline}} ms/tx</th><th>{{$r.Candidate}} ms/tx</th><th>Δ ms/tx</th><th>interval</th><th>share</th><th>what else changed (per tx)</th></tr></thead><tbody>
+{{range .}}<tr class="{{if .Confirmed}}{{if pos .DeltaMillis}}worse{{else}}better{{end}}{{end}}"><td>{{.Step}}</td><td>{{.Kind}}</td><td class="stmt"><code>{{.Name}}</code>{{if .PlanChanged}} <b>plan changed</b><details><summary>plans</summary><p>{{$r.Baseline}}:</p><pre>{{.BaselinePlan}}</pre><p>{{$r.Candidate}}:</p><pre>{{.CandidatePlan}}</pre></details>{{end}}</td><td>{{fnum4 .BaselineMillis}}</td><td>{{fnum4 .CandidateMillis}}</td><td>{{fnum4 .DeltaMillis}}</td><td>{{fnum4 .LowMillis}} … {{fnum4 .HighMillis}}</td><td>{{pct .SharePercent}}</td><td class="small">{{figures .}}</td></tr>
 {{end}}</tbody></table>{{end}}
 {{with .HostTable}}<h3>Machines</h3>
 <p class="small">Each machine's mean over the valid measurements of the last step (and the 95th percentile of its series), per variant; Δ % where both variants read the same machine. Described, not judged.</p>

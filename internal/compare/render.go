@@ -15,7 +15,7 @@ import (
 )
 
 // Formats Render writes.
-var Formats = []string{"table", "markdown", "json", "csv", "html"}
+var Formats = []string{"table", "markdown", "json", "csv", "html", "explain"}
 
 // Render writes the report in a format of Formats.
 func Render(w io.Writer, r *Report, format string) error {
@@ -32,6 +32,8 @@ func Render(w io.Writer, r *Report, format string) error {
 		return renderCSV(w, r)
 	case "html":
 		return RenderHTML(w, []*Report{r})
+	case "explain":
+		return renderExplain(w, r)
 	}
 	return fmt.Errorf("unknown output format %q: use one of %s", format, strings.Join(Formats, ", "))
 }
@@ -242,6 +244,7 @@ func renderMarkdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(w, "| %s | %s | %s |\n", mdCell(d.What), mdCell(strings.Join(d.Baseline, ", ")), mdCell(strings.Join(d.Candidate, ", ")))
 		}
 	}
+	renderSuspectsMarkdown(w, r)
 	renderNotes(w, r)
 	if len(r.Excluded) > 0 {
 		fmt.Fprintf(w, "\nExcluded measurements:\n\n")

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -108,12 +109,7 @@ func (r *Report) judged(row Row) bool {
 // (restating), those bimodal on a side (bimodal), and tests the operations
 // family's flagged rows against Holm.
 func summarize(rep *Report) {
-	rep.Steps = nil
-	for _, row := range rep.Rows {
-		if !slices.Contains(rep.Steps, row.Step) {
-			rep.Steps = append(rep.Steps, row.Step)
-		}
-	}
+	rep.Steps = stepsOf(rep)
 	markRestating(rep)
 	holm := familyWise(rep)
 	s := Summary{}
@@ -287,7 +283,7 @@ func summaryLines(rep *Report, s Summary, alpha float64) []string {
 		if s.Restating == 1 {
 			verb = "row restates"
 		}
-		lines = append(lines, fmt.Sprintf("%d %s another (a per-operation rate moving with the %s, a count over the same time as its rate): grouped under it, not counted (docs/statistics.md)", s.Restating, verb, rep.Primary))
+		lines = append(lines, fmt.Sprintf("%d %s another (a per-operation rate moving with the %s, a count over the same time as its rate): grouped under it, not counted (docs/statistics.md)", s.Restating, verb, cmp.Or(rep.Primary, "primary metric")))
 	}
 	if s.Flagged > 0 {
 		lines = append(lines, fmt.Sprintf("Noise: of the %d per-operation rows flagged, the false-discovery rate (%.0f %%) allows about %.1f to be false; %d of them survive a family-wise (Holm) correction", s.Flagged, 100*alpha, s.FalseAllowed, s.FamilyWise))
@@ -301,6 +297,9 @@ func summaryLines(rep *Report, s Summary, alpha float64) []string {
 		lines = append(lines, fmt.Sprintf("Bimodal (%d): %s%s — repetitions in separate groups are a finding: a noisy neighbour, a cold cache, two placements", len(s.Bimodal), strings.Join(b, "; "), more))
 	}
 	if l := envLine(rep.Environment); l != "" {
+		lines = append(lines, l)
+	}
+	if l := suspectLine(rep.Suspects); l != "" {
 		lines = append(lines, l)
 	}
 	if s.Excluded != "" {
@@ -640,4 +639,15 @@ func representative(metric string) int {
 		return len(order) + 1
 	}
 	return len(order) + 2
+}
+
+// stepsOf are the steps of the report's rows in the order first met.
+func stepsOf(rep *Report) []string {
+	var steps []string
+	for _, row := range rep.Rows {
+		if !slices.Contains(steps, row.Step) {
+			steps = append(steps, row.Step)
+		}
+	}
+	return steps
 }

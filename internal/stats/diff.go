@@ -146,3 +146,26 @@ func normalQuantile(p float64) float64 {
 	u := e * math.Sqrt(2*math.Pi) * math.Exp(x*x/2)
 	return x - u/(1+x*u/2)
 }
+
+// Shift is the Hodges-Lehmann estimate of candidate − baseline in their
+// own unit (not a percent: a figure that is zero on one side, a statement
+// only one variant runs, still has one), with its exact Moses interval of
+// level ≥ 1-alpha (±Inf when the samples are too small for it).
+func Shift(baseline, candidate []float64, alpha float64) (estimate, low, high float64) {
+	n1, n2 := len(candidate), len(baseline)
+	if n1 == 0 || n2 == 0 {
+		return math.NaN(), math.Inf(-1), math.Inf(1)
+	}
+	d := make([]float64, 0, n1*n2)
+	for _, c := range candidate {
+		for _, b := range baseline {
+			d = append(d, c-b)
+		}
+	}
+	sort.Float64s(d)
+	low, high = math.Inf(-1), math.Inf(1)
+	if c, _ := mosesRank(n1, n2, alpha, hasTies(baseline, candidate)); c >= 1 && c <= len(d) {
+		low, high = d[c-1], d[len(d)-c]
+	}
+	return median(d), low, high
+}

@@ -1,0 +1,173 @@
+package pgbench
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/compare"
+	"github.com/dbperf-io/dbperf-operator/internal/pod"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/runner"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/diagnose"
+	"github.com/dbperf-io/dbperf-operator/test/localdb"
+)
+
+// TestRealPgbenchComparisonExplainsItself: pgbench's select-only script
+// against the local PostgreSQL through dbperf-runner, with the server's
+// statistics and diagnostics recorded as a run records them, 4 vs 4
+// repetitions (the fewest with an exact 95 % interval); the candidate's database has index scans turned off (what
+// a dropped index does). The comparison finds the throughput Worse, its
+// environment diff names the settings, and its suspects put the
+// statement first, confirmed, with its plan change (index scan → seq
+// scan) and its blocks per transaction; explain prints all three, and
+// the HTML report shows the suspects (in Chromium when CHROMIUM is set).
+func TestRealPgbenchComparisonExplainsItself(t *testing.T) {
+	bin, err := localdb.Tool("pgbench", "/usr/lib/postgresql/*/bin/pgbench")
+	if err != nil {
+		t.Skip(err)
+	}
+	srv, err := localdb.StartPostgres()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	env := append([]string{"env"}, srv.Env()...)
+	if out, err := exec.Command(env[0], append(env[1:], bin, "-i", "-s", "2", "-q")...).CombinedOutput(); err != nil {
+		t.Fatalf("pgbench -i: %v\n%s", err, out)
+	}
+	const statement = "SELECT abalance FROM pgbench_accounts WHERE aid = $1"
+	spec := benchv1.BenchmarkRunSpec{Workload: benchv1.WorkloadSpec{Pgbench: &benchv1.PgbenchWorkload{}}}
+	measure := func(side string) compare.Run {
+		run := compare.Run{Name: side, Spec: spec, Steps: []benchv1.StepStatus{{Name: "run"}}}
+		for rep := int32(1); rep <= 4; rep++ {
+			var out strings.Builder
+			stats := &runner.ServerStatistics{Protocol: pod.ProtocolPostgres, Interval: time.Second,
+				Config:      dbstats.Config{Host: "127.0.0.1", Port: srv.Port, Username: srv.User, Password: srv.Password, Database: srv.Database},
+				Diagnostics: &diagnose.Options{WaitInterval: 20 * time.Millisecond, Plans: true}}
+			r := runner.Exec(context.Background(), runner.Options{Parser: Pgbench{}, Stdout: &out, Timeout: time.Minute, ServerStatistics: stats,
+				SecretValues: []string{srv.Password},
+				Command:      append(env, bin, "-n", "-S", "-M", "prepared", "-c", "2", "-j", "1", "-T", "2", "-P", "1")})
+			if r.Verdict != results.Succeeded || r.Diagnostics == nil {
+				t.Fatalf("%s #%d: %s %v, diagnostics %v\n%s", side, rep, r.Verdict, r.Reasons, r.Diagnostics, out.String())
+			}
+			if strings.Contains(out.String(), srv.Password) {
+				t.Fatal("the password reached the output")
+			}
+			var headline []benchv1.MetricValue
+			for _, m := range r.Headline() {
+				headline = append(headline, benchv1.MetricValue{Name: m.Name, Operation: m.Operation, Value: m.Value, Unit: m.Unit, Direction: m.Direction})
+			}
+			run.Steps[0].Repetitions = append(run.Steps[0].Repetitions, benchv1.RepetitionStatus{Index: rep, Verdict: benchv1.VerdictSucceeded, Metrics: headline})
+			run.Measurements = append(run.Measurements, compare.Measurement{Step: "run", Repetition: rep, Result: r})
+		}
+		return run
+	}
+	base := measure("indexed")
+	if err := srv.SQL("ALTER DATABASE postgres SET enable_indexscan = off; ALTER DATABASE postgres SET enable_bitmapscan = off; ALTER DATABASE postgres SET enable_indexonlyscan = off"); err != nil {
+		t.Fatal(err)
+	}
+	cand := measure("no-index-scans")
+	rep, err := compare.Build(compare.Side{Name: "indexed", Runs: []compare.Run{base}}, compare.Side{Name: "no-index-scans", Runs: []compare.Run{cand}}, compare.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var explain strings.Builder
+	if err := compare.Render(&explain, rep, "explain"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kubectl dbperf explain:\n%s", explain.String())
+	if rep.Summary == nil || rep.Summary.Verdict != compare.OverallRegression {
+		t.Errorf("verdict %+v", rep.Summary)
+	}
+	envText := ""
+	for _, d := range rep.Environment {
+		envText += d.What + "=" + strings.Join(d.Candidate, ",") + "\n"
+	}
+	for _, s := range []string{"enable_indexscan", "enable_bitmapscan"} {
+		if !strings.Contains(envText, "server setting "+s+"=off") {
+			t.Errorf("the environment diff does not name %s: %s", s, envText)
+		}
+	}
+	if len(rep.Suspects) == 0 {
+		t.Fatal("no suspects")
+	}
+	first := rep.Suspects[0]
+	if first.Kind != results.DiagnosticStatement || first.Name != statement || !first.Confirmed || !first.PlanChanged || !(first.DeltaMillis > 0) {
+		t.Errorf("the first suspect: %+v", first)
+	}
+	if !strings.Contains(first.BaselinePlan, "Index") || !strings.Contains(first.CandidatePlan, "Seq Scan") {
+		t.Errorf("plans:\n%s\n---\n%s", first.BaselinePlan, first.CandidatePlan)
+	}
+	blocks := false
+	for _, f := range first.Figures {
+		if f.Name == "sharedBlocksHit" && f.Candidate > 10*f.Baseline {
+			blocks = true
+		}
+	}
+	if !blocks {
+		t.Errorf("the statement's blocks per transaction are not among its changes: %+v", first.Figures)
+	}
+	waits := false
+	for _, s := range rep.Suspects {
+		waits = waits || (s.Kind == results.DiagnosticWait && s.Confirmed && s.DeltaMillis > 0)
+	}
+	if !waits {
+		t.Errorf("no wait event grew: %+v", rep.Suspects)
+	}
+	text := explain.String()
+	for _, want := range []string{"Why: statement " + statement, "plan changed", "server setting enable_indexscan", "Seq Scan on pgbench_accounts"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("explain does not say %q", want)
+		}
+	}
+	checkSuspectsInChromium(t, rep, statement)
+}
+
+// checkSuspectsInChromium renders the report in headless Chromium: the
+// suspects' table is on the page, the statement its first row, marked
+// worse, with the plan change.
+func checkSuspectsInChromium(t *testing.T, rep *compare.Report, statement string) {
+	browser := os.Getenv("CHROMIUM")
+	if browser == "" {
+		t.Log("CHROMIUM not set: the page is not checked in a browser")
+		return
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	f, err := os.Create(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := compare.RenderHTML(f, []*compare.Report{rep}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	out, err := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+filepath.Join(dir, "profile"),
+		"--virtual-time-budget=2000", "--dump-dom", "file://"+page).Output()
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	dom := string(out)
+	start := strings.Index(dom, `<table class="sortable suspects">`)
+	if start < 0 {
+		t.Fatal("no suspects' table in the page Chromium rendered")
+	}
+	row := regexp.MustCompile(`<tbody>\s*<tr class="([a-z]*)"><td>[^<]*</td><td>statement</td><td class="stmt"><code>([^<]*)</code> <b>plan changed</b>`)
+	m := row.FindStringSubmatch(dom[start:])
+	if m == nil || m[1] != "worse" || m[2] != strings.ReplaceAll(statement, "$", "$") {
+		t.Errorf("the suspects' first row: %v\n%s", m, dom[start:min(len(dom), start+2000)])
+	}
+	if shot := os.Getenv("DBPERF_SCREENSHOT_DIR"); shot != "" {
+		_ = exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+filepath.Join(dir, "profile2"),
+			"--window-size=1400,"+strconv.Itoa(2400), "--screenshot="+filepath.Join(shot, "suspects.png"), "file://"+page).Run()
+	}
+}
