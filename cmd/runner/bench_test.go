@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
@@ -125,6 +126,28 @@ func BenchmarkServerStatisticsOverhead(b *testing.B) {
 	overheadOf(b, "poller", env, runnerBin, plain, polled, pairs, seconds)
 }
 
+// BenchmarkDiagnosticsOverhead: the runner's CPU for the diagnostics
+// (pg_stat_statements' two snapshots, pg_stat_activity's waits sampled
+// every 100 ms and every 20 ms) as a share of the load generator's, and
+// pgbench's throughput ratio, pgbench through the runner polling the
+// server's statistics with and without --server-diagnostics, interleaved
+// (docs/telemetry.md, "Diagnostics").
+func BenchmarkDiagnosticsOverhead(b *testing.B) {
+	pairs := envInt("DBPERF_OVERHEAD_PAIRS", 6)
+	seconds := envInt("DBPERF_OVERHEAD_SECONDS", 10)
+	pg := testutil.StartPostgres(b)
+	env, runnerBin := benchSetup(b, pg, "DBPERF_TARGET_USERNAME="+pg.User, "DBPERF_TARGET_PASSWORD="+pg.Password)
+	tool := []string{"pgbench", "--client", "4", "--jobs", "2", "--time", strconv.Itoa(seconds), "--select-only", "--protocol", "prepared"}
+	base := []string{"exec", "--workload", "pgbench", "--summary-file", filepath.Join(b.TempDir(), "t"), "--max-cpu-percent", "0",
+		"--server-statistics", "postgres", "--server-address", "127.0.0.1:" + strconv.Itoa(pg.Port), "--server-database", pg.Database}
+	diagnosed := func(interval string) []string {
+		a := append(append([]string{}, base...), "--server-diagnostics", "--server-wait-interval", interval, "--")
+		return append(a, tool...)
+	}
+	plain := append(append(append([]string{}, base...), "--"), tool...)
+	overheadOf(b, "diagnostics", env, runnerBin, plain, diagnosed, pairs, seconds, "100ms", "20ms")
+}
+
 // BenchmarkHostScrapeOverhead: the runner's CPU for scraping a real
 // node_exporter (every 5 s, and every 1 s) as a share of the load
 // generator's, pgbench through the runner with and without
@@ -150,8 +173,11 @@ func BenchmarkHostScrapeOverhead(b *testing.B) {
 // (what's flags at an interval), interleaved, at 5 s and 1 s, and reports
 // the median of its CPU as a share of the tool's, the tool's throughput
 // ratio and its CPU per poll.
-func overheadOf(b *testing.B, what string, env []string, runnerBin string, plain []string, with func(interval string) []string, pairs, seconds int) {
-	for _, interval := range []string{"5s", "1s"} {
+func overheadOf(b *testing.B, what string, env []string, runnerBin string, plain []string, with func(interval string) []string, pairs, seconds int, intervals ...string) {
+	if len(intervals) == 0 {
+		intervals = []string{"5s", "1s"}
+	}
+	for _, interval := range intervals {
 		var shares, ratios, perPoll []float64
 		for i := range pairs {
 			var without, withIt measurement
@@ -164,7 +190,11 @@ func overheadOf(b *testing.B, what string, env []string, runnerBin string, plain
 			}
 			client := without.cpu - without.runnerCPU // pgbench's own CPU, the runner's child
 			extra := withIt.runnerCPU - without.runnerCPU
-			polls := float64(seconds)/parseSeconds(interval) + 2
+			every, err := time.ParseDuration(interval)
+			if err != nil {
+				b.Fatal(err)
+			}
+			polls := float64(seconds)/every.Seconds() + 2
 			shares = append(shares, extra/client)
 			ratios = append(ratios, withIt.tps/without.tps)
 			perPoll = append(perPoll, extra/polls)
@@ -192,12 +222,4 @@ func benchSetup(b *testing.B, pg testutil.Postgres, extra ...string) (env []stri
 		b.Fatalf("building the runner: %v\n%s", err, out)
 	}
 	return env, runnerBin
-}
-
-func parseSeconds(d string) float64 {
-	v, err := strconv.ParseFloat(d[:len(d)-1], 64)
-	if err != nil {
-		panic(err)
-	}
-	return v
 }

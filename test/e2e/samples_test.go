@@ -2,11 +2,15 @@ package e2e
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -22,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/compare"
 	"github.com/dbperf-io/dbperf-operator/internal/smoke"
 	"github.com/dbperf-io/dbperf-operator/test/executor"
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
@@ -262,6 +267,68 @@ func TestEverySampleRunsInItsSmokeForm(t *testing.T) {
 		}
 	}
 	t.Logf("every sample in its smoke form:\n%s", table.String())
+	for _, a := range all {
+		if check := sampleExplains[a.key+"/"+a.name]; check != nil && strings.HasPrefix(done[a.key+"/"+a.name], "Succeeded") {
+			rep, err := comparisonReport(ctx, k, a.ns, a.name)
+			if err != nil {
+				t.Errorf("%s: %v", a.key, err)
+				continue
+			}
+			if err := check(rep); err != nil {
+				t.Errorf("%s/%s does not explain itself: %v\n%s", a.key, a.name, err, strings.Join(rep.Summary.Lines, "\n"))
+			}
+		}
+	}
+}
+
+// sampleExplains check what a sample's comparison explains (kubectl
+// dbperf explain): the index-scans sample names the setting and puts the
+// statement first with its plan change.
+var sampleExplains = map[string]func(*compare.Report) error{
+	"explain-pgbench-index-scans-cnpg.yaml/pgbench-index-scans": func(r *compare.Report) error {
+		var env []string
+		for _, d := range r.Environment {
+			env = append(env, d.What+"="+strings.Join(d.Candidate, ","))
+		}
+		if !slices.Contains(env, "server setting enable_indexscan=off") {
+			return fmt.Errorf("the environment diff does not name enable_indexscan: %v", env)
+		}
+		if len(r.Suspects) == 0 {
+			return fmt.Errorf("no suspects")
+		}
+		if s := r.Suspects[0]; s.Name != "SELECT abalance FROM pgbench_accounts WHERE aid = $1" || !s.PlanChanged || !(s.DeltaMillis > 0) {
+			return fmt.Errorf("the first suspect: %s %s Δ %v ms/tx, plan changed %v", s.Kind, s.Name, s.DeltaMillis, s.PlanChanged)
+		}
+		return nil
+	},
+}
+
+// comparisonReport is a comparison's report as its ConfigMap stores it
+// (report.json, gzipped when large).
+func comparisonReport(ctx context.Context, k client.Client, ns, name string) (*compare.Report, error) {
+	c := &benchv1.BenchmarkComparison{}
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, c); err != nil {
+		return nil, err
+	}
+	cm := &corev1.ConfigMap{}
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.Status.ReportConfigMap}, cm); err != nil {
+		return nil, fmt.Errorf("report %q: %w", c.Status.ReportConfigMap, err)
+	}
+	raw := []byte(cm.Data["report.json"])
+	if gz := cm.BinaryData["report.json.gz"]; len(gz) > 0 {
+		zr, err := gzip.NewReader(bytes.NewReader(gz))
+		if err != nil {
+			return nil, err
+		}
+		if raw, err = io.ReadAll(zr); err != nil {
+			return nil, err
+		}
+	}
+	var reports []compare.Report
+	if err := json.Unmarshal(raw, &reports); err != nil || len(reports) != 1 {
+		return nil, fmt.Errorf("report.json: %v (%d reports)", err, len(reports))
+	}
+	return &reports[0], nil
 }
 
 // sampleEnded says whether a run, comparison or schedule has ended, and

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -57,6 +58,7 @@ func PlayCloudNativePG(ctx context.Context, core kubernetes.Interface, dyn dynam
 	if err := cnpgObjects(ctx, core, cl, pg); err != nil {
 		return err
 	}
+	applyParameters(cl, pg, logf)
 	for _, pod := range pods {
 		for ctx.Err() == nil {
 			p, err := core.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
@@ -585,4 +587,52 @@ func loseWrites(pg *localdb.Postgres, d time.Duration, said func(db, rows string
 			said(db, strings.TrimSpace(n))
 		}
 	}
+}
+
+// applyParameters sets the Cluster's spec.postgresql.parameters on the
+// local server, as CloudNativePG writes them to its configuration: those
+// a reload takes (ALTER SYSTEM, then pg_reload_conf); one that needs a
+// restart (shared_buffers, max_connections: sized for a real node, not for
+// this machine) is logged and left out, as is one the server does not
+// know. A variant's planner or memory settings thus act on the played
+// cluster as on a real one.
+func applyParameters(cl *unstructured.Unstructured, pg *localdb.Postgres, logf func(format string, args ...any)) {
+	params, _, _ := unstructured.NestedStringMap(cl.Object, "spec", "postgresql", "parameters")
+	names := make([]string, 0, len(params))
+	for k := range params {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	applied := 0
+	for _, k := range names {
+		ctxName, err := pg.Query(fmt.Sprintf("SELECT context FROM pg_settings WHERE name = '%s'", strings.ReplaceAll(k, "'", "''")))
+		switch {
+		case err != nil || ctxName == "":
+			logf("CloudNativePG (played): Cluster %s/%s: parameter %s is not known to the local server: left out", cl.GetNamespace(), cl.GetName(), k)
+			continue
+		case ctxName == "postmaster" || ctxName == "internal":
+			logf("CloudNativePG (played): Cluster %s/%s: parameter %s needs a restart (%s): left out", cl.GetNamespace(), cl.GetName(), k, ctxName)
+			continue
+		}
+		if err := pg.SQL(fmt.Sprintf("ALTER SYSTEM SET %s = '%s'", pgIdent(k), strings.ReplaceAll(params[k], "'", "''"))); err != nil {
+			logf("CloudNativePG (played): Cluster %s/%s: parameter %s: %v", cl.GetNamespace(), cl.GetName(), k, err)
+			continue
+		}
+		applied++
+	}
+	if applied > 0 {
+		if err := pg.SQL("SELECT pg_reload_conf()"); err != nil {
+			logf("CloudNativePG (played): Cluster %s/%s: reloading the configuration: %v", cl.GetNamespace(), cl.GetName(), err)
+		}
+	}
+}
+
+// pgIdent quotes a parameter's name where it needs it (a dotted
+// extension's parameter is two identifiers).
+func pgIdent(name string) string {
+	parts := strings.Split(name, ".")
+	for i, p := range parts {
+		parts[i] = `"` + strings.ReplaceAll(p, `"`, `""`) + `"`
+	}
+	return strings.Join(parts, ".")
 }
