@@ -184,7 +184,9 @@ type TelemetrySpec struct {
 	// disturbance), beside its statistics: PostgreSQL's statements
 	// (pg_stat_statements, the difference of two snapshots, never a
 	// reset) and its sessions' wait events (pg_stat_activity, sampled),
-	// Valkey's and Redis's commands (INFO commandstats). A comparison
+	// MySQL's and MariaDB's statement digests and waits
+	// (performance_schema), Valkey's and Redis's commands (INFO
+	// commandstats). A comparison
 	// ranks them by their share of the change per transaction (its
 	// suspects). Needs serverStatistics; docs/telemetry.md, "Diagnostics".
 	// +optional

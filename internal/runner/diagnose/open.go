@@ -8,12 +8,18 @@ import (
 )
 
 // Open connects the diagnostics of a protocol's server; nil and no error
-// when none are read of it yet (MySQL's performance_schema, MongoDB's
-// top: docs/telemetry.md says which).
+// when none are read of it yet (MongoDB's top, OpenSearch's: docs/telemetry.md
+// says which).
 func Open(ctx context.Context, p pod.Protocol, c dbstats.Config) (Source, error) {
 	switch p {
 	case pod.ProtocolPostgres:
 		s, err := NewPostgres(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	case pod.ProtocolMySQL:
+		s, err := NewMySQL(ctx, c)
 		if err != nil {
 			return nil, err
 		}

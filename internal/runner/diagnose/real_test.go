@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"os/exec"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
@@ -222,5 +224,89 @@ func TestRedisWindowNamesTheSlowCommand(t *testing.T) {
 	}
 	if g := item(after, results.DiagnosticCommand, "get"); g == nil || g.Calls != 2000 || s.TimeMillis/s.Calls < 20*g.TimeMillis/g.Calls {
 		t.Errorf("sort %+v get %+v", s, g)
+	}
+}
+
+// TestMySQLWindowSeesTheStatementThatLostItsIndex: MariaDB with
+// performance_schema on, a table of 20,000 rows; 300 lookups by an indexed
+// column, then 300 by the same column with its index dropped: the
+// statement's digest (sent as text: MariaDB does not digest a server-side
+// prepared statement's executions) is first in both windows, its rows examined per call
+// go from 1 to the table, its time grows, and the table's I/O waits are
+// read (wait/io/table/sql/handler).
+func TestMySQLWindowSeesTheStatementThatLostItsIndex(t *testing.T) {
+	dir, err := os.MkdirTemp("", "dbperf-diagnose-mariadb-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	_ = os.Chmod(dir, 0o755)
+	srv, err := localdb.StartMariaDB(dir, "--performance-schema=ON")
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(srv.Stop)
+	const password = "s3cret-diagnose"
+	if out, err := srv.Client("--socket="+srv.Socket, "-e", "CREATE USER 'bench'@'%' IDENTIFIED BY '"+password+"'; GRANT ALL ON *.* TO 'bench'@'%'; CREATE DATABASE bench; USE bench;"+
+		"CREATE TABLE t (id INT PRIMARY KEY, k INT, v INT, INDEX by_k (k)) ENGINE=InnoDB;"+
+		"INSERT INTO t SELECT seq, seq, seq FROM seq_1_to_20000;"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ctx := context.Background()
+	cfg := dbstats.Config{Host: "127.0.0.1", Port: srv.Port, Username: "bench", Password: password, Database: "bench"}
+	load, err := sql.Open("mysql", "bench:"+password+"@tcp(127.0.0.1:"+strconv.Itoa(srv.Port)+")/bench?interpolateParams=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer load.Close()
+	window := func() *results.Diagnostics {
+		src, err := NewMySQL(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		w, err := Start(ctx, src, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 300 {
+			var v int
+			if err := load.QueryRowContext(ctx, "SELECT v FROM t WHERE k = ?", i*61%20000+1).Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d, warnings := w.Stop(ctx)
+		if d == nil {
+			t.Fatal(warnings)
+		}
+		return d
+	}
+	const digest = "SELECT `v` FROM `t` WHERE `k` = ?"
+	indexed := window()
+	if _, err := load.ExecContext(ctx, "ALTER TABLE t DROP INDEX by_k"); err != nil {
+		t.Fatal(err)
+	}
+	scanned := window()
+	for _, d := range []*results.Diagnostics{indexed, scanned} {
+		t.Logf("%.0f transactions (%s), notes %v", d.Transactions, d.TransactionsFrom, d.Notes)
+		for _, it := range d.Items {
+			t.Logf("  %s %.70q: %.0f calls, %.2f ms, %v", it.Kind, it.Name, it.Calls, it.TimeMillis, it.Figures)
+		}
+	}
+	a, b := item(indexed, results.DiagnosticStatement, digest), item(scanned, results.DiagnosticStatement, digest)
+	if a == nil || b == nil || a.Calls != 300 || b.Calls != 300 {
+		t.Fatalf("the lookup's digest: %+v / %+v", a, b)
+	}
+	if indexed.Items[0].Name != digest || scanned.Items[0].Name != digest {
+		t.Errorf("the lookup is not the first statement: %s / %s", indexed.Items[0].Name, scanned.Items[0].Name)
+	}
+	if ra, rb := a.Figures["rowsExamined"]/a.Calls, b.Figures["rowsExamined"]/b.Calls; ra > 2 || rb < 19000 {
+		t.Errorf("rows examined a call: %.1f → %.1f", ra, rb)
+	}
+	if b.TimeMillis < 3*a.TimeMillis {
+		t.Errorf("time %.2f → %.2f ms", a.TimeMillis, b.TimeMillis)
+	}
+	if w := item(scanned, results.DiagnosticWait, "wait/io/table/sql/handler"); w == nil || w.Calls < 300 {
+		t.Errorf("the table's I/O waits: %+v", w)
 	}
 }

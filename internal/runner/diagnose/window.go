@@ -285,7 +285,7 @@ func diff(src Source, first, last Snapshot) *results.Diagnostics {
 			reentered++
 			start, ok = Counters{}, false
 		}
-		it := results.DiagnosticItem{Kind: end.Kind, Name: name, Calls: end.Calls - start.Calls, TimeMillis: end.TimeMillis - start.TimeMillis}
+		it := results.DiagnosticItem{Kind: end.Kind, Name: itemName(name), Calls: end.Calls - start.Calls, TimeMillis: end.TimeMillis - start.TimeMillis}
 		if it.Calls <= 0 && it.TimeMillis <= 0 {
 			continue
 		}
