@@ -21,6 +21,7 @@ import (
 // of its client sessions. One connection, one statement at a time.
 type Postgres struct {
 	mu         sync.Mutex
+	cfg        *pgx.ConnConfig
 	conn       *pgx.Conn
 	secrets    []string
 	versionNum int
@@ -41,7 +42,7 @@ func NewPostgres(ctx context.Context, c dbstats.Config) (*Postgres, error) {
 	}
 	dbstats.ApplyConfig(cfg, c)
 	cfg.RuntimeParams["application_name"] = "dbperf-diagnostics"
-	p := &Postgres{secrets: []string{cfg.User, cfg.Password}}
+	p := &Postgres{cfg: cfg, secrets: []string{cfg.User, cfg.Password}}
 	if p.conn, err = pgx.ConnectConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("connecting to PostgreSQL at %s:%d: %w", cfg.Host, cfg.Port, redactErr(err, p.secrets...))
 	}
@@ -74,6 +75,20 @@ func NewPostgres(ctx context.Context, c dbstats.Config) (*Postgres, error) {
 // Name is the statistics' source.
 func (p *Postgres) Name() string { return dbstats.SourcePostgreSQL }
 
+// ready connects again when the connection was lost (a server restarted,
+// a statement cut by its deadline); the caller holds mu.
+func (p *Postgres) ready(ctx context.Context) error {
+	if p.conn != nil && !p.conn.IsClosed() {
+		return nil
+	}
+	conn, err := pgx.ConnectConfig(ctx, p.cfg)
+	if err != nil {
+		return fmt.Errorf("connecting to PostgreSQL again: %w", redactErr(err, p.secrets...))
+	}
+	p.conn = conn
+	return nil
+}
+
 // TransactionsFrom says what the transactions count.
 func (p *Postgres) TransactionsFrom() string {
 	return "pg_stat_database xact_commit + xact_rollback"
@@ -100,6 +115,9 @@ func (p *Postgres) Snapshot(ctx context.Context) (Snapshot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := Snapshot{Items: map[string]Counters{}}
+	if err := p.ready(ctx); err != nil {
+		return s, err
+	}
 	// The statistics of this backend's own transactions are flushed at
 	// most once a second: a snapshot reads the cumulative views afresh.
 	if _, err := p.conn.Exec(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
@@ -149,6 +167,9 @@ GROUP BY 1`
 func (p *Postgres) SampleWaits(ctx context.Context) (map[string]int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.ready(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := p.conn.Query(ctx, pgWaits)
 	if err != nil {
 		return nil, redactErr(err, p.secrets...)
@@ -186,6 +207,9 @@ func (p *Postgres) Explain(ctx context.Context, statement string) (string, error
 		}
 	}
 	args := strings.TrimSuffix(strings.Repeat("NULL, ", n), ", ")
+	if err := p.ready(ctx); err != nil {
+		return "", err
+	}
 	tx, err := p.conn.Begin(ctx)
 	if err != nil {
 		return "", redactErr(err, p.secrets...)

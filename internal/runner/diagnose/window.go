@@ -90,6 +90,9 @@ type Options struct {
 // keeps of each kind, the most time-consuming.
 const DefaultTop = 25
 
+// sampleTimeout is the least time a sample of the waits may take.
+const sampleTimeout = 2 * time.Second
+
 // maxPlans is how many of the top statements are explained.
 const maxPlans = 10
 
@@ -161,7 +164,10 @@ func (w *Window) loop(ctx context.Context) {
 			w.takeLast(ctx)
 			return
 		case <-tick:
-			sctx, cancel := context.WithTimeout(ctx, w.o.WaitInterval)
+			// A sample that outlasts its interval delays the next (the
+			// ticker drops what it missed); it is cut only when it hangs:
+			// a cut query closes its connection.
+			sctx, cancel := context.WithTimeout(ctx, max(5*w.o.WaitInterval, sampleTimeout))
 			got, err := ws.SampleWaits(sctx)
 			cancel()
 			w.mu.Lock()
