@@ -5,14 +5,18 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -267,6 +271,9 @@ func TestEverySampleRunsInItsSmokeForm(t *testing.T) {
 		}
 	}
 	t.Logf("every sample in its smoke form:\n%s", table.String())
+	if only.MatchString("ci-script") {
+		checkDocsCIScript(ctx, t, stack, build(t, bins, "./cmd/kubectl-dbperf", "kubectl-dbperf"), work)
+	}
 	for _, a := range all {
 		if check := sampleExplains[a.key+"/"+a.name]; check != nil && strings.HasPrefix(done[a.key+"/"+a.name], "Succeeded") {
 			rep, err := comparisonReport(ctx, k, a.ns, a.name)
@@ -491,4 +498,124 @@ func (local localEndpoints) point(doc []byte) ([]byte, error) {
 		}
 	}
 	return yaml.Marshal(u.Object)
+}
+
+// ciComparisons are the comparisons the docs' CI script is run against,
+// by the line it must print and the exit code wait must give.
+var ciComparisons = []struct {
+	name, yaml, prints string
+	exit, waitCode     int
+}{
+	{name: "ci-regression", prints: "regression", exit: 1, yaml: ciTemplate + `  variants:
+  - name: indexed
+  - name: no-index-scans
+    patch:
+      target:
+        postgres:
+          parameters: {enable_indexscan: "off", enable_bitmapscan: "off", enable_indexonlyscan: "off"}
+`},
+	{name: "ci-no-change", prints: "no regression", exit: 0, yaml: ciTemplate + `  criteria: {minEffectPercent: 50, metrics: [transactionsPerSecond]}
+  variants:
+  - name: indexed
+  - name: again
+`},
+	{name: "ci-invalid", prints: "inconclusive or invalid", exit: 1,
+		yaml: strings.Replace(ciTemplate, "runsPerVariant: 4", "runsPerVariant: 1", 1) + `  variants:
+  - name: indexed
+  - name: broken
+    patch:
+      workload:
+        pgbench: {script: "SELECT no_such_column FROM pgbench_accounts;\n"}
+`},
+}
+
+// ciTemplate is the comparisons' shared part: pgbench's select-only
+// script for 5 s, 4 runs a variant (the fewest with an exact 95 %
+// interval), on a played CloudNativePG cluster.
+const ciTemplate = `apiVersion: bench.dbperf.io/v1alpha1
+kind: BenchmarkComparison
+metadata:
+  name: NAME
+  namespace: default
+spec:
+  baseline: indexed
+  order: Interleaved
+  runsPerVariant: 4
+  template:
+    repetitions: 1
+    target:
+      postgres:
+        instances: 1
+        storage: {size: 1Gi}
+    workload:
+      pgbench: {scale: 1, builtinScript: select-only, clients: [2], duration: 5s}
+      placement:
+        nodeSelector: {pool: loadgen}
+`
+
+// checkDocsCIScript runs the CI job of docs/comparisons.md ("Gating a
+// pipeline on a comparison") as it stands, with kubectl and the plugin on
+// PATH and the cluster's kubeconfig, against a regression, no change and
+// an invalid comparison at once: each prints its line, exits as the
+// script says, and leaves a JUnit file that parses.
+func checkDocsCIScript(ctx context.Context, t *testing.T, stack *sim.Stack, plugin, work string) {
+	t.Helper()
+	doc := readRepo("docs/comparisons.md")
+	_, rest, ok := strings.Cut(doc, "A CI job:\n\n```sh\n")
+	script, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !strings.Contains(script, "name=my-comparison") {
+		t.Fatalf("no CI job in docs/comparisons.md")
+	}
+	path := filepath.Dir(plugin) + string(os.PathListSeparator) + stack.BinDir + string(os.PathListSeparator) + os.Getenv("PATH")
+	var wg sync.WaitGroup
+	for _, c := range ciComparisons {
+		wg.Go(func() {
+			dir := filepath.Join(work, c.name)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Error(err)
+				return
+			}
+			body := strings.Replace(script, "name=my-comparison", "name="+c.name, 1)
+			if err := os.WriteFile(filepath.Join(dir, "comparison.yaml"), []byte(strings.Replace(c.yaml, "NAME", c.name, 1)), 0o644); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := os.WriteFile(filepath.Join(dir, "ci.sh"), []byte(body), 0o644); err != nil {
+				t.Error(err)
+				return
+			}
+			cmd := exec.CommandContext(ctx, "bash", "ci.sh")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "PATH="+path, "KUBECONFIG="+stack.Kubeconfig)
+			out, err := cmd.CombinedOutput()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+				return
+			}
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			last := lines[len(lines)-1]
+			raw, rerr := os.ReadFile(filepath.Join(dir, "dbperf.xml"))
+			var suites junitDoc
+			if code != c.exit || !strings.HasPrefix(last, c.prints) || rerr != nil || xml.Unmarshal(raw, &suites) != nil || len(suites.Suites) != 1 {
+				t.Errorf("the docs' CI job on %s: exit %d, last line %q, JUnit %v; want exit %d printing %q\n%s", c.name, code, last, rerr, c.exit, c.prints, out)
+				return
+			}
+			t.Logf("the docs' CI job on %s: exit %d, %q; %d test cases in dbperf.xml", c.name, code, last, len(suites.Suites[0].Cases))
+		})
+	}
+	wg.Wait()
+}
+
+// junitDoc is the JUnit XML wait writes, as far as a CI system reads it.
+type junitDoc struct {
+	XMLName xml.Name `xml:"testsuites"`
+	Suites  []struct {
+		Cases []struct {
+			Name string `xml:"name,attr"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
 }
