@@ -285,10 +285,10 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return rowNote(row)
 	},
-	"delta": deltaTextLong,
-	"join":  func(vs []string) string { return strings.Join(vs, ", ") },
-	"fnum4": func(n Num) string { return fnum(float64(n)) },
-	"pos":   func(n Num) bool { return n > 0 },
+	"delta":   deltaTextLong,
+	"join":    func(vs []string) string { return strings.Join(vs, ", ") },
+	"fnum4":   func(n Num) string { return fnum(float64(n)) },
+	"pos":     func(n Num) bool { return n > 0 },
 	"figures": suspectFigures,
 	"dist": func(r *Report, d Distribution) template.HTML {
 		return template.HTML(percentileSVG(d, r.Baseline, r.Candidate)) //nolint:gosec // built from escaped text and numbers

@@ -332,8 +332,11 @@ func comparisonReport(ctx context.Context, k client.Client, ns, name string) (*c
 		}
 	}
 	var reports []compare.Report
-	if err := json.Unmarshal(raw, &reports); err != nil || len(reports) != 1 {
-		return nil, fmt.Errorf("report.json: %v (%d reports)", err, len(reports))
+	if err := json.Unmarshal(raw, &reports); err != nil {
+		return nil, fmt.Errorf("report.json: %w", err)
+	}
+	if len(reports) != 1 {
+		return nil, fmt.Errorf("report.json: %d reports, want 1", len(reports))
 	}
 	return &reports[0], nil
 }

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
@@ -196,7 +197,7 @@ func TestRedisWindowNamesTheSlowCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range 2000 {
-			if err := c.Get(ctx, "k"+strconv.Itoa(i)).Err(); err != nil && err != redis.Nil {
+			if err := c.Get(ctx, "k"+strconv.Itoa(i)).Err(); err != nil && !errors.Is(err, redis.Nil) {
 				t.Fatal(err)
 			}
 			if i < sorts {

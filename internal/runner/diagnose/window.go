@@ -286,10 +286,10 @@ func diff(src Source, first, last Snapshot) *results.Diagnostics {
 	sort.Strings(names)
 	for _, name := range names {
 		end := last.Items[name]
-		start, ok := first.Items[name]
-		if ok && end.Calls < start.Calls {
+		start := first.Items[name]
+		if end.Calls < start.Calls {
 			reentered++
-			start, ok = Counters{}, false
+			start = Counters{}
 		}
 		it := results.DiagnosticItem{Kind: end.Kind, Name: itemName(name), Calls: end.Calls - start.Calls, TimeMillis: end.TimeMillis - start.TimeMillis}
 		if it.Calls <= 0 && it.TimeMillis <= 0 {
