@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -142,27 +140,10 @@ func asRun(name string, spec *benchv1.WorkloadSpec, r *results.Result) compare.R
 // per-operation table sorted by the median latency change (#sort=5, ascending): the
 // page's script ran, and the three slower operations are its last rows.
 func checkInChromium(t *testing.T, rep *compare.Report) {
-	browser := os.Getenv("CHROMIUM")
-	if browser == "" {
-		t.Log("CHROMIUM not set: the page is not checked in a browser")
+	dom := testutil.ChromiumDOM(t, "#sort=5", "k6-twenty-operations.png", func(f *os.File) error { return compare.RenderHTML(f, []*compare.Report{rep}) })
+	if dom == "" {
 		return
 	}
-	dir := t.TempDir()
-	page := filepath.Join(dir, "report.html")
-	f, err := os.Create(page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := compare.RenderHTML(f, []*compare.Report{rep}); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	out, err := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+filepath.Join(dir, "profile"),
-		"--virtual-time-budget=2000", "--dump-dom", "file://"+page+"#sort=5").Output()
-	if err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	dom := string(out)
 	start := strings.Index(dom, `<table class="sortable ops">`)
 	if start < 0 {
 		t.Fatalf("no per-operation table in the page Chromium rendered")

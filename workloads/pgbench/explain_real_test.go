@@ -4,9 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/runner/dbstats"
 	"github.com/dbperf-io/dbperf-operator/internal/runner/diagnose"
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // TestRealPgbenchComparisonExplainsItself: pgbench's select-only script
@@ -136,27 +135,10 @@ func TestRealPgbenchComparisonExplainsItself(t *testing.T) {
 // suspects' table is on the page, the statement its first row, marked
 // worse, with the plan change.
 func checkSuspectsInChromium(t *testing.T, rep *compare.Report, statement string) {
-	browser := os.Getenv("CHROMIUM")
-	if browser == "" {
-		t.Log("CHROMIUM not set: the page is not checked in a browser")
+	dom := testutil.ChromiumDOM(t, "", "pgbench-suspects.png", func(f *os.File) error { return compare.RenderHTML(f, []*compare.Report{rep}) })
+	if dom == "" {
 		return
 	}
-	dir := t.TempDir()
-	page := filepath.Join(dir, "report.html")
-	f, err := os.Create(page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := compare.RenderHTML(f, []*compare.Report{rep}); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	out, err := exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+filepath.Join(dir, "profile"),
-		"--virtual-time-budget=2000", "--dump-dom", "file://"+page).Output()
-	if err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	dom := string(out)
 	start := strings.Index(dom, `<table class="sortable suspects">`)
 	if start < 0 {
 		t.Fatal("no suspects' table in the page Chromium rendered")
@@ -165,9 +147,5 @@ func checkSuspectsInChromium(t *testing.T, rep *compare.Report, statement string
 	m := row.FindStringSubmatch(dom[start:])
 	if m == nil || m[1] != "worse" || m[2] != statement {
 		t.Errorf("the suspects' first row: %v\n%s", m, dom[start:min(len(dom), start+2000)])
-	}
-	if shot := os.Getenv("DBPERF_SCREENSHOT_DIR"); shot != "" {
-		_ = exec.Command(browser, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+filepath.Join(dir, "profile2"),
-			"--window-size=1400,"+strconv.Itoa(2400), "--screenshot="+filepath.Join(shot, "suspects.png"), "file://"+page).Run()
 	}
 }

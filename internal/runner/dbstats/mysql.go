@@ -60,17 +60,11 @@ type MySQL struct {
 // NewMySQL connects to c.Host:c.Port with c's credentials and checks
 // that the statement answers.
 func NewMySQL(ctx context.Context, c Config) (*MySQL, error) {
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Passwd, cfg.Net = c.Username, c.Password, "tcp"
-	cfg.Addr = net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
-	cfg.DBName = c.Database
-	cfg.TLS = c.TLS
-	cfg.ConnectionAttributes = "program_name:dbperf-dbstats"
-	conn, err := mysql.NewConnector(cfg)
+	db, addr, err := OpenMySQL(c, "dbperf-dbstats")
 	if err != nil {
-		return nil, redact("configuring the MySQL client", err, c.Username, c.Password)
+		return nil, err
 	}
-	m := &MySQL{db: sql.OpenDB(conn), addr: cfg.Addr, secrets: []string{c.Username, c.Password}}
+	m := &MySQL{db: db, addr: addr, secrets: []string{c.Username, c.Password}}
 	m.db.SetMaxOpenConns(1)
 	m.db.SetMaxIdleConns(1)
 	if _, err := m.Poll(ctx); err != nil {
@@ -187,3 +181,19 @@ func (m *MySQL) Figures() []Def {
 
 // Close ends the connection.
 func (m *MySQL) Close() error { return m.db.Close() }
+
+// OpenMySQL is a database handle on c's server (no connection made yet),
+// its connections named program, and the address it reaches.
+func OpenMySQL(c Config, program string) (*sql.DB, string, error) {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net = c.Username, c.Password, "tcp"
+	cfg.Addr = net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
+	cfg.DBName = c.Database
+	cfg.TLS = c.TLS
+	cfg.ConnectionAttributes = "program_name:" + program
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, "", redact("configuring the MySQL client", err, c.Username, c.Password)
+	}
+	return sql.OpenDB(conn), cfg.Addr, nil
+}

@@ -4,12 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner/dbstats"
@@ -34,22 +30,16 @@ type MySQL struct {
 // what the digests' table is filled by. Wait instruments are not turned
 // on: the waits are those the server instruments already.
 func NewMySQL(ctx context.Context, c dbstats.Config) (*MySQL, error) {
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Passwd, cfg.Net = c.Username, c.Password, "tcp"
-	cfg.Addr = net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
-	cfg.DBName = c.Database
-	cfg.TLS = c.TLS
-	cfg.ConnectionAttributes = "program_name:dbperf-diagnostics"
-	conn, err := mysql.NewConnector(cfg)
+	db, addr, err := dbstats.OpenMySQL(c, "dbperf-diagnostics")
 	if err != nil {
-		return nil, fmt.Errorf("configuring the MySQL client: %w", redactErr(err, c.Username, c.Password))
+		return nil, err
 	}
-	m := &MySQL{db: sql.OpenDB(conn), secrets: []string{c.Username, c.Password}, schema: c.Database}
+	m := &MySQL{db: db, secrets: []string{c.Username, c.Password}, schema: c.Database}
 	m.db.SetMaxOpenConns(1)
 	var on int
 	if err := m.db.QueryRowContext(ctx, "SELECT @@performance_schema").Scan(&on); err != nil {
 		_ = m.db.Close()
-		return nil, fmt.Errorf("connecting to MySQL at %s: %w", cfg.Addr, redactErr(err, m.secrets...))
+		return nil, fmt.Errorf("connecting to MySQL at %s: %w", addr, redactErr(err, m.secrets...))
 	}
 	if on == 0 {
 		m.notes = append(m.notes, "performance_schema is off (a setting the server reads at its start): statements and waits are not read (docs/telemetry.md, \"Diagnostics\")")
