@@ -299,7 +299,7 @@ func summaryLines(rep *Report, s Summary, alpha float64) []string {
 	if l := envLine(rep.Environment); l != "" {
 		lines = append(lines, l)
 	}
-	if l := suspectLine(rep.Suspects); l != "" {
+	if l := suspectLine(rep.Suspects, s.Verdict); l != "" {
 		lines = append(lines, l)
 	}
 	if s.Excluded != "" {

@@ -308,11 +308,15 @@ func planShape(plan string) string {
 }
 
 // suspectLine is the summary's line of why, the first few confirmed
-// suspects: "Why: statement SELECT … +0.42 ms/tx (81 % of the change,
+// suspects (the largest unconfirmed ones, said so, only for a
+// regression or an improvement whose repetitions were too few): "Why: statement SELECT … +0.42 ms/tx (81 % of the change,
 // plan changed); wait IO:DataFileRead +0.3 ms/tx".
-func suspectLine(ss []Suspect) string {
+func suspectLine(ss []Suspect, verdict OverallVerdict) string {
 	var parts []string
 	confirmed := slices.ContainsFunc(ss, func(s Suspect) bool { return s.Confirmed })
+	if !confirmed && verdict != benchv1.OverallRegression && verdict != benchv1.OverallImprovement {
+		return "" // no change to explain, and none of the suspects' own: their noise is not a why
+	}
 	for _, s := range ss {
 		if confirmed && !s.Confirmed {
 			continue
