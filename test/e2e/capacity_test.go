@@ -61,7 +61,10 @@ spec:
 // behindYAML: one client at 5 ms a transaction (at most about 190/s)
 // passes 50/s and cannot offer 400/s: the
 // ladder's second level fails because the achieved rate falls short, and
-// says so first (its latency fails too).
+// says so first (its latency fails too). The latency limit is 200 ms, far
+// above the 5-ms transaction: at 50/s a stall of the machine beside CI's
+// other tests (CI once: 5 of 108 transactions over 50 ms) is not the
+// generator's limit this test is about.
 const behindYAML = `apiVersion: bench.dbperf.io/v1alpha1
 kind: BenchmarkRun
 metadata:
@@ -72,14 +75,14 @@ spec:
     external: {host: 127.0.0.1, port: %[1]d, database: postgres, secretRef: {name: local-pg}}
   workload:
     skipPrepare: true
-    pgbench: {script: "SELECT pg_sleep(0.005);", clients: [1], duration: 2s, progressInterval: 1s, latencyLimit: 50ms}
+    pgbench: {script: "SELECT pg_sleep(0.005);", clients: [1], duration: 3s, progressInterval: 1s, latencyLimit: 200ms}
     placement:
       nodeSelector: {pool: loadgen}
   capacity:
     parameter: rate
     levels: [50, 400, 800]
     rules:
-      latency: [{percentile: 99, max: 50ms}]
+      latency: [{percentile: 99, max: 200ms}]
       minAchievedPercent: 95
 `
 
