@@ -127,7 +127,10 @@ func TestPgbenchRestartedAfterALostPrimary(t *testing.T) {
 	}
 	// Each run's last part second prints no progress line: the series
 	// misses at most a second of the offered rate per run that measured.
-	if done, _ := r.Get(results.Key{Name: "transactionsProcessed"}); done.Value < tx-1 || done.Value-tx > 2*200+50 {
+	// It may also hold a little more: a progress line's rate is over its
+	// own interval, which on a busy machine is not exactly the second it
+	// is counted for here (CI: 1,944 summed for 1,931 processed, 0.7 %).
+	if done, _ := r.Get(results.Key{Name: "transactionsProcessed"}); done.Value < 0.98*tx-1 || done.Value-tx > 2*200+50 {
 		t.Errorf("%v transactions processed, the progress series sums to %v", done.Value, tx)
 	}
 	card, err := disturb.Compute(r, disturb.Window{Name: "lose-primary", Kind: "memberLoss", Requested: lost, TookEffect: lost}, 0)
