@@ -75,7 +75,10 @@ func TestPostgresCommitsMatchPgbench(t *testing.T) {
 	const clients, perClient = 4, 2000
 	lsnBefore := mustQuery(t, srv, "SELECT pg_current_wal_lsn()")
 	recordsBefore := mustNumber(t, srv, "SELECT wal_records FROM pg_stat_wal")
-	rec := Start(ctx, p, testInterval)
+	// The sessions are sampled at each poll: pgbench's 8,000 transactions
+	// take well under a second here, so the polls are 50 ms apart (a poll
+	// costs ~2 ms) for several to land while the clients run.
+	rec := Start(ctx, p, 50*time.Millisecond)
 	out := runLoad(t, env, pgbench(t), "-n", "-c", strconv.Itoa(clients), "-j", "2", "-t", strconv.Itoa(perClient))
 	waitForNoSessions(t, p) // the backends publish their last statistics as they exit
 	rep := rec.Stop(ctx)
