@@ -141,3 +141,19 @@ func (p *ProcSampler) WrittenBytes(devices []string, from, to time.Time) (float6
 	b, ok2 := p.at(to, w)
 	return b - a, ok1 && ok2
 }
+
+// BusyPercent is the machine's busy share of its CPU time between from and
+// to (what node_exporter's cpu seconds give for the same interval); false
+// when the window is not sampled.
+func (p *ProcSampler) BusyPercent(from, to time.Time) (float64, bool) {
+	busy := func(s procSample) float64 { return s.total - s.idle }
+	total := func(s procSample) float64 { return s.total }
+	b0, ok1 := p.at(from, busy)
+	b1, ok2 := p.at(to, busy)
+	t0, ok3 := p.at(from, total)
+	t1, ok4 := p.at(to, total)
+	if !ok1 || !ok2 || !ok3 || !ok4 || t1 <= t0 {
+		return 0, false
+	}
+	return 100 * (b1 - b0) / (t1 - t0), true
+}
