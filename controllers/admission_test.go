@@ -101,6 +101,15 @@ func TestAdmissionRejectsBadSpecs(t *testing.T) {
 		"zone that is not a label value": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Target = benchv1.TargetSpec{Postgres: &benchv1.PostgresTarget{}, Placement: benchv1.Placement{Zone: "zone a;"}}
 		}, []string{"spec.target.placement.zone"}},
+		"affinity weights out of 1–100": {func(r *benchv1.BenchmarkRun) {
+			term := corev1.PodAffinityTerm{TopologyKey: "kubernetes.io/hostname"}
+			r.Spec.Target = benchv1.TargetSpec{Postgres: &benchv1.PostgresTarget{}, Placement: benchv1.Placement{Affinity: &corev1.Affinity{
+				NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 0,
+					Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "pool", Operator: corev1.NodeSelectorOpExists}}}}}}}}}
+			r.Spec.Workload.Placement.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 101, PodAffinityTerm: term}}}}
+		}, []string{"spec.target.placement.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution", "each preferred term's weight is 1 to 100",
+			"spec.workload.placement.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution"}},
 		"synchronous without enough standbys": {func(r *benchv1.BenchmarkRun) {
 			r.Spec.Target = benchv1.TargetSpec{Postgres: &benchv1.PostgresTarget{Instances: 2,
 				Replication: &benchv1.PostgresReplication{Mode: benchv1.ReplicationSynchronous, SynchronousReplicas: 2}}}

@@ -53,7 +53,14 @@ type TargetSpec struct {
 	ReplicaPlacement *Placement `json:"replicaPlacement,omitempty"`
 }
 
-// Placement says which nodes a set of pods may use.
+// Placement says which nodes a set of pods may use. The weights of
+// preferred affinity terms are checked at admission (1–100, as the
+// scheduler requires): the embedded Kubernetes type says int32 but the API
+// server would store any integer, and a stored 2147483648 makes every list
+// of the resource fail to decode.
+// +kubebuilder:validation:XValidation:rule="!has(self.affinity) || !has(self.affinity.nodeAffinity) || !has(self.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution) || self.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.all(p, p.weight >= 1 && p.weight <= 100)",fieldPath=".affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution",message="each preferred term's weight is 1 to 100"
+// +kubebuilder:validation:XValidation:rule="!has(self.affinity) || !has(self.affinity.podAffinity) || !has(self.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution) || self.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution.all(p, p.weight >= 1 && p.weight <= 100)",fieldPath=".affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution",message="each preferred term's weight is 1 to 100"
+// +kubebuilder:validation:XValidation:rule="!has(self.affinity) || !has(self.affinity.podAntiAffinity) || !has(self.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution) || self.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution.all(p, p.weight >= 1 && p.weight <= 100)",fieldPath=".affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution",message="each preferred term's weight is 1 to 100"
 type Placement struct {
 	// Zone the pods must run in: the node label
 	// topology.kubernetes.io/zone, added to nodeSelector.
