@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -35,6 +36,9 @@ func (st *runState) serverStatistics() specs.ServerStatistics {
 		if d.WaitSampleInterval != nil {
 			s.WaitInterval = d.WaitSampleInterval.Duration
 		}
+		if p := d.Profile; p != nil && p.Mode == benchv1.TelemetryEnabled {
+			s.ProfileHz = cmp.Or(p.FrequencyHz, defaultProfileHz)
+		}
 	}
 	return s
 }
@@ -42,6 +46,10 @@ func (st *runState) serverStatistics() specs.ServerStatistics {
 // defaultWaitSampleInterval is telemetry.diagnostics.waitSampleInterval
 // when the spec leaves it out (its schema default).
 const defaultWaitSampleInterval = 100 * time.Millisecond
+
+// defaultProfileHz is telemetry.diagnostics.profile.frequencyHz when the
+// spec leaves it out (its schema default).
+const defaultProfileHz = 99
 
 // restartSlack is how far past the tool's end a target container's end
 // still counts as during the measurement: the tool sees a dead server

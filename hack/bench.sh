@@ -7,7 +7,8 @@
 #    extra CPU as a share of the load generator's (target <= 1 %), interleaved,
 #    and the CPU of one poll of each database's statistics; the same for
 #    scraping a host's node_exporter (target <= 0.5 % at 5 s) and for the
-#    diagnostics (statements' snapshots, waits sampled every 100 ms),
+#    diagnostics (statements' snapshots, waits sampled every 100 ms), and
+#    the throughput cost of an on-CPU profile of the server (perf, 99 Hz),
 #  - merging 64 load generators' results with histograms (time and size),
 #  - the comparison statistics: power to detect 3 % and 5 % drops and the
 #    false-verdict rate, per CV and repetition count, by simulation; and the
@@ -22,6 +23,8 @@ echo "[bench] telemetry: the statistics poller's CPU as a share of the load gene
 go test ./cmd/runner/ -run '^$' -bench BenchmarkServerStatisticsOverhead -benchtime 1x -timeout 30m -v
 echo "[bench] diagnostics: the runner's CPU and pgbench's throughput with pg_stat_statements snapshots and waits sampled every 100 ms and 20 ms (with and without --server-diagnostics, interleaved)" >&2
 go test ./cmd/runner/ -run '^$' -bench BenchmarkDiagnosticsOverhead -benchtime 1x -timeout 30m -v
+echo "[bench] profiles: pgbench's throughput and the runner's CPU with an on-CPU profile of the server by perf at 99 and 999 Hz (with and without --server-profile-hz, interleaved)" >&2
+go test ./cmd/runner/ -run '^$' -bench BenchmarkProfilerOverhead -benchtime 1x -timeout 30m -v
 echo "[bench] telemetry: scraping a host's node_exporter, the runner's CPU as a share of the load generator's (pgbench with and without --host-exporter, interleaved)" >&2
 go test ./cmd/runner/ -run '^$' -bench BenchmarkHostScrapeOverhead -benchtime 1x -timeout 30m -v
 echo "[bench] telemetry: CPU and round trip of one poll of PostgreSQL, MariaDB, Redis and FerretDB (MongoDB's protocol) statistics" >&2

@@ -59,6 +59,8 @@ if [ "$what" = test ]; then
   command -v mariadb >/dev/null || add mariadb-client -
   command -v tclsh >/dev/null || add tcl -
   command -v prometheus >/dev/null || add prometheus prometheus
+  # The on-CPU profiles of the local servers (perf record, cpu-clock).
+  command -v perf >/dev/null || add linux-perf -
   [ -x /usr/sbin/clickhouse-server ] || add clickhouse-server clickhouse-server
 fi
 if [ "${#need[@]}" = 0 ]; then

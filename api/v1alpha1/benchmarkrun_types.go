@@ -248,6 +248,33 @@ type DiagnosticsSpec struct {
 	// +kubebuilder:default=Disabled
 	// +optional
 	Plans TelemetryMode `json:"plans,omitempty"`
+
+	// Profile takes an on-CPU profile of the database server's processes
+	// over each measurement's steady window: Linux perf's cpu-clock
+	// samples of their stacks, stored as folded stacks with the
+	// measurement, their functions among the suspects of a comparison.
+	// Opt-in: perf samples every CPU of the server's host. The runner
+	// profiles a server on its own host (the simulated cluster's local
+	// servers, a runner beside its database); a server elsewhere is a
+	// note on the result, saying its processes cannot be sampled.
+	// +optional
+	Profile *ProfileSpec `json:"profile,omitempty"`
+}
+
+// ProfileSpec configures the on-CPU profile of the server's processes.
+type ProfileSpec struct {
+	// Mode: Enabled profiles; Disabled (the default) does not.
+	// +kubebuilder:default=Disabled
+	// +optional
+	Mode TelemetryMode `json:"mode,omitempty"`
+	// FrequencyHz is how many samples a second of CPU time gives (99:
+	// about 1 % of one CPU's time in perf and the kernel at full load;
+	// its cost is measured by make bench, BenchmarkProfilerOverhead).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=999
+	// +kubebuilder:default=99
+	// +optional
+	FrequencyHz int32 `json:"frequencyHz,omitempty"`
 }
 
 // ValiditySpec holds the thresholds that decide whether a measurement can be

@@ -69,6 +69,8 @@ func command(env []string, name string, args ...string) *exec.Cmd {
 // through the runner, the runner's own CPU time from its result.
 type measurement struct {
 	tps, cpu, runnerCPU float64
+	// profilerCPU is perf's, when the result holds a profile.
+	profilerCPU float64
 }
 
 // measure runs a pgbench command, bare or wrapped, and reads its throughput
@@ -88,6 +90,9 @@ func measure(b *testing.B, c *exec.Cmd) measurement {
 	got := measurement{tps: m.Value, cpu: (c.ProcessState.UserTime() + c.ProcessState.SystemTime()).Seconds()}
 	if block, err := results.DecodeBlock(out.Bytes()); err == nil && block.LoadGenerator != nil {
 		got.runnerCPU = block.LoadGenerator.RunnerCPUSeconds
+	}
+	if block, err := results.DecodeBlock(out.Bytes()); err == nil && block.Diagnostics != nil && block.Diagnostics.Profile != nil {
+		got.profilerCPU = block.Diagnostics.Profile.ProfilerCPUSeconds
 	}
 	return got
 }
@@ -148,6 +153,31 @@ func BenchmarkDiagnosticsOverhead(b *testing.B) {
 	overheadOf(b, "diagnostics", env, runnerBin, plain, diagnosed, pairs, seconds, "100ms", "20ms")
 }
 
+// BenchmarkProfilerOverhead: what an on-CPU profile of the server costs,
+// pgbench (select-only, 4 clients) through the runner with diagnostics,
+// with and without --server-profile-hz (99, the default, and 999),
+// interleaved: the throughput ratio is the figure that matters (perf
+// samples the server's CPUs, the kernel takes the time from them), the
+// runner's extra CPU is perf's own and the folding of its stacks
+// (docs/telemetry.md, "Profiles"). perf must be able to sample every CPU
+// (root here).
+func BenchmarkProfilerOverhead(b *testing.B) {
+	pairs := envInt("DBPERF_OVERHEAD_PAIRS", 6)
+	seconds := envInt("DBPERF_OVERHEAD_SECONDS", 10)
+	pg := testutil.StartPostgres(b)
+	env, runnerBin := benchSetup(b, pg, "DBPERF_TARGET_USERNAME="+pg.User, "DBPERF_TARGET_PASSWORD="+pg.Password)
+	tool := []string{"pgbench", "--client", "4", "--jobs", "2", "--time", strconv.Itoa(seconds), "--select-only", "--protocol", "prepared"}
+	base := []string{"exec", "--workload", "pgbench", "--summary-file", filepath.Join(b.TempDir(), "t"), "--max-cpu-percent", "0",
+		"--server-statistics", "postgres", "--server-address", "127.0.0.1:" + strconv.Itoa(pg.Port), "--server-database", pg.Database,
+		"--server-diagnostics"}
+	profiled := func(hz string) []string {
+		a := append(append([]string{}, base...), "--server-profile-hz", hz, "--")
+		return append(a, tool...)
+	}
+	plain := append(append(append([]string{}, base...), "--"), tool...)
+	overheadOf(b, "profiler", env, runnerBin, plain, profiled, pairs, seconds, "99", "999")
+}
+
 // BenchmarkHostScrapeOverhead: the runner's CPU for scraping a real
 // node_exporter (every 5 s, and every 1 s) as a share of the load
 // generator's, pgbench through the runner with and without
@@ -170,9 +200,10 @@ func BenchmarkHostScrapeOverhead(b *testing.B) {
 }
 
 // overheadOf measures pairs of the runner without and with what costs
-// (what's flags at an interval), interleaved, at 5 s and 1 s, and reports
-// the median of its CPU as a share of the tool's, the tool's throughput
-// ratio and its CPU per poll.
+// (what's flags at an interval, or a frequency), interleaved, at 5 s and
+// 1 s unless told, and reports the median of its CPU as a share of the
+// tool's, the tool's throughput ratio and, at an interval, its CPU per
+// poll.
 func overheadOf(b *testing.B, what string, env []string, runnerBin string, plain []string, with func(interval string) []string, pairs, seconds int, intervals ...string) {
 	if len(intervals) == 0 {
 		intervals = []string{"5s", "1s"}
@@ -189,15 +220,12 @@ func overheadOf(b *testing.B, what string, env []string, runnerBin string, plain
 				without = measure(b, command(env, runnerBin, plain...))
 			}
 			client := without.cpu - without.runnerCPU // pgbench's own CPU, the runner's child
-			extra := withIt.runnerCPU - without.runnerCPU
-			every, err := time.ParseDuration(interval)
-			if err != nil {
-				b.Fatal(err)
-			}
-			polls := float64(seconds)/every.Seconds() + 2
+			extra := withIt.runnerCPU + withIt.profilerCPU - without.runnerCPU
 			shares = append(shares, extra/client)
 			ratios = append(ratios, withIt.tps/without.tps)
-			perPoll = append(perPoll, extra/polls)
+			if every, err := time.ParseDuration(interval); err == nil {
+				perPoll = append(perPoll, extra/(float64(seconds)/every.Seconds()+2))
+			}
 			b.Logf("every %s: without %.0f tps (runner %.4f CPU s, pgbench %.2f CPU s), with %.0f tps (runner %.4f CPU s): %s %.3f %% of the client",
 				interval, without.tps, without.runnerCPU, client, withIt.tps, withIt.runnerCPU, what, 100*extra/client)
 		}
@@ -206,7 +234,9 @@ func overheadOf(b *testing.B, what string, env []string, runnerBin string, plain
 		sort.Float64s(perPoll)
 		b.ReportMetric(100*shares[len(shares)/2], what+"-cpu-%-at-"+interval)
 		b.ReportMetric(ratios[len(ratios)/2], "tps-ratio-at-"+interval)
-		b.ReportMetric(1e6*perPoll[len(perPoll)/2], what+"-cpu-µs/poll-at-"+interval)
+		if len(perPoll) > 0 {
+			b.ReportMetric(1e6*perPoll[len(perPoll)/2], what+"-cpu-µs/poll-at-"+interval)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/runner/dbstats"
 	"github.com/dbperf-io/dbperf-operator/internal/runner/diagnose"
 	"github.com/dbperf-io/dbperf-operator/internal/runner/hoststats"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/profile"
 )
 
 // statistics returns the poller exec's flags ask for, or nil when none.
@@ -33,6 +34,9 @@ func statistics(s pod.Statistics) (*runner.ServerStatistics, error) {
 	out := &runner.ServerStatistics{Protocol: s.Protocol, Config: cfg, Interval: s.PollInterval}
 	if s.Diagnostics {
 		out.Diagnostics = &diagnose.Options{WaitInterval: s.WaitInterval, Plans: s.Plans}
+		if s.ProfileHz > 0 {
+			out.Diagnostics.Profile = &profile.Options{FrequencyHz: s.ProfileHz, Host: s.Address.Host, Port: s.Address.Port}
+		}
 	}
 	return out, nil
 }

@@ -39,6 +39,7 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 	rep.Environment = environmentDiff(baseline, candidate)
 	rep.Steps = stepsOf(rep)
 	rep.Suspects = suspects(rep, baseline, candidate, o)
+	rep.Flames = flames(rep, baseline, candidate, o)
 	summarize(rep)
 	rep.Distributions = distributions(rep, baseline, candidate)
 	return rep, nil

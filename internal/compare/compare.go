@@ -216,6 +216,9 @@ type Report struct {
 	// per transaction changed most, from the runs' diagnostics
 	// (suspects.go).
 	Suspects []Suspect `json:"suspects,omitempty"`
+	// Flames are each step's on-CPU profiles of both variants, per
+	// transaction, for the differential flame graphs (flame.go).
+	Flames []FlameDiff `json:"flames,omitempty"`
 	// Distributions are the latency distributions of the operations that
 	// changed, both variants' (distribution.go).
 	Distributions []Distribution `json:"distributions,omitempty"`

@@ -290,6 +290,9 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"fnum4":   func(n Num) string { return fnum(float64(n)) },
 	"pos":     func(n Num) bool { return n > 0 },
 	"figures": suspectFigures,
+	"flame": func(r *Report, f FlameDiff, candidateShape bool) template.HTML {
+		return template.HTML(FlameSVG(f, r.Baseline, r.Candidate, candidateShape)) //nolint:gosec // built from escaped text and numbers
+	},
 	"dist": func(r *Report, d Distribution) template.HTML {
 		return template.HTML(percentileSVG(d, r.Baseline, r.Candidate)) //nolint:gosec // built from escaped text and numbers
 	},
@@ -361,6 +364,9 @@ document.addEventListener('DOMContentLoaded', function () {
 <table class="sortable suspects"><thead><tr><th>Step</th><th>Kind</th><th>Name</th><th>{{$r.Baseline}} ms/tx</th><th>{{$r.Candidate}} ms/tx</th><th>Δ ms/tx</th><th>interval</th><th>share</th><th>what else changed (per tx)</th></tr></thead><tbody>
 {{range .}}<tr class="{{if .Confirmed}}{{if pos .DeltaMillis}}worse{{else}}better{{end}}{{end}}"><td>{{.Step}}</td><td>{{.Kind}}</td><td class="stmt"><code>{{.Name}}</code>{{if .PlanChanged}} <b>plan changed</b><details><summary>plans</summary><p>{{$r.Baseline}}:</p><pre>{{.BaselinePlan}}</pre><p>{{$r.Candidate}}:</p><pre>{{.CandidatePlan}}</pre></details>{{end}}</td><td>{{fnum4 .BaselineMillis}}</td><td>{{fnum4 .CandidateMillis}}</td><td>{{fnum4 .DeltaMillis}}</td><td>{{fnum4 .LowMillis}} … {{fnum4 .HighMillis}}</td><td>{{pct .SharePercent}}</td><td class="small">{{figures .}}</td></tr>
 {{end}}</tbody></table>{{end}}
+{{with .Flames}}<h3>Where the server's CPU went: differential flame graphs</h3>
+<p class="small">The on-CPU profiles of the server's processes (perf, cpu-clock) over each measurement's steady window, pooled over each side's repetitions, in CPU milliseconds per transaction of the tool. The first graph has {{$r.Candidate}}'s shape, coloured by what grew (red) and shrank (blue) against {{$r.Baseline}}; the second {{$r.Baseline}}'s shape coloured the other way, where what the candidate no longer runs shows. The outermost frame is on top; hover a frame for both sides' figures.</p>
+{{range .}}{{flame $r . true}}{{flame $r . false}}{{end}}{{end}}
 {{with .HostTable}}<h3>Machines</h3>
 <p class="small">Each machine's mean over the valid measurements of the last step (and the 95th percentile of its series), per variant; Δ % where both variants read the same machine. Described, not judged.</p>
 <table class="sortable hosts"><thead><tr><th>Machine</th><th>Quantity</th><th>Unit</th><th>{{$r.Baseline}} mean</th><th>p95</th><th>{{$r.Candidate}} mean</th><th>p95</th><th>Δ %</th></tr></thead><tbody>

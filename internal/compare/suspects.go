@@ -76,10 +76,10 @@ type diagSide struct {
 	reps []*results.Diagnostics
 }
 
-// suspects ranks, for each step both sides recorded diagnostics of,
-// every statement, wait event and command by how much its time per
-// transaction changed, confirmed changes first.
-func suspects(rep *Report, baseline, candidate Side, o Options) []Suspect {
+// diagnosedSteps are the steps the baseline recorded diagnostics of, in
+// its order, with each side's diagnostics by step (the candidate's only
+// step paired with the baseline's only one whatever their names).
+func diagnosedSteps(rep *Report, baseline, candidate Side, o Options) ([]string, map[string]*diagSide, map[string]*diagSide) {
 	base, cand := gatherDiagnostics(baseline, nil), gatherDiagnostics(candidate, o.StepPairs)
 	steps := make([]string, 0, len(base))
 	for step := range base {
@@ -95,6 +95,14 @@ func suspects(rep *Report, baseline, candidate Side, o Options) []Suspect {
 			cand = map[string]*diagSide{steps[0]: c}
 		}
 	}
+	return steps, base, cand
+}
+
+// suspects ranks, for each step both sides recorded diagnostics of,
+// every statement, wait event and command by how much its time per
+// transaction changed, confirmed changes first.
+func suspects(rep *Report, baseline, candidate Side, o Options) []Suspect {
+	steps, base, cand := diagnosedSteps(rep, baseline, candidate, o)
 	alpha := rep.Criteria.Alpha
 	if alpha <= 0 {
 		alpha = stats.DefaultAlpha
@@ -114,7 +122,7 @@ func suspects(rep *Report, baseline, candidate Side, o Options) []Suspect {
 		// rate over them all (twenty suspects at 5 vs 5 confirm one by
 		// chance without it).
 		var family []Suspect
-		for _, kind := range []results.DiagnosticKind{results.DiagnosticStatement, results.DiagnosticWait, results.DiagnosticCommand} {
+		for _, kind := range results.DiagnosticKinds {
 			family = append(family, suspectsOfKind(label, kind, b, c, alpha)...)
 		}
 		ps := make([]float64, len(family))
@@ -125,7 +133,7 @@ func suspects(rep *Report, baseline, candidate Side, o Options) []Suspect {
 			family[i].PAdjusted = Num(p)
 			family[i].Confirmed = p < alpha && (family[i].LowMillis > 0 || family[i].HighMillis < 0)
 		}
-		for _, kind := range []results.DiagnosticKind{results.DiagnosticStatement, results.DiagnosticWait, results.DiagnosticCommand} {
+		for _, kind := range results.DiagnosticKinds {
 			var of []Suspect
 			for _, s := range family {
 				if s.Kind == kind {
@@ -197,7 +205,7 @@ func (s *diagSide) perTx(kind results.DiagnosticKind) (map[string][]float64, []f
 				if figures[it.Name][f] == nil {
 					figures[it.Name][f] = make([]float64, len(s.reps))
 				}
-				if f == "averageActiveSessions" {
+				if results.LevelFigure(f) {
 					figures[it.Name][f][i] = v // a level, not a count
 				} else {
 					figures[it.Name][f][i] = d.Per(v)

@@ -44,6 +44,7 @@ const (
 	flagServerDiagnostics  = "server-diagnostics"
 	flagServerWaitInterval = "server-wait-interval"
 	flagServerPlans        = "server-plans"
+	flagServerProfileHz    = "server-profile-hz"
 
 	// exec: the hosts read from their node_exporter.
 	flagHostExporter     = "host-exporter"

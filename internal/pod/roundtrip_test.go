@@ -34,7 +34,7 @@ func TestEveryCommandRoundTrips(t *testing.T) {
 		Stages:          []Stage{{Name: "stage 1 (to 5000 VUs)", End: 5 * time.Minute}, {Name: "a=b", End: 15 * time.Minute}},
 		RedactEnv:       []string{"PGPASSWORD", EnvPassword},
 		Statistics: Statistics{Protocol: ProtocolPostgres, Address: Address{Host: "fd00::1", Port: 5432}, Database: "tpcc",
-			PollInterval: 2 * time.Second, TLS: tls("/stats"), Diagnostics: true, WaitInterval: 50 * time.Millisecond, Plans: true},
+			PollInterval: 2 * time.Second, TLS: tls("/stats"), Diagnostics: true, WaitInterval: 50 * time.Millisecond, Plans: true, ProfileHz: 99},
 		Hosts: []HostEndpoint{{Name: "db-01", Role: "database", URL: "https://db-01.example:9100/metrics", Index: 0, Target: true, InsecureSkipVerify: true},
 			{Name: "app-1", Role: "application", URL: "http://[fd00::2]:9100/metrics?collect[]=cpu", Index: 1}},
 		HostPollInterval: 3 * time.Second,

@@ -19,10 +19,12 @@ type Statistics struct {
 	TLS          TLSClient
 	// Diagnostics records where the server spent its time over the steady
 	// window (statements, commands); WaitInterval samples its sessions'
-	// waits (0: not); Plans explains its top statements.
+	// waits (0: not); Plans explains its top statements; ProfileHz
+	// profiles the server's processes at that frequency (0: not).
 	Diagnostics  bool
 	WaitInterval time.Duration
 	Plans        bool
+	ProfileHz    int
 }
 
 // Enabled says whether the flags ask for polling.
@@ -37,6 +39,7 @@ func (s *Statistics) bind(t *flagTable) {
 	t.boolean(&s.Diagnostics, flagServerDiagnostics, "record where the server spends its time over the steady window (statements, commands)")
 	t.duration(&s.WaitInterval, flagServerWaitInterval, 0, "time between samples of the server's sessions' waits (0: not sampled)")
 	t.boolean(&s.Plans, flagServerPlans, "explain the server's top statements at the window's end")
+	t.integer(&s.ProfileHz, flagServerProfileHz, 0, "profile the server's processes with perf at this many samples a CPU second over the steady window (0: no profile)")
 }
 
 // Args are the poller's flags alone.
@@ -60,6 +63,9 @@ func (s Statistics) Validate() error {
 	}
 	if s.PollInterval < 100*time.Millisecond {
 		return fmt.Errorf("--%s %s: must be at least 100ms", flagServerPollInterval, s.PollInterval)
+	}
+	if s.ProfileHz < 0 || s.ProfileHz > 999 {
+		return fmt.Errorf("--%s %d: must be between 0 and 999", flagServerProfileHz, s.ProfileHz)
 	}
 	if s.WaitInterval != 0 && s.WaitInterval < 10*time.Millisecond {
 		return fmt.Errorf("--%s %s: must be at least 10ms", flagServerWaitInterval, s.WaitInterval)

@@ -1,6 +1,9 @@
 package results
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // DiagnosticKind is what a diagnostic item is: where the server spent its
 // time, by statement, wait event or command.
@@ -17,7 +20,14 @@ const (
 	// DiagnosticCommand is a command of a key-value server (Valkey's and
 	// Redis's INFO commandstats): its time in the server.
 	DiagnosticCommand DiagnosticKind = "command"
+	// DiagnosticFunction is a function of the server's processes, from
+	// an on-CPU profile (perf's cpu-clock samples of the processes'
+	// stacks): its self time, the samples in which it ran itself.
+	DiagnosticFunction DiagnosticKind = "function"
 )
+
+// DiagnosticKinds are the kinds in the order reports show them.
+var DiagnosticKinds = []DiagnosticKind{DiagnosticStatement, DiagnosticWait, DiagnosticCommand, DiagnosticFunction}
 
 // Diagnostics are where the target server spent its time over a
 // measurement's steady window: the difference of two snapshots of its
@@ -43,9 +53,54 @@ type Diagnostics struct {
 	// Items are the statements, wait events and commands, most time
 	// first, the largest few of each kind.
 	Items []DiagnosticItem `json:"items,omitempty"`
+	// Profile is the on-CPU profile of the server's processes over the
+	// window, when one was asked for and could be taken.
+	Profile *Profile `json:"profile,omitempty"`
 	// Notes say what could not be read and why (the extension missing,
 	// the statements evicted, the plans of a version without GENERIC_PLAN).
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Profile is an on-CPU profile: samples of the stacks of the server's
+// processes at a fixed frequency of CPU time (perf's cpu-clock event), as
+// folded stacks ("process;outermost;...;innermost" and its samples, the
+// format flame graphs are drawn from).
+type Profile struct {
+	// Event sampled, and its frequency per CPU second.
+	Event       string  `json:"event"`
+	FrequencyHz float64 `json:"frequencyHz"`
+	// Samples of the server's processes over the window (each one
+	// 1/FrequencyHz of CPU time), and of the whole host.
+	Samples     int `json:"samples"`
+	HostSamples int `json:"hostSamples"`
+	// Processes is how many of the server's processes were seen running.
+	Processes int `json:"processes"`
+	// ProfilerCPUSeconds is what the profile cost: perf's CPU time,
+	// recording and reading its stacks back (the kernel's time taking
+	// the samples is in the sampled processes' own).
+	ProfilerCPUSeconds float64 `json:"profilerCPUSeconds"`
+	// Stacks are the folded stacks, most samples first, the largest
+	// MaxProfileStacks; OtherSamples are those of the stacks left out.
+	Stacks       []FoldedStack `json:"stacks,omitempty"`
+	OtherSamples int           `json:"otherSamples,omitempty"`
+}
+
+// FoldedStack is one call stack, outermost frame first, frames separated
+// by ";", and how many samples found it.
+type FoldedStack struct {
+	Stack   string `json:"stack"`
+	Samples int    `json:"samples"`
+}
+
+// MaxProfileStacks is how many distinct stacks a profile keeps.
+const MaxProfileStacks = 400
+
+// Millis is the CPU time of n samples.
+func (p *Profile) Millis(n int) float64 {
+	if p == nil || p.FrequencyHz <= 0 {
+		return 0
+	}
+	return float64(n) * 1000 / p.FrequencyHz
 }
 
 // DiagnosticItem is one statement, wait event or command over the window.
@@ -69,6 +124,14 @@ type DiagnosticItem struct {
 	Plan string `json:"plan,omitempty"`
 }
 
+// LevelFigure says whether an item's figure is a level over the window
+// (the average active sessions of a wait event, a command's latency
+// percentile in microseconds), which is compared as it is, not per
+// transaction as a count is.
+func LevelFigure(name string) bool {
+	return name == "averageActiveSessions" || strings.HasSuffix(name, "Micros")
+}
+
 // Per divides a figure over the window by the window's transactions.
 func (d *Diagnostics) Per(v float64) float64 {
 	if d == nil || d.Transactions <= 0 {
@@ -85,7 +148,7 @@ func (d *Diagnostics) Top(n int) {
 		byKind[it.Kind] = append(byKind[it.Kind], it)
 	}
 	d.Items = d.Items[:0]
-	for _, k := range []DiagnosticKind{DiagnosticStatement, DiagnosticWait, DiagnosticCommand} {
+	for _, k := range DiagnosticKinds {
 		items := byKind[k]
 		sort.SliceStable(items, func(i, j int) bool {
 			if items[i].TimeMillis != items[j].TimeMillis {

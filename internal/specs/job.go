@@ -69,10 +69,13 @@ type ServerStatistics struct {
 	Database string
 	Interval time.Duration
 	// Diagnostics: where the server spends its time; WaitInterval
-	// samples its sessions' waits; Plans explains its top statements.
+	// samples its sessions' waits; Plans explains its top statements;
+	// ProfileHz profiles the server's processes at that frequency (0: no
+	// profile).
 	Diagnostics  bool
 	WaitInterval time.Duration
 	Plans        bool
+	ProfileHz    int32
 }
 
 // Job builds the Job that runs a tool through dbperf-runner: an init
@@ -265,7 +268,7 @@ func statistics(p JobParams) pod.Statistics {
 	}
 	out := pod.Statistics{Protocol: s.Protocol, Address: ep.Address(), Database: db, PollInterval: s.Interval, TLS: ep.ClientTLS()}
 	if p.Role == benchv1.RoleLoadgen {
-		out.Diagnostics, out.WaitInterval, out.Plans = s.Diagnostics, s.WaitInterval, s.Plans // measurements only
+		out.Diagnostics, out.WaitInterval, out.Plans, out.ProfileHz = s.Diagnostics, s.WaitInterval, s.Plans, int(s.ProfileHz) // measurements only
 	}
 	return out
 }

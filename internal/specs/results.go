@@ -85,8 +85,8 @@ type DocumentCondition struct {
 
 // ResultsConfigMap renders the final document into data that fits a
 // ConfigMap: plain JSON when small, gzip in binaryData when large, and when
-// even that is too large it drops, in order, time series, the diagnostics'
-// plans, detail metrics and finally the per-repetition results (the
+// even that is too large it drops, in order, time series, the profiles'
+// folded stacks, the diagnostics' plans, detail metrics and finally the per-repetition results (the
 // summaries stay), saying what went.
 func ResultsConfigMap(run *benchv1.BenchmarkRun, doc *Document) (*corev1.ConfigMap, error) {
 	cm := &corev1.ConfigMap{ObjectMeta: ObjectMeta(run, ResultsConfigMapName(run), benchv1.RoleResults)}
@@ -96,6 +96,13 @@ func ResultsConfigMap(run *benchv1.BenchmarkRun, doc *Document) (*corev1.ConfigM
 	}{
 		{"", func(*Document) {}},
 		{"time series of every repetition", func(d *Document) { eachResult(d, func(r *results.Result) { r.TimeSeries = nil }) }},
+		{"the profiles' folded stacks of every repetition (their functions stay)", func(d *Document) {
+			eachResult(d, func(r *results.Result) {
+				if r.Diagnostics != nil && r.Diagnostics.Profile != nil {
+					r.Diagnostics.Profile.Stacks = nil
+				}
+			})
+		}},
 		{"the diagnostics' plans of every repetition", func(d *Document) {
 			eachResult(d, func(r *results.Result) {
 				if r.Diagnostics != nil {

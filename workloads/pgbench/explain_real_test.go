@@ -16,6 +16,7 @@ import (
 	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/internal/runner/dbstats"
 	"github.com/dbperf-io/dbperf-operator/internal/runner/diagnose"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/profile"
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
@@ -29,6 +30,9 @@ import (
 // statement first, confirmed, with its plan change (index scan → seq
 // scan) and its blocks per transaction; explain prints all three, and
 // the HTML report shows the suspects (in Chromium when CHROMIUM is set).
+// The server is profiled (perf) in every window: the scan's CPU per
+// transaction grows, so a function of the server is a confirmed suspect,
+// and the report draws both variants' differential flame graphs.
 func TestRealPgbenchComparisonExplainsItself(t *testing.T) {
 	bin, err := localdb.Tool("pgbench", "/usr/lib/postgresql/*/bin/pgbench")
 	if err != nil {
@@ -50,8 +54,9 @@ func TestRealPgbenchComparisonExplainsItself(t *testing.T) {
 		for rep := int32(1); rep <= 4; rep++ {
 			var out strings.Builder
 			stats := &runner.ServerStatistics{Protocol: pod.ProtocolPostgres, Interval: time.Second,
-				Config:      dbstats.Config{Host: "127.0.0.1", Port: srv.Port, Username: srv.User, Password: srv.Password, Database: srv.Database},
-				Diagnostics: &diagnose.Options{WaitInterval: 20 * time.Millisecond, Plans: true}}
+				Config: dbstats.Config{Host: "127.0.0.1", Port: srv.Port, Username: srv.User, Password: srv.Password, Database: srv.Database},
+				Diagnostics: &diagnose.Options{WaitInterval: 20 * time.Millisecond, Plans: true,
+					Profile: &profile.Options{Host: "127.0.0.1", Port: srv.Port}}}
 			r := runner.Exec(context.Background(), runner.Options{Parser: Pgbench{}, Stdout: &out, Timeout: time.Minute, ServerStatistics: stats,
 				SecretValues: []string{srv.Password},
 				Command:      append(env, bin, "-n", "-S", "-M", "prepared", "-c", "2", "-j", "1", "-T", "2", "-P", "1")})
@@ -122,6 +127,20 @@ func TestRealPgbenchComparisonExplainsItself(t *testing.T) {
 	if !waits {
 		t.Errorf("no wait event grew: %+v", rep.Suspects)
 	}
+	var grew *compare.Suspect
+	for i, s := range rep.Suspects {
+		if s.Kind == results.DiagnosticFunction && s.Confirmed && s.DeltaMillis > 0 && grew == nil {
+			grew = &rep.Suspects[i]
+		}
+	}
+	if grew == nil {
+		t.Errorf("no function of the server grew, confirmed: %+v", rep.Suspects)
+	} else {
+		t.Logf("the first function that grew: %s %.4f → %.4f ms/tx", grew.Name, grew.BaselineMillis, grew.CandidateMillis)
+	}
+	if len(rep.Flames) != 1 || rep.Flames[0].BaselineRepetitions != 4 || rep.Flames[0].CandidateRepetitions != 4 || rep.Flames[0].BaselineSamples == 0 {
+		t.Errorf("flame data: %d steps %+v", len(rep.Flames), rep.Flames)
+	}
 	text := explain.String()
 	for _, want := range []string{"Why: statement " + statement, "plan changed", "server setting enable_indexscan", "Seq Scan on pgbench_accounts"} {
 		if !strings.Contains(text, want) {
@@ -147,5 +166,8 @@ func checkSuspectsInChromium(t *testing.T, rep *compare.Report, statement string
 	m := row.FindStringSubmatch(dom[start:])
 	if m == nil || m[1] != "worse" || m[2] != statement {
 		t.Errorf("the suspects' first row: %v\n%s", m, dom[start:min(len(dom), start+2000)])
+	}
+	if n := strings.Count(dom, `class="chart flamegraph"`); n != 2 {
+		t.Errorf("%d flame graphs in the page Chromium rendered, want the two orientations", n)
 	}
 }

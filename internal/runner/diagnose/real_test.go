@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/runner/dbstats"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/profile"
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
 )
 
@@ -223,8 +225,26 @@ func TestRedisWindowNamesTheSlowCommand(t *testing.T) {
 	if s == nil || s.Calls != 20 || after.Items[0].Name != "sort" {
 		t.Fatalf("after: %+v", after.Items)
 	}
-	if g := item(after, results.DiagnosticCommand, "get"); g == nil || g.Calls != 2000 || s.TimeMillis/s.Calls < 20*g.TimeMillis/g.Calls {
+	g := item(after, results.DiagnosticCommand, "get")
+	if g == nil || g.Calls != 2000 || s.TimeMillis/s.Calls < 20*g.TimeMillis/g.Calls {
 		t.Errorf("sort %+v get %+v", s, g)
+	}
+	// The window's latency histograms (LATENCY HISTOGRAM, Redis 7): a
+	// SORT of 20,000 elements takes milliseconds, a GET microseconds; the
+	// buckets are turned into percentiles, not kept.
+	t.Logf("sort p50 %v µs p99 %v µs; get p50 %v µs p99 %v µs", s.Figures["p50Micros"], s.Figures["p99Micros"], g.Figures["p50Micros"], g.Figures["p99Micros"])
+	if s.Figures["p50Micros"] < 256 || g.Figures["p50Micros"] > 64 || g.Figures["p50Micros"] <= 0 || s.Figures["p99Micros"] < s.Figures["p50Micros"] {
+		t.Errorf("latency percentiles: sort %v, get %v", s.Figures, g.Figures)
+	}
+	for k := range g.Figures {
+		if strings.HasPrefix(k, histogramPrefix) {
+			t.Errorf("a bucket left among the figures: %s", k)
+		}
+	}
+	// Both windows are differences: the first window's 2,000 GETs are not
+	// in the second's percentiles' counts (its calls are its own).
+	if before := item(before, results.DiagnosticCommand, "get"); before == nil || before.Figures["p50Micros"] <= 0 {
+		t.Errorf("the first window's get: %+v", before)
 	}
 }
 
@@ -309,5 +329,94 @@ func TestMySQLWindowSeesTheStatementThatLostItsIndex(t *testing.T) {
 	}
 	if w := item(scanned, results.DiagnosticWait, "wait/io/table/sql/handler"); w == nil || w.Calls < 300 {
 		t.Errorf("the table's I/O waits: %+v", w)
+	}
+}
+
+// TestPostgresWindowProfilesTheServer: pgbench's select-only script in a
+// window with an on-CPU profile of the local server, then the same with
+// one more session running a CPU-heavy query (md5 of numbers) beside it:
+// the second profile has the query's function, the first not, and by
+// self time per transaction md5's work (PostgreSQL's function, and
+// OpenSSL's library under it) is among the three functions that grew most.
+func TestPostgresWindowProfilesTheServer(t *testing.T) {
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Fatalf("perf is needed (hack/install-deps.sh installs linux-perf): %v", err)
+	}
+	bin, err := localdb.Tool("pgbench", "/usr/lib/postgresql/*/bin/pgbench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := localdb.StartPostgres()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	cmd := exec.Command(bin, "-i", "-s", "2", "-q")
+	cmd.Env = append(os.Environ(), srv.Env()...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pgbench -i: %v\n%s", err, out)
+	}
+	ctx := context.Background()
+	window := func(heavy bool) *results.Diagnostics {
+		src, err := NewPostgres(ctx, dbstats.Config{Host: "127.0.0.1", Port: srv.Port, Username: srv.User, Password: srv.Password, Database: srv.Database})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		w, err := Start(ctx, src, Options{Profile: &profile.Options{Host: "127.0.0.1", Port: srv.Port}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		if heavy {
+			go func() {
+				_, err := srv.Query("SET jit = off; SELECT count(*) FROM generate_series(1, 1200000) i WHERE md5(i::text) LIKE 'ab%'")
+				done <- err
+			}()
+		} else {
+			done <- nil
+		}
+		load := exec.Command(bin, "-n", "-S", "-M", "prepared", "-c", "2", "-j", "1", "-T", "2")
+		load.Env = append(os.Environ(), srv.Env()...)
+		if out, err := load.CombinedOutput(); err != nil {
+			t.Fatalf("pgbench: %v\n%s", err, out)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		d, warnings := w.Stop(ctx)
+		if d == nil || d.Profile == nil {
+			t.Fatalf("no profile: %v %+v", warnings, d)
+		}
+		return d
+	}
+	a, b := window(false), window(true)
+	growth := map[string]float64{}
+	for _, it := range a.Items {
+		if it.Kind == results.DiagnosticFunction {
+			growth[it.Name] -= a.Per(it.TimeMillis)
+		}
+	}
+	for _, it := range b.Items {
+		if it.Kind == results.DiagnosticFunction {
+			growth[it.Name] += b.Per(it.TimeMillis)
+		}
+	}
+	names := make([]string, 0, len(growth))
+	for n := range growth {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return growth[names[i]] > growth[names[j]] })
+	top := names[:min(3, len(names))]
+	t.Logf("A: %d samples, %.0f tx; B: %d samples, %.0f tx; grew most (ms/tx): %v %v", a.Profile.Samples, a.Transactions, b.Profile.Samples, b.Transactions, top, []float64{growth[top[0]]})
+	if item(a, results.DiagnosticFunction, "pg_md5_hash") != nil || item(b, results.DiagnosticFunction, "pg_md5_hash") == nil {
+		t.Errorf("pg_md5_hash in A %v, in B %v: want only in B", item(a, results.DiagnosticFunction, "pg_md5_hash"), item(b, results.DiagnosticFunction, "pg_md5_hash"))
+	}
+	md5 := false
+	for _, n := range top {
+		md5 = md5 || n == "pg_md5_hash" || strings.Contains(n, "libcrypto")
+	}
+	if !md5 {
+		t.Errorf("the functions that grew most are %v: md5's are not among them", top)
 	}
 }

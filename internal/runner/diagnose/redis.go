@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -16,10 +17,14 @@ import (
 
 // Redis reads INFO commandstats of a Valkey or Redis server: each
 // command's calls and the microseconds the server spent in it (its own
-// INFO calls left out), and the failed and rejected calls.
+// INFO calls left out), the failed and rejected calls, and the latency
+// percentiles of its calls in the window (LATENCY HISTOGRAM).
 type Redis struct {
 	client  *redis.Client
 	secrets []string
+	// noHistogram: the server has no LATENCY HISTOGRAM (said in notes).
+	noHistogram bool
+	notes       []string
 }
 
 // NewRedis connects as the statistics poller does, named
@@ -42,10 +47,13 @@ func (r *Redis) Name() string { return dbstats.SourceRedis }
 
 // TransactionsFrom says what the transactions count.
 func (r *Redis) TransactionsFrom() string {
-	return "INFO commandstats calls (the runner's own INFO left out)"
+	return "INFO commandstats calls (the runner's own INFO and LATENCY HISTOGRAM left out)"
 }
 
-// Snapshot reads INFO commandstats.
+// Snapshot reads INFO commandstats, and each command's latency histogram
+// (LATENCY HISTOGRAM, Redis 7 and Valkey) where the server has one: its
+// cumulative counts by bucket become figures "usecLE<bucket>", which the
+// window subtracts like any counter and Finish turns into percentiles.
 func (r *Redis) Snapshot(ctx context.Context) (Snapshot, error) {
 	text, err := r.client.Info(ctx, "commandstats").Result()
 	if err != nil {
@@ -53,8 +61,96 @@ func (r *Redis) Snapshot(ctx context.Context) (Snapshot, error) {
 	}
 	s := parseCommandStats(text)
 	s.At = time.Now()
+	if !r.noHistogram {
+		reply, err := r.client.Do(ctx, "LATENCY", "HISTOGRAM").Slice()
+		if err != nil {
+			r.noHistogram = true // an older server, or LATENCY renamed: said once
+			r.notes = append(r.notes, fmt.Sprintf("no per-command latency histograms (LATENCY HISTOGRAM: %v)", redactErr(err, r.secrets...)))
+		} else {
+			addHistograms(s, reply)
+		}
+	}
 	return s, nil
 }
+
+// addHistograms reads LATENCY HISTOGRAM's reply — command name, then
+// ["calls", n, "histogram_usec", [bucket, cumulative count, ...]] — into
+// the commands' figures.
+func addHistograms(s Snapshot, reply []any) {
+	for i := 0; i+1 < len(reply); i += 2 {
+		name, _ := reply[i].(string)
+		fields, _ := reply[i+1].([]any)
+		c, ok := s.Items[name]
+		if !ok {
+			continue
+		}
+		for j := 0; j+1 < len(fields); j += 2 {
+			if k, _ := fields[j].(string); k != "histogram_usec" {
+				continue
+			}
+			buckets, _ := fields[j+1].([]any)
+			for b := 0; b+1 < len(buckets); b += 2 {
+				le, ok1 := buckets[b].(int64)
+				n, ok2 := buckets[b+1].(int64)
+				if ok1 && ok2 {
+					c.Figures[histogramPrefix+strconv.FormatInt(le, 10)] = float64(n)
+				}
+			}
+		}
+		s.Items[name] = c
+	}
+}
+
+// ownHistogram is the command the diagnostics read the histograms with,
+// left out of the commands as INFO is.
+const ownHistogram = "latency|histogram"
+
+// histogramPrefix names a latency bucket's cumulative count among a
+// command's figures: "usecLE1024" is the calls that took at most 1,024 µs.
+const histogramPrefix = "usecLE"
+
+// Finish turns each command's latency buckets over the window into its
+// median, 99th and 99.9th percentiles (p50Micros, p99Micros, p999Micros:
+// the upper bound of the power-of-two bucket the percentile falls in —
+// the histogram's resolution) and drops the buckets.
+func (r *Redis) Finish(d *results.Diagnostics) {
+	for i := range d.Items {
+		it := &d.Items[i]
+		type bucket struct{ le, n float64 }
+		var bs []bucket
+		for k, v := range it.Figures {
+			if le, ok := strings.CutPrefix(k, histogramPrefix); ok {
+				if f, err := strconv.ParseFloat(le, 64); err == nil {
+					bs = append(bs, bucket{f, v})
+				}
+				delete(it.Figures, k)
+			}
+		}
+		if len(bs) == 0 {
+			continue
+		}
+		sort.Slice(bs, func(a, b int) bool { return bs[a].le < bs[b].le })
+		// Cumulative counts: the window's calls are the last bucket's.
+		total := bs[len(bs)-1].n
+		if total <= 0 {
+			continue
+		}
+		for _, q := range []struct {
+			name string
+			p    float64
+		}{{"p50Micros", 0.5}, {"p99Micros", 0.99}, {"p999Micros", 0.999}} {
+			for _, b := range bs {
+				if b.n >= q.p*total {
+					it.Figures[q.name] = b.le
+					break
+				}
+			}
+		}
+	}
+}
+
+// Notes say what the server could not give.
+func (r *Redis) Notes() []string { return r.notes }
 
 // parseCommandStats reads "cmdstat_get:calls=10,usec=20,usec_per_call=2.00,
 // rejected_calls=0,failed_calls=0" lines (Redis 6.2+ and Valkey; older
@@ -68,8 +164,8 @@ func parseCommandStats(text string) Snapshot {
 			continue
 		}
 		name = strings.TrimPrefix(name, "cmdstat_")
-		if name == "info" {
-			continue
+		if name == "info" || name == ownHistogram {
+			continue // the diagnostics' own
 		}
 		c := Counters{Kind: results.DiagnosticCommand, Figures: map[string]float64{}}
 		for _, kv := range strings.Split(fields, ",") {

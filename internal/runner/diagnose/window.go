@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/runner/profile"
 )
 
 // Counters are one statement's, wait event's or command's cumulative
@@ -63,6 +64,12 @@ type Explainer interface {
 	Explain(ctx context.Context, statement string) (string, error)
 }
 
+// Finisher is a Source that completes the window's differences (turns a
+// histogram's buckets into percentiles).
+type Finisher interface {
+	Finish(d *results.Diagnostics)
+}
+
 // Noter is a Source with something to say about what it could read.
 type Noter interface {
 	Notes() []string
@@ -84,6 +91,10 @@ type Options struct {
 	Top int
 	// Redact cleans a statement's text of the run's secrets.
 	Redact func(string) string
+	// Profile, when set, takes an on-CPU profile of the server's
+	// processes over the window (profile.Start): its functions become
+	// items of their own kind.
+	Profile *profile.Options
 }
 
 // DefaultTop is how many statements, wait events and commands a window
@@ -109,6 +120,9 @@ type Window struct {
 	stop  chan struct{}
 	done  chan struct{}
 	last  *Snapshot
+	// prof is the profile under way, profiled what it gave.
+	prof     *profile.Recording
+	profiled *results.Profile
 }
 
 // Start takes the window's first snapshot and samples the waits until
@@ -122,6 +136,9 @@ func Start(ctx context.Context, src Source, o Options) (*Window, error) {
 		o.Top = DefaultTop
 	}
 	w := &Window{src: src, o: o, began: first.At, first: first, waits: map[string]int{}, stop: make(chan struct{}), done: make(chan struct{})}
+	if o.StartAfter <= 0 {
+		w.startProfile(ctx)
+	}
 	go w.loop(ctx)
 	return w, nil
 }
@@ -160,6 +177,7 @@ func (w *Window) loop(ctx context.Context) {
 				w.first, w.waits, w.n = s, map[string]int{}, 0
 				w.mu.Unlock()
 			}
+			w.startProfile(ctx)
 		case <-end:
 			w.takeLast(ctx)
 			return
@@ -190,12 +208,35 @@ func (w *Window) loop(ctx context.Context) {
 	}
 }
 
-// takeLast takes the window's last snapshot, once.
+// startProfile starts the profile, when one is asked for; why it could
+// not is a note.
+func (w *Window) startProfile(ctx context.Context) {
+	if w.o.Profile == nil {
+		return
+	}
+	rec, err := profile.Start(ctx, *w.o.Profile)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.notes = append(w.notes, fmt.Sprintf("no profile of the server's processes: %v", err))
+		return
+	}
+	w.prof = rec
+}
+
+// takeLast takes the window's last snapshot, once, and ends the profile.
 func (w *Window) takeLast(ctx context.Context) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.last != nil {
 		return
+	}
+	if w.prof != nil {
+		p, err := w.prof.Stop(ctx)
+		if err != nil {
+			w.notes = append(w.notes, fmt.Sprintf("the profile of the server's processes could not be read: %v", err))
+		}
+		w.prof, w.profiled = nil, p
 	}
 	s, err := w.src.Snapshot(ctx)
 	if err != nil {
@@ -220,6 +261,9 @@ func (w *Window) Stop(ctx context.Context) (*results.Diagnostics, []string) {
 		return nil, w.notes
 	}
 	d := diff(w.src, w.first, *w.last)
+	if f, ok := w.src.(Finisher); ok {
+		f.Finish(d)
+	}
 	if w.n > 0 {
 		d.WaitSamples = w.n
 		d.WaitSampleIntervalMillis = float64(w.o.WaitInterval) / float64(time.Millisecond)
@@ -228,6 +272,10 @@ func (w *Window) Stop(ctx context.Context) (*results.Diagnostics, []string) {
 				TimeMillis: float64(count) * d.WaitSampleIntervalMillis,
 				Figures:    map[string]float64{"averageActiveSessions": float64(count) / float64(w.n)}})
 		}
+	}
+	if w.profiled != nil {
+		d.Profile = w.profiled
+		d.Items = append(d.Items, profile.Functions(w.profiled)...)
 	}
 	d.Top(w.o.Top)
 	if w.o.Redact != nil {
