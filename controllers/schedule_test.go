@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -88,6 +89,15 @@ func TestScheduleTemplateChangesAndRegression(t *testing.T) {
 		if c := meta.FindStatusCondition(cur.Status.Conditions, benchv1.ConditionRegressed); c.Status != metav1.ConditionFalse {
 			t.Fatalf("noise (release v%d, %v tx/s) flagged: %s", i+2, v, c.Message)
 		}
+		// The newest run's verdict: Inconclusive until baselineRuns runs
+		// are judged against, then Pass.
+		want := benchv1.OverallPass
+		if i < 5 {
+			want = benchv1.OverallInconclusive
+		}
+		if cur.Status.LatestVerdict != want || !strings.Contains(cur.Status.LatestHeadline, cur.Status.History[len(cur.Status.History)-1].Run) {
+			t.Errorf("run %d: latest %q %q, want %s", i, cur.Status.LatestVerdict, cur.Status.LatestHeadline, want)
+		}
 	}
 	// Exactly one run per template change, however often it reconciled.
 	if n := len(h.ScheduleRuns(s)); n != len(noise) {
@@ -97,6 +107,9 @@ func TestScheduleTemplateChangesAndRegression(t *testing.T) {
 	c := meta.FindStatusCondition(cur.Status.Conditions, benchv1.ConditionRegressed)
 	if c.Status != metav1.ConditionTrue || c.Reason != benchv1.ReasonRegression || !strings.Contains(c.Message, "release v8") || !strings.Contains(c.Message, "-4.") {
 		t.Errorf("5 %% drop: %+v", c)
+	}
+	if cur.Status.LatestVerdict != benchv1.OverallRegression || cur.Status.LatestHeadline != "REGRESSION — "+c.Message {
+		t.Errorf("5 %% drop: latest %q %q", cur.Status.LatestVerdict, cur.Status.LatestHeadline)
 	}
 	if v := kit.Series(t, "dbperf_schedule_regressed", map[string]string{"namespace": h.NS, "schedule": "nightly"}); len(v) != 1 || v[0].GetGauge().GetValue() != 1 {
 		t.Errorf("dbperf_schedule_regressed: %v", v)
@@ -166,5 +179,28 @@ func TestScheduleOfComparisons(t *testing.T) {
 	}
 	if h := cur.Status.History; len(h) != 1 || h[0].Verdict != benchv1.VerdictWorse || h[0].Value == nil || *h[0].Value > -9 {
 		t.Errorf("history %+v", h)
+	}
+	// The schedule's verdict is the comparison's, said first; its alert
+	// (the Regression event) begins with the comparison's headline.
+	if len(cmps.Items) == 1 {
+		c := cmps.Items[0]
+		if cur.Status.LatestVerdict != benchv1.OverallRegression || c.Status.Headline == "" || cur.Status.LatestHeadline != c.Status.Headline {
+			t.Errorf("latest verdict %q headline %q; the comparison's %q %q", cur.Status.LatestVerdict, cur.Status.LatestHeadline, c.Status.Verdict, c.Status.Headline)
+		}
+		testutil.Eventually(t, 10*time.Second, "the regression's event", func() error {
+			var list corev1.EventList
+			if err := k8s.List(context.Background(), &list, client.InNamespace(h.NS)); err != nil {
+				return err
+			}
+			for _, e := range list.Items {
+				if e.InvolvedObject.Kind == "BenchmarkSchedule" && e.Reason == benchv1.ReasonRegression {
+					if !strings.HasPrefix(e.Message, c.Status.Headline[:min(60, len(c.Status.Headline))]) {
+						return fmt.Errorf("the event %q does not begin with the headline %q", e.Message, c.Status.Headline)
+					}
+					return nil
+				}
+			}
+			return fmt.Errorf("no Regression event of the schedule")
+		})
 	}
 }

@@ -371,6 +371,22 @@ type BenchmarkScheduleStatus struct {
 	// Regression is what the regression policy found (with spec.regression).
 	// +optional
 	Regression *RegressionStatus `json:"regression,omitempty"`
+	// LatestVerdict is the one verdict of the newest finished run or
+	// comparison, what a pipeline or a person reads first: a comparison
+	// schedule's is the comparison's own (status.verdict); a run
+	// schedule's is its regression judgement of that run (Regression,
+	// Improvement, Pass within the margin of its level, Inconclusive
+	// without enough history or without spec.regression, Invalid when the
+	// run failed or was invalid).
+	// +optional
+	LatestVerdict OverallVerdict `json:"latestVerdict,omitempty"`
+	// LatestHeadline says it first: the comparison's headline (its
+	// verdict and the metrics that decided it), or the run's watched
+	// metric against its level. The schedule's events of a regression or
+	// an improvement begin with it.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	LatestHeadline string `json:"latestHeadline,omitempty"`
 	// Conditions of the schedule:
 	//   - Regressed (only with spec.regression): True while a regression is
 	//     open (reason Regression; the message names the metric, the run that
@@ -403,6 +419,7 @@ type BenchmarkScheduleStatus struct {
 // +kubebuilder:resource:shortName=benchsched;benchscheds,categories=dbperf
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
 // +kubebuilder:printcolumn:name="Last run",type=string,JSONPath=`.status.lastRun`
+// +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.latestVerdict`
 // +kubebuilder:printcolumn:name="Regressed",type=string,JSONPath=`.status.conditions[?(@.type=="Regressed")].status`
 // +kubebuilder:printcolumn:name="Since",type=string,JSONPath=`.status.regression.open.firstRun`
 // +kubebuilder:printcolumn:name="Improved",type=string,JSONPath=`.status.conditions[?(@.type=="Improved")].status`,priority=1

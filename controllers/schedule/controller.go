@@ -145,7 +145,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 	}
 	r.updateHistory(s, owned)
-	queueTransitions(s, r.judge(s), now)
+	events := r.judge(s)
+	setLatest(s, owned)
+	queueTransitions(s, leadWithHeadline(s, events), now)
 	if err := r.prune(ctx, s, owned); err != nil {
 		return ctrl.Result{}, err
 	}

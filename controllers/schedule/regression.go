@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -316,4 +317,72 @@ func episodeFromAPI(e *benchv1.RegressionEpisode) *stats.Episode {
 	return &stats.Episode{Kind: e.Kind, FirstRun: e.FirstRun, FirstRelease: e.FirstRelease,
 		Reference: e.Reference, ReferenceRuns: int(e.ReferenceRuns), DeltaPercent: e.DeltaPercent, Runs: int(e.Runs),
 		LatestRun: e.LatestRun, Provisional: e.Provisional, Values: levelFromAPI(e.Values)}
+}
+
+// setLatest sets the newest finished run's or comparison's one verdict and
+// its headline (status.latestVerdict, status.latestHeadline), from what it
+// and the judgement just made hold: the newest is the history's last
+// entry (the history is in the order the runs ended within a second).
+func setLatest(s *benchv1.BenchmarkSchedule, owned []scheduled) {
+	if len(s.Status.History) == 0 {
+		return
+	}
+	e := s.Status.History[len(s.Status.History)-1]
+	verdict, headline := runVerdict(s, e)
+	for _, o := range owned {
+		if c := o.fromComp; c != nil && c.Name == e.Run {
+			verdict, headline = c.Status.Verdict, c.Status.Headline
+			if verdict == "" {
+				verdict, headline = benchv1.OverallInvalid, fmt.Sprintf("%s %s: nothing compared", c.Name, e.Phase)
+			}
+		}
+	}
+	s.Status.LatestVerdict, s.Status.LatestHeadline = verdict, status.Truncate(headline, 1024)
+}
+
+// runVerdict is a run schedule's verdict of one of its runs: its history
+// entry's judgement, said with the watched metric against its level.
+func runVerdict(s *benchv1.BenchmarkSchedule, e benchv1.HistoryEntry) (benchv1.OverallVerdict, string) {
+	if e.Phase != benchv1.PhaseSucceeded {
+		return benchv1.OverallInvalid, fmt.Sprintf("%s %s: not judged", e.Run, e.Phase)
+	}
+	if e.Value == nil {
+		return benchv1.OverallInconclusive, fmt.Sprintf("%s: no value of the watched metric", e.Run)
+	}
+	figure := fmt.Sprintf("%s %s %s", e.Run, strconv.FormatFloat(*e.Value, 'g', 5, 64), e.Unit)
+	if e.DeltaPercent != nil {
+		figure += fmt.Sprintf(", %+.1f %% against its level", *e.DeltaPercent)
+	}
+	switch e.Judgement {
+	case benchv1.JudgedRegression:
+		if c := meta.FindStatusCondition(s.Status.Conditions, benchv1.ConditionRegressed); c != nil && c.Status == metav1.ConditionTrue {
+			return benchv1.OverallRegression, "REGRESSION — " + c.Message
+		}
+		return benchv1.OverallRegression, "REGRESSION — " + figure
+	case benchv1.JudgedImprovement:
+		if c := meta.FindStatusCondition(s.Status.Conditions, benchv1.ConditionImproved); c != nil && c.Status == metav1.ConditionTrue {
+			return benchv1.OverallImprovement, "IMPROVEMENT — " + c.Message
+		}
+		return benchv1.OverallImprovement, "IMPROVEMENT — " + figure
+	case benchv1.JudgedNoRegression:
+		return benchv1.OverallPass, "PASS — " + figure
+	case benchv1.JudgedNotEnoughHistory:
+		return benchv1.OverallInconclusive, "INCONCLUSIVE — " + figure + " (not enough history yet)"
+	}
+	return benchv1.OverallInconclusive, "INCONCLUSIVE — " + figure + " (no regression policy)"
+}
+
+// leadWithHeadline begins a comparison schedule's events of a regression
+// or an improvement with the newest comparison's headline: the alert says
+// what changed first, then the schedule's judgement of it.
+func leadWithHeadline(s *benchv1.BenchmarkSchedule, events []status.Event) []status.Event {
+	if s.Spec.ComparisonTemplate == nil || s.Status.LatestHeadline == "" {
+		return events
+	}
+	for i, e := range events {
+		if e.Reason == benchv1.ReasonRegression || e.Reason == benchv1.ReasonImprovement {
+			events[i].Message = s.Status.LatestHeadline + " — " + e.Message
+		}
+	}
+	return events
 }

@@ -24,6 +24,14 @@ type Distribution struct {
 	// merged histogram holds.
 	BaselineCount  int64 `json:"baselineCount"`
 	CandidateCount int64 `json:"candidateCount"`
+	// SeriesName is the operation's latency series over time that both
+	// sides recorded (latencyP99Millis, else p95, else p50), and
+	// BaselineSeries and CandidateSeries its points, in seconds from the
+	// start and milliseconds, in each side's first compared measurement of
+	// the step; empty when a side has none.
+	SeriesName      string  `json:"seriesName,omitempty"`
+	BaselineSeries  []Point `json:"baselineSeries,omitempty"`
+	CandidateSeries []Point `json:"candidateSeries,omitempty"`
 }
 
 // DistributionPercentiles are the points of a percentile plot, to p99.9.
@@ -62,9 +70,89 @@ func distributions(rep *Report, baseline, candidate Side) []Distribution {
 			d.Baseline = append(d.Baseline, float64(b.ValueAtPercentile(math.Max(p, 0.0001)))/1000)
 			d.Candidate = append(d.Candidate, float64(c.ValueAtPercentile(math.Max(p, 0.0001)))/1000)
 		}
+		for _, name := range latencySeries {
+			key := results.Key{Name: name, Operation: f.Operation}.String()
+			bs, cs := firstSeries(baseline, step, key, nil), firstSeries(candidate, step, key, rep.stepPairs())
+			if len(bs) >= 2 && len(cs) >= 2 {
+				d.SeriesName, d.BaselineSeries, d.CandidateSeries = name, bs, cs
+				break
+			}
+		}
 		out = append(out, d)
 	}
 	return out
+}
+
+// firstSeries is a series of a side's first compared measurement of a
+// step (a candidate's step through pairs) that has it, downsampled.
+func firstSeries(side Side, step, key string, pairs map[string]string) []Point {
+	for _, r := range side.Runs {
+		for _, m := range r.Measurements {
+			s := m.Step
+			if p, ok := pairs[s]; ok {
+				s = p
+			}
+			if s != step || m.Result == nil || !r.compared(m.Step, m.Repetition) {
+				continue
+			}
+			var pts [][2]float64
+			for _, p := range m.Result.TimeSeries {
+				if v, ok := p.Values[key]; ok {
+					pts = append(pts, [2]float64{p.ElapsedSeconds, v})
+				}
+			}
+			if len(pts) >= 2 {
+				return downsample(pts)
+			}
+		}
+	}
+	return nil
+}
+
+// seriesSVG draws a changed operation's latency over time in one
+// measurement of each variant, beside its distribution: whether the
+// change is there throughout or in a stretch of it.
+func seriesSVG(d Distribution, baseline, candidate string) string {
+	if d.SeriesName == "" {
+		return ""
+	}
+	const width, height, left, right, top, bottom = 520.0, 240.0, 56.0, 12.0, 28.0, 40.0
+	plotW, plotH := width-left-right, height-top-bottom
+	var tMax, vMax float64
+	for _, p := range append(append([]Point{}, d.BaselineSeries...), d.CandidateSeries...) {
+		tMax, vMax = math.Max(tMax, p[0]), math.Max(vMax, p[1])
+	}
+	if tMax <= 0 || vMax <= 0 {
+		return ""
+	}
+	vMax = niceCeil(vMax * 1.05)
+	x := func(t float64) float64 { return left + plotW*t/tMax }
+	y := func(v float64) float64 { return top + plotH*(1-v/vMax) }
+	var sb strings.Builder
+	title := fmt.Sprintf("%s of %s at %s over time (ms; one measurement each)", d.SeriesName, orAll(d.Operation), d.Step)
+	fmt.Fprintf(&sb, `<svg class="chart half opseries" viewBox="0 0 %g %g" width="%g" height="%g" role="img"><title>%s</title>`, width, height, width, height, template.HTMLEscapeString(title))
+	fmt.Fprintf(&sb, `<text x="%g" y="16" class="ct">%s</text>`, left, template.HTMLEscapeString(title))
+	for i := 0; i <= 4; i++ {
+		v := vMax * float64(i) / 4
+		fmt.Fprintf(&sb, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" class="grid"/><text x="%g" y="%.1f" class="ax" text-anchor="end">%s</text>`,
+			left, width-right, y(v), y(v), left-4, y(v)+4, fnum(v))
+	}
+	fmt.Fprintf(&sb, `<text x="%g" y="%g" class="ax" text-anchor="end">%s s</text>`, width-right, height-bottom+16, fnum(tMax))
+	for k, side := range []struct {
+		name string
+		pts  []Point
+	}{{baseline, d.BaselineSeries}, {candidate, d.CandidateSeries}} {
+		var pts []string
+		for _, p := range side.pts {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p[0]), y(p[1])))
+		}
+		color := palette[k%len(palette)]
+		fmt.Fprintf(&sb, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s</title></polyline>`, color, strings.Join(pts, " "), template.HTMLEscapeString(side.name))
+		fmt.Fprintf(&sb, `<rect x="%g" y="%g" width="10" height="10" fill="%s"/><text x="%g" y="%g" class="ax">%s</text>`,
+			left+float64(k)*200, height-14, color, left+float64(k)*200+14, height-5, template.HTMLEscapeString(side.name))
+	}
+	sb.WriteString(`</svg>`)
+	return sb.String()
 }
 
 // stepPairs maps the candidate's steps to the baseline's, from the rows.

@@ -293,6 +293,9 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"flame": func(r *Report, f FlameDiff, candidateShape bool) template.HTML {
 		return template.HTML(FlameSVG(f, r.Baseline, r.Candidate, candidateShape)) //nolint:gosec // built from escaped text and numbers
 	},
+	"opseries": func(r *Report, d Distribution) template.HTML {
+		return template.HTML(seriesSVG(d, r.Baseline, r.Candidate)) //nolint:gosec // built from escaped text and numbers
+	},
 	"dist": func(r *Report, d Distribution) template.HTML {
 		return template.HTML(percentileSVG(d, r.Baseline, r.Candidate)) //nolint:gosec // built from escaped text and numbers
 	},
@@ -353,8 +356,8 @@ document.addEventListener('DOMContentLoaded', function () {
 {{range headline .}}<tr class="{{if .Described}}described{{else}}{{lower (printf "%s" .Verdict)}}{{end}}" title="{{.Reason}}"><td>{{.StepLabel}}</td><td>{{metric .}}</td><td>{{.Unit}}</td><td>{{fnum .Baseline.Median}} (n={{.Baseline.N}})</td><td>{{fnum .Candidate.Median}} (n={{.Candidate.N}})</td><td>{{delta $r .}}</td>{{if $r.HasCPU}}<td>{{cpu .}}</td>{{end}}<td>{{ci .}}</td><td>{{p .PAdjusted}}</td><td>{{.Verdict}}</td><td class="small">{{note .}}</td></tr>
 {{end}}</tbody></table>
 {{with .Distributions}}<h3>Latency distributions of what changed</h3>
-<p class="small">Each side's latency histograms merged over its compared measurements (true percentiles of every request), to p99.9, for the operations the summary found changed, worst first.</p>
-{{range .}}{{dist $r .}}{{end}}{{end}}
+<p class="small">Each side's latency histograms merged over its compared measurements (true percentiles of every request), to p99.9, for the operations the summary found changed, worst first; beside each, the operation's latency over time in one measurement of each side (the first compared), which shows whether the change is there throughout or in a stretch of it.</p>
+{{range .}}{{dist $r .}}{{opseries $r .}}{{end}}{{end}}
 {{with .Environment}}<h3>What differed between the variants</h3>
 <table class="env"><thead><tr><th>Fact</th><th>{{$r.Baseline}}</th><th>{{$r.Candidate}}</th></tr></thead><tbody>
 {{range .}}<tr><td>{{.What}}</td><td>{{join .Baseline}}</td><td>{{join .Candidate}}</td></tr>

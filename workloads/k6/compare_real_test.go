@@ -119,6 +119,29 @@ func TestRealK6TwentyOperationsCompared(t *testing.T) {
 			t.Logf("%s: p99 %.1f → %.1f ms, Δ %+.1f %% (%s)", o.Operation, p99.Baseline.Median, p99.Candidate.Median, float64(p99.DeltaPercent), p99.Verdict)
 		}
 	}
+	// Each slowed operation's latency over time, one measurement each:
+	// the candidate's line above the baseline's on average.
+	seriesOf := map[string]bool{}
+	for _, d := range rep.Distributions {
+		if d.SeriesName == "" {
+			continue
+		}
+		mean := func(pts []compare.Point) float64 {
+			var sum float64
+			for _, p := range pts {
+				sum += p[1]
+			}
+			return sum / float64(len(pts))
+		}
+		b, c := mean(d.BaselineSeries), mean(d.CandidateSeries)
+		t.Logf("%s over time: %s %.1f → %.1f ms on average (%d and %d points)", d.Operation, d.SeriesName, b, c, len(d.BaselineSeries), len(d.CandidateSeries))
+		if slices.Contains(slowOps, d.Operation) && c > b {
+			seriesOf[d.Operation] = true
+		}
+	}
+	if len(seriesOf) != len(slowOps) {
+		t.Errorf("the slowed operations with a slower series over time: %v, want %v", seriesOf, slowOps)
+	}
 	checkInChromium(t, rep)
 }
 
@@ -143,6 +166,11 @@ func checkInChromium(t *testing.T, rep *compare.Report) {
 	dom := testutil.ChromiumDOM(t, "#sort=5", "k6-twenty-operations.png", func(f *os.File) error { return compare.RenderHTML(f, []*compare.Report{rep}) })
 	if dom == "" {
 		return
+	}
+	for _, op := range slowOps {
+		if !strings.Contains(dom, `<svg class="chart half opseries"`) || !regexp.MustCompile(`class="ct">latencyP\d+Millis of `+op+` at `).MatchString(dom) {
+			t.Errorf("no chart of %s over time in the page Chromium rendered", op)
+		}
 	}
 	start := strings.Index(dom, `<table class="sortable ops">`)
 	if start < 0 {

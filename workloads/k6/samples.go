@@ -25,8 +25,13 @@ const (
 	// it) take at most this many histograms: the rest are kept for the
 	// whole run's trends, groups, scenarios and custom metrics.
 	maxNameHistograms = 64
-	maxSeriesOps      = 5
-	headlineOpLimit   = 4
+	// Request names with a time series of their own (latency
+	// percentiles, requests and errors a second): a comparison draws each
+	// operation that changed over time, which it can only do for one
+	// with a series. The series' size budget coarsens their resolution
+	// when many are kept.
+	maxSeriesOps    = 24
+	headlineOpLimit = 4
 )
 
 var _ workloads.SampleParser = K6{}
