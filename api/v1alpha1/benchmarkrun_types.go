@@ -253,10 +253,14 @@ type DiagnosticsSpec struct {
 	// over each measurement's steady window: Linux perf's cpu-clock
 	// samples of their stacks, stored as folded stacks with the
 	// measurement, their functions among the suspects of a comparison.
-	// Opt-in: perf samples every CPU of the server's host. The runner
-	// profiles a server on its own host (the simulated cluster's local
-	// servers, a runner beside its database); a server elsewhere is a
-	// note on the result, saying its processes cannot be sampled.
+	// Opt-in: perf samples every CPU of the server's host, which takes
+	// root (or CAP_PERFMON) on that host. The runner profiles a server
+	// it can see and sample: one on its own host, the runner run with
+	// those privileges. Workload pods run as non-root on the load
+	// generators' nodes, so in a cluster (the simulated one included)
+	// each result notes why it has no profile; the privileged profiler
+	// pod on the database's node is not built yet (docs/telemetry.md,
+	// "Profiles").
 	// +optional
 	Profile *ProfileSpec `json:"profile,omitempty"`
 }

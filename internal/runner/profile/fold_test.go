@@ -1,6 +1,8 @@
 package profile
 
 import (
+	"net"
+	"os"
 	"strings"
 	"testing"
 )
@@ -73,5 +75,32 @@ func TestFoldKeepsTheServersProcessTree(t *testing.T) {
 	other, _ := Fold(strings.NewReader(scriptOutput), 999)
 	if len(other.Stacks) != 1 || other.Stacks[0].Stack != "my worker;operator:odd" {
 		t.Errorf("a command with a space and a frame with ';': %+v", other.Stacks)
+	}
+}
+
+// Two local servers on one port, on different loopback addresses (the
+// simulated cluster's): the listener on the target's address is the one,
+// a wildcard listener on the port is too, another address's is not.
+func TestListeningMatchesTheAddress(t *testing.T) {
+	file := t.TempDir() + "/tcp"
+	// 127.77.0.67:5432 (inode 111), 127.77.0.68:5432 (222), 0.0.0.0:6379 (333).
+	content := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 43004D7F:1538 00000000:0000 0A 00000000:00000000 00:00000000 00000000   108        0 111 1 0 100 0 0 10 0
+   1: 44004D7F:1538 00000000:0000 0A 00000000:00000000 00:00000000 00000000   108        0 222 1 0 100 0 0 10 0
+   2: 00000000:18EB 00000000:0000 0A 00000000:00000000 00:00000000 00000000   108        0 333 1 0 100 0 0 10 0
+`
+	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ip   string
+		port int
+		want string
+	}{{"127.77.0.67", 5432, "111"}, {"127.77.0.68", 5432, "222"}, {"127.77.0.69", 6379, "333"}} {
+		got := map[string]bool{}
+		listening(file, net.ParseIP(c.ip), c.port, got)
+		if len(got) != 1 || !got[c.want] {
+			t.Errorf("%s:%d: sockets %v, want %s", c.ip, c.port, got, c.want)
+		}
 	}
 }

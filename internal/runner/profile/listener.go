@@ -2,6 +2,7 @@ package profile
 
 import (
 	"bufio"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
@@ -23,8 +24,9 @@ func ServerProcess(procRoot, host string, port int) (int, error) {
 		return 0, fmt.Errorf("the server %s is not on the runner's host: its processes cannot be sampled from here", net.JoinHostPort(host, strconv.Itoa(port)))
 	}
 	inodes := map[string]bool{}
+	ip := net.ParseIP(host)
 	for _, f := range []string{"net/tcp", "net/tcp6"} {
-		listening(filepath.Join(procRoot, f), port, inodes)
+		listening(filepath.Join(procRoot, f), ip, port, inodes)
 	}
 	if len(inodes) == 0 {
 		return 0, fmt.Errorf("nothing listens on port %d of this host", port)
@@ -53,8 +55,10 @@ func ServerProcess(procRoot, host string, port int) (int, error) {
 }
 
 // listening adds the inodes of the sockets listening on port in a
-// /proc/net/tcp file ("sl local_address rem_address st ... inode").
-func listening(file string, port int, inodes map[string]bool) {
+// /proc/net/tcp file ("sl local_address rem_address st ... inode"), on
+// the address ip or on every address (several local servers may share a
+// port on different loopback addresses; nil ip: any).
+func listening(file string, ip net.IP, port int, inodes map[string]bool) {
 	f, err := os.Open(file)
 	if err != nil {
 		return
@@ -67,8 +71,24 @@ func listening(file string, port int, inodes map[string]bool) {
 		if len(fs) < 10 || fs[3] != "0A" || !strings.HasSuffix(fs[1], want) {
 			continue
 		}
+		if addr := procAddress(strings.TrimSuffix(fs[1], want)); ip != nil && addr != nil && !addr.IsUnspecified() && !addr.Equal(ip) {
+			continue
+		}
 		inodes[fs[9]] = true
 	}
+}
+
+// procAddress reads /proc/net/tcp's hexadecimal address: IPv4 as one
+// 32-bit word, IPv6 as four, each in the host's (little-endian) order.
+func procAddress(h string) net.IP {
+	b, err := hex.DecodeString(h)
+	if err != nil || (len(b) != 4 && len(b) != 16) {
+		return nil
+	}
+	for i := 0; i < len(b); i += 4 {
+		b[i], b[i+1], b[i+2], b[i+3] = b[i+3], b[i+2], b[i+1], b[i]
+	}
+	return net.IP(b)
 }
 
 // local says whether host names this machine: a loopback address or name,
