@@ -186,9 +186,11 @@ type TelemetrySpec struct {
 	// reset) and its sessions' wait events (pg_stat_activity, sampled),
 	// MySQL's and MariaDB's statement digests and waits
 	// (performance_schema), Valkey's and Redis's commands (INFO
-	// commandstats). A comparison
-	// ranks them by their share of the change per transaction (its
-	// suspects). Needs serverStatistics; docs/telemetry.md, "Diagnostics".
+	// commandstats, LATENCY HISTOGRAM), MongoDB's operations and
+	// collections (serverStatus' opLatencies and metrics.commands, top).
+	// A comparison ranks them by their share of the change per
+	// transaction (its suspects). Needs serverStatistics;
+	// docs/telemetry.md, "Diagnostics".
 	// +optional
 	Diagnostics DiagnosticsSpec `json:"diagnostics,omitempty"`
 

@@ -46,8 +46,9 @@ var allowedFiles = map[string]string{
 	"controllers/targets/registry.go": "the target registry: one line per target kind",
 	"internal/pod/protocol.go": "the wire protocols tools speak to their targets, named once for the pod contract: not target kinds " +
 		"(a tool speaks MySQL's protocol to MariaDB, to an external endpoint or to the operator's own target)",
-	"internal/runner/dbstats/mysql.go":  "a database wire protocol, not a target kind: the poller of MySQL's and MariaDB's statistics speaks it to any endpoint",
-	"internal/runner/diagnose/mysql.go": "a database wire protocol, not a target kind: the diagnostics read performance_schema over it from any endpoint (MySQL, MariaDB)",
+	"internal/runner/dbstats/mysql.go":    "a database wire protocol, not a target kind: the poller of MySQL's and MariaDB's statistics speaks it to any endpoint",
+	"internal/runner/diagnose/mongodb.go": "a database wire protocol, not a target kind: the diagnostics read serverStatus and top over it from any endpoint (MongoDB, FerretDB)",
+	"internal/runner/diagnose/mysql.go":   "a database wire protocol, not a target kind: the diagnostics read performance_schema over it from any endpoint (MySQL, MariaDB)",
 	"internal/runner/dbstats/mongodb.go": "a database wire protocol, not a target kind: the poller of serverStatus speaks it to any endpoint " +
 		"(MongoDB, FerretDB or another server of its protocol)",
 	"internal/runner/queryengine/clickhouse.go": "a database's HTTP interface, not a target kind: the query engine's client speaks it to any " +

@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -258,6 +259,72 @@ func (m *MongoDB) Figures() []Def {
 }
 
 // Close ends the connections.
+// Command runs an administrative command (admin database) on the
+// poller's connection: what the diagnostics read beside the statistics
+// (top, getCmdLineOpts). Errors are redacted of the credentials.
+func (m *MongoDB) Command(ctx context.Context, cmd bson.D) (bson.Raw, error) {
+	raw, err := m.client.Database("admin").RunCommand(ctx, cmd).Raw()
+	if err != nil {
+		return nil, redact(fmt.Sprintf("running %s on %s", cmd[0].Key, m.addr), err, m.secrets...)
+	}
+	return raw, nil
+}
+
+// Settings: the options the server was started with, from
+// getCmdLineOpts' parsed document, flattened ("storage.wiredTiger.
+// engineConfig.cacheSizeGB"); paths and ports (where it is, not how it
+// runs) and anything that may hold a credential (keyFile, a TLS key's
+// password) left out. A server whose reply has no parsed options
+// (FerretDB) has none.
+func (m *MongoDB) Settings(ctx context.Context) (map[string]string, error) {
+	raw, err := m.Command(ctx, bson.D{{Key: "getCmdLineOpts", Value: 1}})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	parsed, ok := raw.Lookup("parsed").DocumentOK()
+	if !ok {
+		return out, nil
+	}
+	flattenSettings(parsed, "", out)
+	return out, nil
+}
+
+// settingValue is an option's value as text: a string as it is, a number
+// without its BSON type, an array or other value as extended JSON.
+func settingValue(v bson.RawValue) string {
+	if str, ok := v.StringValueOK(); ok {
+		return str
+	}
+	if b, ok := v.BooleanOK(); ok {
+		return strconv.FormatBool(b)
+	}
+	if f, ok := v.AsFloat64OK(); ok {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return v.String()
+}
+
+// mongoIdentity are getCmdLineOpts' options that say where a server is.
+var mongoIdentity = map[string]bool{"net.port": true, "net.bindIp": true, "net.bindIpAll": true, "storage.dbPath": true, "systemLog.path": true,
+	"processManagement.pidFilePath": true, "config": true, "replication.replSetName": true, "sharding.configDB": true, "net.unixDomainSocket.pathPrefix": true}
+
+func flattenSettings(doc bson.Raw, prefix string, out map[string]string) {
+	elems, _ := doc.Elements()
+	for _, e := range elems {
+		name := prefix + e.Key()
+		if sub, ok := e.Value().DocumentOK(); ok {
+			flattenSettings(sub, name+".", out)
+			continue
+		}
+		value := settingValue(e.Value())
+		if mongoIdentity[name] || secretSetting(name, value) || strings.HasSuffix(strings.ToLower(name), "file") || len(out) >= maxSettings {
+			continue
+		}
+		out[name] = value
+	}
+}
+
 func (m *MongoDB) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -253,3 +253,32 @@ func TestServerStatusTicketsOfEachVersion(t *testing.T) {
 		}
 	}
 }
+
+// getCmdLineOpts' parsed options, flattened, where a server is and what
+// may hold a credential left out (the shape MongoDB's manual gives; the
+// FerretDB here answers with no parsed options, which is none and no
+// error).
+func TestMongoDBSettings(t *testing.T) {
+	parsed, _ := bson.Marshal(bson.D{
+		{Key: "net", Value: bson.D{{Key: "bindIp", Value: "0.0.0.0"}, {Key: "port", Value: 27017}, {Key: "tls", Value: bson.D{{Key: "certificateKeyFilePassword", Value: "s3cret"}}}}},
+		{Key: "security", Value: bson.D{{Key: "keyFile", Value: "/etc/keyfile"}, {Key: "authorization", Value: "enabled"}}},
+		{Key: "storage", Value: bson.D{{Key: "dbPath", Value: "/data/db"}, {Key: "wiredTiger", Value: bson.D{{Key: "engineConfig", Value: bson.D{{Key: "cacheSizeGB", Value: 4.5}}}}}}},
+	})
+	out := map[string]string{}
+	flattenSettings(parsed, "", out)
+	want := map[string]string{"security.authorization": "enabled", "storage.wiredTiger.engineConfig.cacheSizeGB": "4.5"}
+	if !maps.Equal(out, want) {
+		t.Errorf("settings %v, want %v", out, want)
+	}
+	srv := testutil.StartFerretDB(t, "", "")
+	m, err := NewMongoDB(context.Background(), Config{Host: "127.0.0.1", Port: srv.Port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = m.Close() }()
+	got, err := m.Settings(context.Background())
+	t.Logf("FerretDB's getCmdLineOpts: %v (%v)", got, err)
+	if err != nil {
+		t.Errorf("getCmdLineOpts of FerretDB: %v", err)
+	}
+}

@@ -8,7 +8,7 @@ import (
 )
 
 // Open connects the diagnostics of a protocol's server; nil and no error
-// when none are read of it yet (MongoDB's top, OpenSearch's: docs/telemetry.md
+// when none are read of it yet (OpenSearch's: docs/telemetry.md
 // says which).
 func Open(ctx context.Context, p pod.Protocol, c dbstats.Config) (Source, error) {
 	switch p {
@@ -26,6 +26,12 @@ func Open(ctx context.Context, p pod.Protocol, c dbstats.Config) (Source, error)
 		return s, nil
 	case pod.ProtocolRedis:
 		s, err := NewRedis(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	case pod.ProtocolMongoDB:
+		s, err := NewMongoDB(ctx, c)
 		if err != nil {
 			return nil, err
 		}
