@@ -138,19 +138,29 @@ func BenchmarkServerStatisticsOverhead(b *testing.B) {
 // server's statistics with and without --server-diagnostics, interleaved
 // (docs/telemetry.md, "Diagnostics").
 func BenchmarkDiagnosticsOverhead(b *testing.B) {
+	serverOverhead(b, "diagnostics", nil, func(interval string) []string {
+		return []string{"--server-diagnostics", "--server-wait-interval", interval}
+	}, "100ms", "20ms")
+}
+
+// serverOverhead measures the runner with and without flags (what's, at
+// each level) beside the statistics poller and base: pgbench's
+// select-only script, 4 clients, through the runner polling the local
+// PostgreSQL, interleaved (overheadOf).
+func serverOverhead(b *testing.B, what string, base []string, flags func(level string) []string, levels ...string) {
 	pairs := envInt("DBPERF_OVERHEAD_PAIRS", 6)
 	seconds := envInt("DBPERF_OVERHEAD_SECONDS", 10)
 	pg := testutil.StartPostgres(b)
 	env, runnerBin := benchSetup(b, pg, "DBPERF_TARGET_USERNAME="+pg.User, "DBPERF_TARGET_PASSWORD="+pg.Password)
 	tool := []string{"pgbench", "--client", "4", "--jobs", "2", "--time", strconv.Itoa(seconds), "--select-only", "--protocol", "prepared"}
-	base := []string{"exec", "--workload", "pgbench", "--summary-file", filepath.Join(b.TempDir(), "t"), "--max-cpu-percent", "0",
-		"--server-statistics", "postgres", "--server-address", "127.0.0.1:" + strconv.Itoa(pg.Port), "--server-database", pg.Database}
-	diagnosed := func(interval string) []string {
-		a := append(append([]string{}, base...), "--server-diagnostics", "--server-wait-interval", interval, "--")
+	common := append([]string{"exec", "--workload", "pgbench", "--summary-file", filepath.Join(b.TempDir(), "t"), "--max-cpu-percent", "0",
+		"--server-statistics", "postgres", "--server-address", "127.0.0.1:" + strconv.Itoa(pg.Port), "--server-database", pg.Database}, base...)
+	with := func(level string) []string {
+		a := append(append(append([]string{}, common...), flags(level)...), "--")
 		return append(a, tool...)
 	}
-	plain := append(append(append([]string{}, base...), "--"), tool...)
-	overheadOf(b, "diagnostics", env, runnerBin, plain, diagnosed, pairs, seconds, "100ms", "20ms")
+	plain := append(append(append([]string{}, common...), "--"), tool...)
+	overheadOf(b, what, env, runnerBin, plain, with, pairs, seconds, levels...)
 }
 
 // BenchmarkProfilerOverhead: what an on-CPU profile of the server costs,
@@ -162,20 +172,9 @@ func BenchmarkDiagnosticsOverhead(b *testing.B) {
 // (docs/telemetry.md, "Profiles"). perf must be able to sample every CPU
 // (root here).
 func BenchmarkProfilerOverhead(b *testing.B) {
-	pairs := envInt("DBPERF_OVERHEAD_PAIRS", 6)
-	seconds := envInt("DBPERF_OVERHEAD_SECONDS", 10)
-	pg := testutil.StartPostgres(b)
-	env, runnerBin := benchSetup(b, pg, "DBPERF_TARGET_USERNAME="+pg.User, "DBPERF_TARGET_PASSWORD="+pg.Password)
-	tool := []string{"pgbench", "--client", "4", "--jobs", "2", "--time", strconv.Itoa(seconds), "--select-only", "--protocol", "prepared"}
-	base := []string{"exec", "--workload", "pgbench", "--summary-file", filepath.Join(b.TempDir(), "t"), "--max-cpu-percent", "0",
-		"--server-statistics", "postgres", "--server-address", "127.0.0.1:" + strconv.Itoa(pg.Port), "--server-database", pg.Database,
-		"--server-diagnostics"}
-	profiled := func(hz string) []string {
-		a := append(append([]string{}, base...), "--server-profile-hz", hz, "--")
-		return append(a, tool...)
-	}
-	plain := append(append(append([]string{}, base...), "--"), tool...)
-	overheadOf(b, "profiler", env, runnerBin, plain, profiled, pairs, seconds, "99", "999")
+	serverOverhead(b, "profiler", []string{"--server-diagnostics"}, func(hz string) []string {
+		return []string{"--server-profile-hz", hz}
+	}, "99", "999")
 }
 
 // BenchmarkHostScrapeOverhead: the runner's CPU for scraping a real

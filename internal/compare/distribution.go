@@ -86,27 +86,36 @@ func distributions(rep *Report, baseline, candidate Side) []Distribution {
 // firstSeries is a series of a side's first compared measurement of a
 // step (a candidate's step through pairs) that has it, downsampled.
 func firstSeries(side Side, step, key string, pairs map[string]string) []Point {
+	for _, m := range comparedAt(side, step, pairs) {
+		var pts [][2]float64
+		for _, p := range m.Result.TimeSeries {
+			if v, ok := p.Values[key]; ok {
+				pts = append(pts, [2]float64{p.ElapsedSeconds, v})
+			}
+		}
+		if len(pts) >= 2 {
+			return downsample(pts)
+		}
+	}
+	return nil
+}
+
+// comparedAt are a side's measurements of a step (a candidate's step
+// through pairs) that were compared and have a full result, in order.
+func comparedAt(side Side, step string, pairs map[string]string) []Measurement {
+	var out []Measurement
 	for _, r := range side.Runs {
 		for _, m := range r.Measurements {
 			s := m.Step
 			if p, ok := pairs[s]; ok {
 				s = p
 			}
-			if s != step || m.Result == nil || !r.compared(m.Step, m.Repetition) {
-				continue
-			}
-			var pts [][2]float64
-			for _, p := range m.Result.TimeSeries {
-				if v, ok := p.Values[key]; ok {
-					pts = append(pts, [2]float64{p.ElapsedSeconds, v})
-				}
-			}
-			if len(pts) >= 2 {
-				return downsample(pts)
+			if s == step && m.Result != nil && r.compared(m.Step, m.Repetition) {
+				out = append(out, m)
 			}
 		}
 	}
-	return nil
+	return out
 }
 
 // seriesSVG draws a changed operation's latency over time in one
@@ -173,25 +182,16 @@ func mergedHistogram(side Side, step, op string, pairs map[string]string) (h int
 	ValueAtPercentile(float64) int64
 }, n int64) {
 	merged := results.NewHistogram()
-	for _, r := range side.Runs {
-		for _, m := range r.Measurements {
-			s := m.Step
-			if p, ok := pairs[s]; ok {
-				s = p
-			}
-			if s != step || m.Result == nil || !r.compared(m.Step, m.Repetition) {
-				continue
-			}
-			enc, ok := m.Result.Histograms[op]
-			if !ok {
-				continue
-			}
-			one, err := results.DecodeHistogram(enc)
-			if err != nil {
-				continue
-			}
-			merged.Merge(one)
+	for _, m := range comparedAt(side, step, pairs) {
+		enc, ok := m.Result.Histograms[op]
+		if !ok {
+			continue
 		}
+		one, err := results.DecodeHistogram(enc)
+		if err != nil {
+			continue
+		}
+		merged.Merge(one)
 	}
 	if merged.TotalCount() == 0 {
 		return nil, 0
