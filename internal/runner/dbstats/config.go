@@ -45,6 +45,11 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.cause }
 
+// RedactSecrets is err with every non-empty secret replaced in its text,
+// its deadline or cancellation kept: what the diagnostics' errors pass
+// through, as the pollers' do.
+func RedactSecrets(err error, secrets ...string) error { return redact("", err, secrets...) }
+
 // redact wraps err as "what: err" with every non-empty secret replaced.
 func redact(what string, err error, secrets ...string) error {
 	if err == nil {
@@ -63,5 +68,8 @@ func redact(what string, err error, secrets ...string) error {
 	case errors.Is(err, context.Canceled):
 		cause = context.Canceled
 	}
-	return &redactedError{msg: what + ": " + msg, cause: cause}
+	if what != "" {
+		msg = what + ": " + msg
+	}
+	return &redactedError{msg: msg, cause: cause}
 }

@@ -29,19 +29,23 @@ type Redis struct {
 // NewRedis connects to c.Host:c.Port with c's credentials (a password
 // alone is the default user's) and checks that INFO answers.
 func NewRedis(ctx context.Context, c Config) (*Redis, error) {
-	r := &Redis{secrets: []string{c.Username, c.Password}}
-	r.client = redis.NewClient(&redis.Options{
-		Addr: net.JoinHostPort(c.Host, strconv.Itoa(c.Port)), Username: c.Username, Password: c.Password, DB: 0,
-		TLSConfig: c.TLS, ClientName: "dbperf-dbstats", Protocol: 2, DisableIdentity: true,
-		// One connection, one attempt per poll: a failed poll is a warning
-		// and the next one tries again.
-		PoolSize: 1, MaxRetries: -1,
-	})
+	r := &Redis{secrets: []string{c.Username, c.Password}, client: RedisClient(c, "dbperf-dbstats")}
 	if _, err := r.Poll(ctx); err != nil {
 		_ = r.client.Close()
 		return nil, err
 	}
 	return r, nil
+}
+
+// RedisClient is the client of one connection to c.Host:c.Port with c's
+// credentials (a password alone is the default user's), named name on the
+// server (CLIENT LIST): one attempt per call — a failed poll is a warning,
+// and the next one tries again.
+func RedisClient(c Config, name string) *redis.Client {
+	return redis.NewClient(&redis.Options{
+		Addr: net.JoinHostPort(c.Host, strconv.Itoa(c.Port)), Username: c.Username, Password: c.Password, DB: 0,
+		TLSConfig: c.TLS, ClientName: name, Protocol: 2, DisableIdentity: true, PoolSize: 1, MaxRetries: -1,
+	})
 }
 
 // Source names the statistics.

@@ -39,7 +39,7 @@ func NewMySQL(ctx context.Context, c dbstats.Config) (*MySQL, error) {
 	var on int
 	if err := m.db.QueryRowContext(ctx, "SELECT @@performance_schema").Scan(&on); err != nil {
 		_ = m.db.Close()
-		return nil, fmt.Errorf("connecting to MySQL at %s: %w", addr, redactErr(err, m.secrets...))
+		return nil, fmt.Errorf("connecting to MySQL at %s: %w", addr, dbstats.RedactSecrets(err, m.secrets...))
 	}
 	if on == 0 {
 		m.notes = append(m.notes, "performance_schema is off (a setting the server reads at its start): statements and waits are not read (docs/telemetry.md, \"Diagnostics\")")
@@ -47,12 +47,12 @@ func NewMySQL(ctx context.Context, c dbstats.Config) (*MySQL, error) {
 	}
 	var enabled string
 	if err := m.db.QueryRowContext(ctx, "SELECT ENABLED FROM performance_schema.setup_consumers WHERE NAME = 'statements_digest'").Scan(&enabled); err != nil {
-		m.notes = append(m.notes, fmt.Sprintf("performance_schema's consumers could not be read: %v", redactErr(err, m.secrets...)))
+		m.notes = append(m.notes, fmt.Sprintf("performance_schema's consumers could not be read: %v", dbstats.RedactSecrets(err, m.secrets...)))
 		return m, nil
 	}
 	if enabled != "YES" {
 		if _, err := m.db.ExecContext(ctx, "UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' WHERE NAME = 'statements_digest'"); err != nil {
-			m.notes = append(m.notes, fmt.Sprintf("performance_schema's statements_digest consumer is off and could not be turned on: %v", redactErr(err, m.secrets...)))
+			m.notes = append(m.notes, fmt.Sprintf("performance_schema's statements_digest consumer is off and could not be turned on: %v", dbstats.RedactSecrets(err, m.secrets...)))
 			return m, nil
 		}
 		m.notes = append(m.notes, "turned on performance_schema's statements_digest consumer (it was off)")
@@ -93,7 +93,7 @@ func (m *MySQL) Snapshot(ctx context.Context) (Snapshot, error) {
 	s := Snapshot{Items: map[string]Counters{}}
 	rows, err := m.db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback', 'Questions')")
 	if err != nil {
-		return s, fmt.Errorf("reading SHOW GLOBAL STATUS: %w", redactErr(err, m.secrets...))
+		return s, fmt.Errorf("reading SHOW GLOBAL STATUS: %w", dbstats.RedactSecrets(err, m.secrets...))
 	}
 	status := map[string]float64{}
 	for rows.Next() {
@@ -123,7 +123,7 @@ func (m *MySQL) Snapshot(ctx context.Context) (Snapshot, error) {
 func (m *MySQL) digests(ctx context.Context, items map[string]Counters) error {
 	rows, err := m.db.QueryContext(ctx, mysqlDigests, m.schema, m.schema)
 	if err != nil {
-		return fmt.Errorf("reading the statement digests: %w", redactErr(err, m.secrets...))
+		return fmt.Errorf("reading the statement digests: %w", dbstats.RedactSecrets(err, m.secrets...))
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -157,7 +157,7 @@ func (m *MySQL) digests(ctx context.Context, items map[string]Counters) error {
 func (m *MySQL) waits(ctx context.Context, items map[string]Counters) error {
 	rows, err := m.db.QueryContext(ctx, mysqlWaits)
 	if err != nil {
-		return fmt.Errorf("reading the waits: %w", redactErr(err, m.secrets...))
+		return fmt.Errorf("reading the waits: %w", dbstats.RedactSecrets(err, m.secrets...))
 	}
 	defer rows.Close()
 	for rows.Next() {

@@ -38,20 +38,20 @@ type Postgres struct {
 func NewPostgres(ctx context.Context, c dbstats.Config) (*Postgres, error) {
 	cfg, err := pgx.ParseConfig("")
 	if err != nil {
-		return nil, fmt.Errorf("reading the PostgreSQL settings from the environment: %w", redactErr(err, c.Username, c.Password))
+		return nil, fmt.Errorf("reading the PostgreSQL settings from the environment: %w", dbstats.RedactSecrets(err, c.Username, c.Password))
 	}
 	dbstats.ApplyConfig(cfg, c)
 	cfg.RuntimeParams["application_name"] = "dbperf-diagnostics"
 	p := &Postgres{cfg: cfg, secrets: []string{cfg.User, cfg.Password}}
 	if p.conn, err = pgx.ConnectConfig(ctx, cfg); err != nil {
-		return nil, fmt.Errorf("connecting to PostgreSQL at %s:%d: %w", cfg.Host, cfg.Port, redactErr(err, p.secrets...))
+		return nil, fmt.Errorf("connecting to PostgreSQL at %s:%d: %w", cfg.Host, cfg.Port, dbstats.RedactSecrets(err, p.secrets...))
 	}
 	var present bool
 	var libraries string
 	if err := p.conn.QueryRow(ctx, `SELECT current_setting('server_version_num')::int, to_regclass('pg_stat_statements') IS NOT NULL,
 		current_setting('shared_preload_libraries')`).Scan(&p.versionNum, &present, &libraries); err != nil {
 		_ = p.conn.Close(context.Background())
-		return nil, fmt.Errorf("probing PostgreSQL: %w", redactErr(err, p.secrets...))
+		return nil, fmt.Errorf("probing PostgreSQL: %w", dbstats.RedactSecrets(err, p.secrets...))
 	}
 	loaded := strings.Contains(libraries, "pg_stat_statements")
 	switch {
@@ -63,7 +63,7 @@ func NewPostgres(ctx context.Context, c dbstats.Config) (*Postgres, error) {
 		p.notes = append(p.notes, "pg_stat_statements is not in the server's shared_preload_libraries: statements are not read (docs/telemetry.md, \"Diagnostics\")")
 	default:
 		if _, err := p.conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
-			p.notes = append(p.notes, fmt.Sprintf("pg_stat_statements is loaded but not created in the database, and creating it failed: %v", redactErr(err, p.secrets...)))
+			p.notes = append(p.notes, fmt.Sprintf("pg_stat_statements is loaded but not created in the database, and creating it failed: %v", dbstats.RedactSecrets(err, p.secrets...)))
 		} else {
 			p.statements = true
 			p.notes = append(p.notes, "created the extension pg_stat_statements in the database (its library was loaded)")
@@ -83,7 +83,7 @@ func (p *Postgres) ready(ctx context.Context) error {
 	}
 	conn, err := pgx.ConnectConfig(ctx, p.cfg)
 	if err != nil {
-		return fmt.Errorf("connecting to PostgreSQL again: %w", redactErr(err, p.secrets...))
+		return fmt.Errorf("connecting to PostgreSQL again: %w", dbstats.RedactSecrets(err, p.secrets...))
 	}
 	p.conn = conn
 	return nil
@@ -121,10 +121,10 @@ func (p *Postgres) Snapshot(ctx context.Context) (Snapshot, error) {
 	// The statistics of this backend's own transactions are flushed at
 	// most once a second: a snapshot reads the cumulative views afresh.
 	if _, err := p.conn.Exec(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
-		return s, fmt.Errorf("reading pg_stat_database: %w", redactErr(err, p.secrets...))
+		return s, fmt.Errorf("reading pg_stat_database: %w", dbstats.RedactSecrets(err, p.secrets...))
 	}
 	if err := p.conn.QueryRow(ctx, `SELECT (xact_commit + xact_rollback)::float8 FROM pg_stat_database WHERE datname = current_database()`).Scan(&s.Transactions); err != nil {
-		return s, fmt.Errorf("reading pg_stat_database: %w", redactErr(err, p.secrets...))
+		return s, fmt.Errorf("reading pg_stat_database: %w", dbstats.RedactSecrets(err, p.secrets...))
 	}
 	s.At = time.Now()
 	if !p.statements {
@@ -132,7 +132,7 @@ func (p *Postgres) Snapshot(ctx context.Context) (Snapshot, error) {
 	}
 	rows, err := p.conn.Query(ctx, pgStatements)
 	if err != nil {
-		return s, fmt.Errorf("reading pg_stat_statements: %w", redactErr(err, p.secrets...))
+		return s, fmt.Errorf("reading pg_stat_statements: %w", dbstats.RedactSecrets(err, p.secrets...))
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -172,7 +172,7 @@ func (p *Postgres) SampleWaits(ctx context.Context) (map[string]int, error) {
 	}
 	rows, err := p.conn.Query(ctx, pgWaits)
 	if err != nil {
-		return nil, redactErr(err, p.secrets...)
+		return nil, dbstats.RedactSecrets(err, p.secrets...)
 	}
 	defer rows.Close()
 	out := map[string]int{}
@@ -212,7 +212,7 @@ func (p *Postgres) Explain(ctx context.Context, statement string) (string, error
 	}
 	tx, err := p.conn.Begin(ctx)
 	if err != nil {
-		return "", redactErr(err, p.secrets...)
+		return "", dbstats.RedactSecrets(err, p.secrets...)
 	}
 	defer func() {
 		_ = tx.Rollback(context.Background())
@@ -222,7 +222,7 @@ func (p *Postgres) Explain(ctx context.Context, statement string) (string, error
 	for _, s := range []string{"SET LOCAL statement_timeout = '5s'", "SET LOCAL plan_cache_mode = force_generic_plan",
 		"PREPARE dbperf_explain AS " + statement} {
 		if _, err := tx.Exec(ctx, s, pgx.QueryExecModeSimpleProtocol); err != nil {
-			return "", redactErr(err, p.secrets...)
+			return "", dbstats.RedactSecrets(err, p.secrets...)
 		}
 	}
 	exec := "EXPLAIN (COSTS OFF) EXECUTE dbperf_explain"
@@ -231,7 +231,7 @@ func (p *Postgres) Explain(ctx context.Context, statement string) (string, error
 	}
 	rows, err := tx.Query(ctx, exec, pgx.QueryExecModeSimpleProtocol)
 	if err != nil {
-		return "", redactErr(err, p.secrets...)
+		return "", dbstats.RedactSecrets(err, p.secrets...)
 	}
 	defer rows.Close()
 	var lines []string
@@ -243,7 +243,7 @@ func (p *Postgres) Explain(ctx context.Context, statement string) (string, error
 		lines = append(lines, line)
 	}
 	if err := rows.Err(); err != nil {
-		return "", redactErr(err, p.secrets...)
+		return "", dbstats.RedactSecrets(err, p.secrets...)
 	}
 	return strings.Join(lines, "\n"), nil
 }
@@ -260,14 +260,3 @@ func sensitive(text string) bool {
 
 // collapse folds a statement's runs of white space into one space.
 func collapse(text string) string { return strings.Join(strings.Fields(text), " ") }
-
-// redactErr replaces the secrets in an error's text.
-func redactErr(err error, secrets ...string) error {
-	msg := err.Error()
-	for _, s := range secrets {
-		if len(s) >= 3 {
-			msg = strings.ReplaceAll(msg, s, "[redacted]")
-		}
-	}
-	return fmt.Errorf("%s", msg)
-}

@@ -3,7 +3,6 @@ package diagnose
 import (
 	"context"
 	"fmt"
-	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,10 +30,7 @@ type Redis struct {
 // dbperf-diagnostics.
 func NewRedis(ctx context.Context, c dbstats.Config) (*Redis, error) {
 	r := &Redis{secrets: []string{c.Username, c.Password}}
-	r.client = redis.NewClient(&redis.Options{
-		Addr: net.JoinHostPort(c.Host, strconv.Itoa(c.Port)), Username: c.Username, Password: c.Password,
-		TLSConfig: c.TLS, ClientName: "dbperf-diagnostics", Protocol: 2, DisableIdentity: true, PoolSize: 1, MaxRetries: -1,
-	})
+	r.client = dbstats.RedisClient(c, "dbperf-diagnostics")
 	if _, err := r.Snapshot(ctx); err != nil {
 		_ = r.client.Close()
 		return nil, err
@@ -57,7 +53,7 @@ func (r *Redis) TransactionsFrom() string {
 func (r *Redis) Snapshot(ctx context.Context) (Snapshot, error) {
 	text, err := r.client.Info(ctx, "commandstats").Result()
 	if err != nil {
-		return Snapshot{}, fmt.Errorf("reading INFO commandstats of %s: %w", r.client.Options().Addr, redactErr(err, r.secrets...))
+		return Snapshot{}, fmt.Errorf("reading INFO commandstats of %s: %w", r.client.Options().Addr, dbstats.RedactSecrets(err, r.secrets...))
 	}
 	s := parseCommandStats(text)
 	s.At = time.Now()
@@ -65,7 +61,7 @@ func (r *Redis) Snapshot(ctx context.Context) (Snapshot, error) {
 		reply, err := r.client.Do(ctx, "LATENCY", "HISTOGRAM").Slice()
 		if err != nil {
 			r.noHistogram = true // an older server, or LATENCY renamed: said once
-			r.notes = append(r.notes, fmt.Sprintf("no per-command latency histograms (LATENCY HISTOGRAM: %v)", redactErr(err, r.secrets...)))
+			r.notes = append(r.notes, fmt.Sprintf("no per-command latency histograms (LATENCY HISTOGRAM: %v)", dbstats.RedactSecrets(err, r.secrets...)))
 		} else {
 			addHistograms(s, reply)
 		}
