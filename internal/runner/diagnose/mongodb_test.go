@@ -119,3 +119,32 @@ func TestMongoDBRepliesAsDocumented(t *testing.T) {
 		t.Errorf("transactions %v (want the find's 1000), notes %q", s.Transactions, notes)
 	}
 }
+
+// LATENCY HISTOGRAM lists only the buckets that hold calls, with
+// cumulative counts: a bucket that first appears in the window's second
+// snapshot holds the calls below it too, which are not the window's. CI
+// saw a window's 2,000 GETs of 1 µs reported at p50 66 µs so: the bucket
+// of 66 µs, new in the window, counted the first window's 2,000 as well.
+func TestRedisHistogramBucketsNewInTheWindow(t *testing.T) {
+	reply := func(buckets ...int64) []any {
+		var b []any
+		for _, v := range buckets {
+			b = append(b, v)
+		}
+		return []any{"get", []any{"calls", buckets[len(buckets)-1], "histogram_usec", b}}
+	}
+	snap := func(calls float64, r []any) Snapshot {
+		s := Snapshot{Items: map[string]Counters{"get": {Kind: results.DiagnosticCommand, Calls: calls, Figures: map[string]float64{}}}}
+		addHistograms(s, r)
+		return s
+	}
+	first := snap(2000, reply(1, 2000))
+	last := snap(4012, reply(1, 4000, 64, 4010, 128, 4012))
+	src := &Redis{}
+	d := diff(src, first, last)
+	src.Finish(d)
+	g := item(d, results.DiagnosticCommand, "get")
+	if g == nil || g.Calls != 2012 || g.Figures["p50Micros"] != 1 || g.Figures["p99Micros"] != 1 || g.Figures["p999Micros"] != 64 {
+		t.Errorf("the window's get: %+v; want 2,012 calls, p50 and p99 1 µs, p99.9 64 µs", g)
+	}
+}

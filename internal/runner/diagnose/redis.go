@@ -47,9 +47,9 @@ func (r *Redis) TransactionsFrom() string {
 }
 
 // Snapshot reads INFO commandstats, and each command's latency histogram
-// (LATENCY HISTOGRAM, Redis 7 and Valkey) where the server has one: its
-// cumulative counts by bucket become figures "usecLE<bucket>", which the
-// window subtracts like any counter and Finish turns into percentiles.
+// (LATENCY HISTOGRAM, Redis 7 and Valkey) where the server has one: each
+// bucket's own count becomes a figure "usecLE<bucket>", which the window
+// subtracts like any counter and Finish turns into percentiles.
 func (r *Redis) Snapshot(ctx context.Context) (Snapshot, error) {
 	text, err := r.client.Info(ctx, "commandstats").Result()
 	if err != nil {
@@ -85,12 +85,25 @@ func addHistograms(s Snapshot, reply []any) {
 				continue
 			}
 			buckets, _ := fields[j+1].([]any)
+			type bucket struct{ le, cum int64 }
+			var bs []bucket
 			for b := 0; b+1 < len(buckets); b += 2 {
 				le, ok1 := buckets[b].(int64)
 				n, ok2 := buckets[b+1].(int64)
 				if ok1 && ok2 {
-					c.Figures[histogramPrefix+strconv.FormatInt(le, 10)] = float64(n)
+					bs = append(bs, bucket{le, n})
 				}
+			}
+			// The counts are cumulative and only the buckets that hold
+			// calls are listed: a bucket missing from one snapshot and
+			// present in the next is not new calls. Each bucket's own
+			// count (its cumulative less the listed one below it) is a
+			// counter the window can subtract, a missing one 0.
+			sort.Slice(bs, func(a, b int) bool { return bs[a].le < bs[b].le })
+			var below int64
+			for _, b := range bs {
+				c.Figures[histogramPrefix+strconv.FormatInt(b.le, 10)] = float64(b.cum - below)
+				below = b.cum
 			}
 		}
 		s.Items[name] = c
@@ -101,8 +114,9 @@ func addHistograms(s Snapshot, reply []any) {
 // left out of the commands as INFO is.
 const ownHistogram = "latency|histogram"
 
-// histogramPrefix names a latency bucket's cumulative count among a
-// command's figures: "usecLE1024" is the calls that took at most 1,024 µs.
+// histogramPrefix names a latency bucket's count among a command's
+// figures: "usecLE1024" is the calls that took at most 1,024 µs and more
+// than the bucket below.
 const histogramPrefix = "usecLE"
 
 // Finish turns each command's latency buckets over the window into its
@@ -126,8 +140,10 @@ func (r *Redis) Finish(d *results.Diagnostics) {
 			continue
 		}
 		sort.Slice(bs, func(a, b int) bool { return bs[a].le < bs[b].le })
-		// Cumulative counts: the window's calls are the last bucket's.
-		total := bs[len(bs)-1].n
+		var total float64
+		for _, b := range bs {
+			total += b.n
+		}
 		if total <= 0 {
 			continue
 		}
@@ -135,8 +151,9 @@ func (r *Redis) Finish(d *results.Diagnostics) {
 			name string
 			p    float64
 		}{{"p50Micros", 0.5}, {"p99Micros", 0.99}, {"p999Micros", 0.999}} {
+			var cum float64
 			for _, b := range bs {
-				if b.n >= q.p*total {
+				if cum += b.n; cum >= q.p*total {
 					it.Figures[q.name] = b.le
 					break
 				}
