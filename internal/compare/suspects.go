@@ -98,9 +98,16 @@ func diagnosedSteps(rep *Report, baseline, candidate Side, o Options) ([]string,
 	return steps, base, cand
 }
 
+// suspectFamilies are the kinds judged together, each family with its
+// own false-discovery rate.
+var suspectFamilies = [][]results.DiagnosticKind{
+	{results.DiagnosticStatement, results.DiagnosticWait, results.DiagnosticCommand},
+	{results.DiagnosticFunction},
+}
+
 // suspects ranks, for each step both sides recorded diagnostics of,
-// every statement, wait event and command by how much its time per
-// transaction changed, confirmed changes first.
+// every statement, wait event, command and function by how much its time
+// per transaction changed, confirmed changes first.
 func suspects(rep *Report, baseline, candidate Side, o Options) []Suspect {
 	steps, base, cand := diagnosedSteps(rep, baseline, candidate, o)
 	alpha := rep.Criteria.Alpha
@@ -117,21 +124,29 @@ func suspects(rep *Report, baseline, candidate Side, o Options) []Suspect {
 		if len(steps) == 1 {
 			label = ""
 		}
-		// The step's suspects are one family: each confirmed when its
-		// interval excludes 0 and its p-value survives the false-discovery
-		// rate over them all (twenty suspects at 5 vs 5 confirm one by
-		// chance without it).
+		// The step's suspects of the server's statistics (statements,
+		// waits, commands) are one family, a profile's functions another:
+		// each confirmed when its interval excludes 0 and its p-value
+		// survives the false-discovery rate over its family (twenty
+		// suspects at 5 vs 5 confirm one by chance without it). Functions
+		// are another instrument, and many: in the statements' family
+		// they would raise the bar the statements must pass (CI saw a
+		// statement 6,500 times slower, p 0.007, left unconfirmed so).
 		var family []Suspect
-		for _, kind := range results.DiagnosticKinds {
-			family = append(family, suspectsOfKind(label, kind, b, c, alpha)...)
-		}
-		ps := make([]float64, len(family))
-		for i, s := range family {
-			ps[i] = float64(s.P)
-		}
-		for i, p := range stats.Adjust(ps, stats.BenjaminiHochberg) {
-			family[i].PAdjusted = Num(p)
-			family[i].Confirmed = p < alpha && (family[i].LowMillis > 0 || family[i].HighMillis < 0)
+		for _, kinds := range suspectFamilies {
+			var one []Suspect
+			for _, kind := range kinds {
+				one = append(one, suspectsOfKind(label, kind, b, c, alpha)...)
+			}
+			ps := make([]float64, len(one))
+			for i, s := range one {
+				ps[i] = float64(s.P)
+			}
+			for i, p := range stats.Adjust(ps, stats.BenjaminiHochberg) {
+				one[i].PAdjusted = Num(p)
+				one[i].Confirmed = p < alpha && (one[i].LowMillis > 0 || one[i].HighMillis < 0)
+			}
+			family = append(family, one...)
 		}
 		for _, kind := range results.DiagnosticKinds {
 			var of []Suspect
