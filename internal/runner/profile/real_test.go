@@ -65,8 +65,10 @@ func TestProfileOfTheLocalPostgres(t *testing.T) {
 	t.Logf("query %s; %d samples of the server (%d processes), %d of the host; %d stacks; top self time: %s",
 		took.Round(time.Millisecond), p.Samples, p.Processes, p.HostSamples, len(p.Stacks), strings.Join(top, ", "))
 	// The query's backend ran for `took` of CPU at most: its samples are
-	// a share of it at the frequency (less what the machine took away).
-	if want := took.Seconds() * DefaultFrequencyHz; float64(p.Samples) < 0.3*want || float64(p.Samples) > 1.3*want+20 {
+	// a share of it at the frequency — less what a machine busy with other
+	// tests took away (a third of it with four busy processes on two
+	// cores), never more.
+	if want := took.Seconds() * DefaultFrequencyHz; float64(p.Samples) < 0.15*want || float64(p.Samples) > 1.3*want+20 {
 		t.Errorf("%d samples of the server over a %s query at %d Hz: want about %.0f", p.Samples, took, DefaultFrequencyHz, want)
 	}
 	for _, s := range p.Stacks {
