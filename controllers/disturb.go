@@ -50,7 +50,11 @@ type disturbRecord struct {
 	MemberUID types.UID `json:"memberUID,omitempty"`
 	// Cordoned: a drain cordoned Node, to be uncordoned; CordonedTime and
 	// UncordonedTime say when.
-	Cordoned       bool              `json:"cordoned,omitempty"`
+	Cordoned bool `json:"cordoned,omitempty"`
+	// Drain: the disturbance cordons its member's node, stored with the
+	// intent before the cordon, so that a record whose Cordoned was lost
+	// (its write after the cordon refused) still undoes it.
+	Drain          bool              `json:"drain,omitempty"`
 	CordonedTime   *metav1.MicroTime `json:"cordonedTime,omitempty"`
 	UncordonedTime *metav1.MicroTime `json:"uncordonedTime,omitempty"`
 	// Report is the stress pod's own report (its termination message).
@@ -268,7 +272,7 @@ func (r *BenchmarkRunReconciler) planDisturbance(ctx context.Context, st *runSta
 				}
 				return refuse("node %s also carries %s of another run: it is not drained", d.Node, other)
 			}
-			d.Message = fmt.Sprintf("cordon and drain node %s of %s", d.Node, member.Name)
+			d.Message, d.Drain = fmt.Sprintf("cordon and drain node %s of %s", d.Node, member.Name), true
 		case benchv1.ActionSwitchover:
 			d.Message = fmt.Sprintf("switch over from primary %s", member.Name)
 		default:
@@ -570,7 +574,15 @@ func (r *BenchmarkRunReconciler) endDisturbance(ctx context.Context, st *runStat
 		}
 		return err
 	case specs.DisturbMemberLoss:
-		if d.Cordoned {
+		if d.Cordoned || (d.Drain && d.UncordonedTime == nil) {
+			if !d.Cordoned && d.CordonedTime == nil {
+				// The cordon's record was lost with a refused write: the
+				// node says whether it was made.
+				var n corev1.Node
+				if err := r.Get(ctx, client.ObjectKey{Name: d.Node}, &n); err == nil && n.Spec.Unschedulable {
+					d.CordonedTime = d.RequestedTime
+				}
+			}
 			if err := r.cordon(ctx, d.Node, false); err != nil {
 				return err
 			}
