@@ -2,13 +2,16 @@ package chart
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	authzv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/dbperf-io/dbperf-operator/test/kit"
+	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
 // The users' roles as config/default installs them, asked of a real API
@@ -52,6 +55,19 @@ func TestUserRolesAuthorize(t *testing.T) {
 			t.Fatal(err)
 		}
 		return sar.Status.Allowed
+	}
+	// The API server's authorizer sees new bindings through its own
+	// informers, a moment after they are created (CI asked before it had
+	// and was told no): the first grant of each is waited for.
+	for _, user := range users {
+		if err := testutil.Poll(ctx, 10*time.Second, 50*time.Millisecond, user+"'s binding seen by the authorizer", func() error {
+			if !may(user, "get", "bench.dbperf.io", "benchmarkruns", "", ns) {
+				return fmt.Errorf("%s may not get benchmarkruns yet", user)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, res := range []string{"benchmarkruns", "benchmarkcomparisons", "benchmarkschedules"} {
 		for _, verb := range []string{"get", "list", "watch", "create", "update", "patch", "delete"} {
