@@ -42,6 +42,13 @@ type Noter interface {
 	Notes() []string
 }
 
+// Settler is a Poller whose server publishes what its sessions did a
+// moment after they did it: Settle waits, bounded, until the tool's
+// sessions have published before the window's last poll.
+type Settler interface {
+	Settle(ctx context.Context)
+}
+
 // windowEdgeKey marks the context of a window's first and last polls.
 type windowEdgeKey struct{}
 

@@ -56,8 +56,23 @@ func (r *Recording) loop(ctx context.Context) {
 // its restart in the reading, which is what judges the window.
 func (r *Recording) lastPoll(ctx context.Context) {
 	ctx = atWindowEdge(ctx)
+	// The window ends now: a wait for the server to publish what was done
+	// by then does not lengthen it (its rates would count the wait).
+	end := time.Now()
+	settled := false
+	if s, ok := r.poller.(Settler); ok {
+		s.Settle(ctx)
+		settled = true
+	}
 	for {
 		if r.poll(ctx) || ctx.Err() != nil {
+			if settled {
+				r.mu.Lock()
+				if n := len(r.obs); n > 0 && r.obs[n-1].Time.After(end) {
+					r.obs[n-1].Time = end
+				}
+				r.mu.Unlock()
+			}
 			return
 		}
 		select {
