@@ -321,8 +321,12 @@ func TestMySQLWindowSeesTheStatementThatLostItsIndex(t *testing.T) {
 			t.Logf("  %s %.70q: %.0f calls, %.2f ms, %v", it.Kind, it.Name, it.Calls, it.TimeMillis, it.Figures)
 		}
 	}
+	// MariaDB closes a statement's event (and adds it to its digest) a
+	// moment after the client has its reply: the window's last snapshot,
+	// taken as the last reply arrives, may not hold the last call yet (CI:
+	// 299 of 300).
 	a, b := item(indexed, results.DiagnosticStatement, digest), item(scanned, results.DiagnosticStatement, digest)
-	if a == nil || b == nil || a.Calls != 300 || b.Calls != 300 {
+	if a == nil || b == nil || a.Calls < 299 || a.Calls > 300 || b.Calls < 299 || b.Calls > 300 {
 		t.Fatalf("the lookup's digest: %+v / %+v", a, b)
 	}
 	if indexed.Items[0].Name != digest || scanned.Items[0].Name != digest {
