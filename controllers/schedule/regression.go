@@ -353,17 +353,18 @@ func runVerdict(s *benchv1.BenchmarkSchedule, e benchv1.HistoryEntry) (benchv1.O
 	if e.DeltaPercent != nil {
 		figure += fmt.Sprintf(", %+.1f %% against its level", *e.DeltaPercent)
 	}
+	// An open change is said by its condition's message, else the figure.
+	open := func(cond string, v benchv1.OverallVerdict, word string) (benchv1.OverallVerdict, string) {
+		if c := meta.FindStatusCondition(s.Status.Conditions, cond); c != nil && c.Status == metav1.ConditionTrue {
+			return v, word + " — " + c.Message
+		}
+		return v, word + " — " + figure
+	}
 	switch e.Judgement {
 	case benchv1.JudgedRegression:
-		if c := meta.FindStatusCondition(s.Status.Conditions, benchv1.ConditionRegressed); c != nil && c.Status == metav1.ConditionTrue {
-			return benchv1.OverallRegression, "REGRESSION — " + c.Message
-		}
-		return benchv1.OverallRegression, "REGRESSION — " + figure
+		return open(benchv1.ConditionRegressed, benchv1.OverallRegression, "REGRESSION")
 	case benchv1.JudgedImprovement:
-		if c := meta.FindStatusCondition(s.Status.Conditions, benchv1.ConditionImproved); c != nil && c.Status == metav1.ConditionTrue {
-			return benchv1.OverallImprovement, "IMPROVEMENT — " + c.Message
-		}
-		return benchv1.OverallImprovement, "IMPROVEMENT — " + figure
+		return open(benchv1.ConditionImproved, benchv1.OverallImprovement, "IMPROVEMENT")
 	case benchv1.JudgedNoRegression:
 		return benchv1.OverallPass, "PASS — " + figure
 	case benchv1.JudgedNotEnoughHistory:
