@@ -71,13 +71,12 @@ func TestSummaryAgreesWithProc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	window := testutil.StartCPUWindow(t, cmd.Process.Pid)
+	procs := testutil.StartProcSampler(t, 100*time.Millisecond, cmd.Process.Pid)
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(8 * time.Second)
+	time.Sleep(10 * time.Second)
 	rep := s.Stop(ctx)
-	want := window.Stop(t)
 
 	got := map[string]float64{}
 	for _, f := range rep.Figures {
@@ -85,10 +84,39 @@ func TestSummaryAgreesWithProc(t *testing.T) {
 	}
 	t.Logf("figures %v; warnings %q", got, rep.Warnings)
 	cores := got["cpuCores[target/burner]"]
+	// The burner's rate moves with the machine's load, so /proc is read over
+	// the sampler's own window: its series' first and last readings. The
+	// kubelet stamps a statistic to the second (metav1.Time), so each stamp
+	// stands for the second after it: /proc is read at its middle.
+	var series []telemetry.Sample
+	for _, sr := range rep.Series {
+		if sr.Name == "cpuCores" && sr.Subject == "target/burner" {
+			series = sr.Samples
+		}
+	}
+	if len(series) < 5 {
+		t.Fatalf("%d cpuCores readings of the burner over 10 s of 1-s polls", len(series))
+	}
+	from, to := series[0].Time, series[len(series)-1].Time
+	var used float64
+	for i := 1; i < len(series); i++ {
+		used += series[i].Value * series[i].Time.Sub(series[i-1].Time).Seconds()
+	}
+	half := 500 * time.Millisecond
+	var want float64
+	if err := testutil.Poll(ctx, 3*time.Second, 100*time.Millisecond, "/proc sampled past the last reading", func() error {
+		var ok bool
+		if want, ok = procs.ProcessCores(cmd.Process.Pid, from.Add(half), to.Add(half)); !ok {
+			return fmt.Errorf("not sampled over %s-%s", from.Add(half), to.Add(half))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if want < 0.2 {
 		t.Fatalf("the burner used %.3f cores: it did not run", want)
 	}
-	testutil.AgreesWithin(t, "cpuCores", cores, want, 0.2)
+	testutil.AgreesWithin(t, "cpuCores over the series' window", used/to.Sub(from).Seconds(), want, 0.2)
 	// Its limit is half a core; on a loaded machine it may get less, so the
 	// percent is checked against the cores it got, and against the limit.
 	if p := got["cpuLimitPercent[target/burner]"]; p > 120 || math.Abs(p-100*cores/0.5) > 1 {

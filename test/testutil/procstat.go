@@ -62,6 +62,7 @@ func ReadDiskWrittenBytes(t testing.TB) map[string]float64 {
 // over any window (a measurement's, known only once it ended), each
 // counter interpolated linearly at the window's edges.
 type ProcSampler struct {
+	pids    []int
 	mu      sync.Mutex
 	samples []procSample
 }
@@ -70,12 +71,14 @@ type procSample struct {
 	at          time.Time
 	idle, total float64
 	written     map[string]float64
+	cpu         map[int]float64 // CPU seconds of each of pids
 }
 
-// StartProcSampler samples every interval until the test ends.
-func StartProcSampler(t testing.TB, every time.Duration) *ProcSampler {
+// StartProcSampler samples every interval until the test ends, and the
+// CPU time of each of pids (/proc/<pid>/stat) beside the machine's.
+func StartProcSampler(t testing.TB, every time.Duration, pids ...int) *ProcSampler {
 	t.Helper()
-	p := &ProcSampler{}
+	p := &ProcSampler{pids: pids}
 	p.take(t)
 	done := make(chan struct{})
 	stopped := make(chan struct{})
@@ -98,9 +101,15 @@ func StartProcSampler(t testing.TB, every time.Duration) *ProcSampler {
 
 func (p *ProcSampler) take(t testing.TB) {
 	stat, disk := ReadProcStat(t), ReadDiskWrittenBytes(t)
+	cpu := make(map[int]float64, len(p.pids))
+	for _, pid := range p.pids {
+		if v, err := ProcessCPUSeconds(pid); err == nil {
+			cpu[pid] = v
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.samples = append(p.samples, procSample{at: time.Now(), idle: stat[0], total: stat[1], written: disk})
+	p.samples = append(p.samples, procSample{at: time.Now(), idle: stat[0], total: stat[1], written: disk, cpu: cpu})
 }
 
 // at interpolates one counter of the samples at t; false when t is not
@@ -126,6 +135,19 @@ func (p *ProcSampler) BusyCoreSeconds(from, to time.Time) (float64, bool) {
 	a, ok1 := p.at(from, busy)
 	b, ok2 := p.at(to, busy)
 	return (b - a) / userHZ, ok1 && ok2
+}
+
+// ProcessCores is the mean CPU, in cores, that process pid (one of the
+// sampler's pids) used between from and to; false when the window is not
+// sampled.
+func (p *ProcSampler) ProcessCores(pid int, from, to time.Time) (float64, bool) {
+	cpu := func(s procSample) float64 { return s.cpu[pid] }
+	a, ok1 := p.at(from, cpu)
+	b, ok2 := p.at(to, cpu)
+	if !ok1 || !ok2 || !to.After(from) {
+		return 0, false
+	}
+	return (b - a) / to.Sub(from).Seconds(), true
 }
 
 // WrittenBytes is what was written to the devices between from and to.
