@@ -67,7 +67,9 @@ metadata:
   name: no-pods
 spec:
   hard: {pods: "0"}
----
+`
+
+const quotaRunYAML = `
 apiVersion: bench.dbperf.io/v1alpha1
 kind: BenchmarkRun
 metadata:
@@ -93,6 +95,24 @@ func applyStuck(ctx context.Context, t *testing.T, c *sim.Cluster) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	if out, err := c.Kubectl(ctx, strings.NewReader(quotaYAML), "apply", "-n", quotaNS, "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	// The API server's quota admission reads quotas from its informer (an
+	// empty namespace's lookup is cached for 30 s): until the quota has
+	// its status, the API server may not know it yet, and a loaded machine
+	// let a pod through (CI). The run comes once the quota has its status,
+	// which reaches the admission's informer after the quota itself.
+	testutil.Eventually(t, time.Minute, "quota no-pods has its status", func() error {
+		q, err := c.Clientset.CoreV1().ResourceQuotas(quotaNS).Get(ctx, "no-pods", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if _, ok := q.Status.Hard[corev1.ResourcePods]; !ok {
+			return fmt.Errorf("status.hard %v", q.Status.Hard)
+		}
+		return nil
+	})
+	if out, err := c.Kubectl(ctx, strings.NewReader(quotaRunYAML), "apply", "-n", quotaNS, "-f", "-"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 }
