@@ -127,12 +127,16 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failed(err)
 	}
+	var origin time.Time
 	if c.StartBarrier != "" {
-		if err := runner.WaitForStart(context.Background(), c.StartBarrier, c.Runner.BarrierTimeout, stdout, nil); err != nil {
+		at, err := runner.WaitForStart(context.Background(), c.StartBarrier, c.Runner.BarrierTimeout, stdout, nil)
+		if err != nil {
 			return failed(err)
 		}
+		origin = at
 	}
 	opts := execOptions(c, w, command, secrets, config, stats, check, stdout)
+	opts.Origin = origin
 	opts.Hosts = hostStats
 	r := runner.Exec(context.Background(), opts)
 	if err := runner.Finish(r, c.Runner.SummaryFile, stdout); err != nil {

@@ -35,8 +35,10 @@ func ForGenerator(command []string, index, n int) []string {
 // every generator's pod once all of them are running; the kubelet projects
 // it into file (a downward API volume, refreshed in place). Each generator
 // waits for the file to hold a time, then until that instant, so that all
-// begin together rather than whenever their pods happened to start.
-func WaitForStart(ctx context.Context, file string, timeout time.Duration, out io.Writer, now func() time.Time) error {
+// begin together rather than whenever their pods happened to start. It
+// returns that instant: the clock the operator's disturbances act on, which
+// a generator that read the file late (a loaded kubelet) started after.
+func WaitForStart(ctx context.Context, file string, timeout time.Duration, out io.Writer, now func() time.Time) (time.Time, error) {
 	if now == nil {
 		now = time.Now
 	}
@@ -47,7 +49,7 @@ func WaitForStart(ctx context.Context, file string, timeout time.Duration, out i
 		if err == nil && strings.TrimSpace(string(data)) != "" {
 			at, perr := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data)))
 			if perr != nil {
-				return fmt.Errorf("start barrier: %q is not a time: %w", strings.TrimSpace(string(data)), perr)
+				return time.Time{}, fmt.Errorf("start barrier: %q is not a time: %w", strings.TrimSpace(string(data)), perr)
 			}
 			wait := at.Sub(now())
 			fmt.Fprintf(out, "[dbperf-runner] all load generators are running; starting at %s (in %s)\n", at.UTC().Format(time.RFC3339Nano), wait.Round(time.Millisecond))
@@ -55,18 +57,18 @@ func WaitForStart(ctx context.Context, file string, timeout time.Duration, out i
 				select {
 				case <-time.After(wait):
 				case <-ctx.Done():
-					return ctx.Err()
+					return time.Time{}, ctx.Err()
 				}
 			}
-			return nil
+			return at, nil
 		}
 		if now().After(deadline) {
-			return fmt.Errorf("start barrier: no start signal after %s: not every load generator started (look for pending pods of the Job)", timeout)
+			return time.Time{}, fmt.Errorf("start barrier: no start signal after %s: not every load generator started (look for pending pods of the Job)", timeout)
 		}
 		select {
 		case <-time.After(200 * time.Millisecond):
 		case <-ctx.Done():
-			return ctx.Err()
+			return time.Time{}, ctx.Err()
 		}
 	}
 }

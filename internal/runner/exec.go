@@ -91,6 +91,10 @@ type Options struct {
 	// RestartAfter is the first member loss's offset (pod.ExecConfig):
 	// see keepRunning.
 	RestartAfter time.Duration
+	// Origin is the start barrier's instant (zero without one): the clock
+	// the operator's disturbances act on. A generator that read the barrier
+	// late started its tool after it.
+	Origin time.Time
 }
 
 // Exec runs the tool and returns the result it produced. It never returns

@@ -22,7 +22,8 @@ const maxRuns = 14400
 // keepRunning starts the tool again, for the rest of its time, for as long
 // as it ends early (with an error, not stopped by the runner or its
 // context) after the measurement's first member loss was due
-// (Options.RestartAfter), when its parser can shorten its command
+// (Options.RestartAfter, from the start barrier's instant when there is
+// one: the operator's clock), when its parser can shorten its command
 // (workloads.Restartable). Each run after the first is announced in the
 // output by workloads.RestartLine, which the parser reads. It returns the
 // restarts (nil when the tool ran once) and the last run's outcome.
@@ -31,10 +32,18 @@ func (o Options) keepRunning(ctx context.Context, out *lineWriter, start time.Ti
 	if !ok || o.RestartAfter <= 0 || o.Prepare || o.SampleStream != "" {
 		return nil, stopped, runErr
 	}
+	// The operator loses the member RestartAfter after the barrier's
+	// instant; a generator that read the barrier late (CI: a loaded
+	// executor) started its tool after it, and the loss came earlier on
+	// the tool's clock.
+	origin := start
+	if !o.Origin.IsZero() && o.Origin.Before(start) {
+		origin = o.Origin
+	}
 	var rep *results.Restarts
 	for n := 2; stopped == "" && runErr != nil && ctx.Err() == nil && n <= maxRuns; n++ {
 		ended := time.Since(start) // the run just ended
-		if ended < o.RestartAfter {
+		if time.Since(origin) < o.RestartAfter {
 			break // it ended before anything was lost: its own failure
 		}
 		if rep == nil {

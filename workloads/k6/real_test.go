@@ -216,7 +216,7 @@ export default function () { http.get('http://' + __ENV.DBPERF_TARGET_HOST + ':'
 		go func() {
 			defer wg.Done()
 			var out bytes.Buffer
-			if err := runner.WaitForStart(context.Background(), barrier, time.Minute, &out, nil); err != nil {
+			if _, err := runner.WaitForStart(context.Background(), barrier, time.Minute, &out, nil); err != nil {
 				parts[i] = part{out: err.Error()}
 				return
 			}
