@@ -23,10 +23,11 @@ import (
 // sleep 5 ms, driven by 10 clients at a fixed offered rate (--rate, open
 // loop: latency counted from each transaction's scheduled start). The
 // server cannot do more than 10 / 5 ms = 2000 tx/s whatever the offered
-// rate, and queueing pushes p99 past 20 ms before that: a knee that does
+// rate, and queueing pushes p99 past its limit (20 ms, 50 ms in the short
+// form) before that: a knee that does
 // not depend on this machine's CPU. The search steps up until a level
 // fails, then bisects (its start, factor and width, repetitions, duration
-// and exceed ratio are filled in by the test).
+// exceed ratio and latency limit are filled in by the test).
 const capacityYAML = `apiVersion: v1
 kind: Secret
 metadata:
@@ -46,7 +47,7 @@ spec:
     external: {host: 127.0.0.1, port: %[3]d, database: postgres, secretRef: {name: local-pg}}
   workload:
     skipPrepare: true
-    pgbench: {script: "SELECT pg_sleep(0.005);", clients: [10], jobs: 2, duration: %[6]s, progressInterval: 1s, latencyLimit: 20ms}
+    pgbench: {script: "SELECT pg_sleep(0.005);", clients: [10], jobs: 2, duration: %[6]s, progressInterval: 1s, latencyLimit: %[11]s}
     placement:
       nodeSelector: {pool: loadgen}
   capacity:
@@ -54,7 +55,7 @@ spec:
     search: {start: %[8]d, factorPercent: %[9]d, widthPercent: %[10]d}
     maxLevels: 12%[7]s
     rules:
-      latency: [{percentile: 99, max: 20ms}]
+      latency: [{percentile: 99, max: %[11]s}]
       minAchievedPercent: 95
 `
 
@@ -116,14 +117,19 @@ func TestCapacitySearchFindsTheKnee(t *testing.T) {
 	var maxima []int32
 	for s := range searches {
 		name := fmt.Sprintf("pg-knee-%d", s)
-		// make test's short form: from 1000, ×1.5, to within 20 %, one
-		// 2 s measurement a level (four levels or so).
-		manifest := fmt.Sprintf(capacityYAML, pg.User, pg.Password, pg.Port, name, 1, "2s", "", 1000, 150, 20)
+		// make test's short form: from 1000, ×1.5, to within 20 %, two
+		// trials of 2 s a level, one of which may fail, and a p99 limit of
+		// 50 ms: beside the package's other parallel stories a loaded
+		// machine stalled pgbench for more than 20 ms in 2-10 % of the
+		// transactions at every level down to 87/s (CI), while above the
+		// server's 2,000/s the queue grows without bound and any limit
+		// fails (four levels or so).
+		manifest := fmt.Sprintf(capacityYAML, pg.User, pg.Password, pg.Port, name, 2, "2s", "\n    exceedRatioPercent: 50", 1000, 150, 20, "50ms")
 		if searches > 1 {
 			// From 400, ×2, to within 5 %, three trials of 3 s a level, one
 			// of which may fail (a hiccup of the machine): MLRsearch's
 			// exceed ratio.
-			manifest = fmt.Sprintf(capacityYAML, pg.User, pg.Password, pg.Port, name, 3, "3s", "\n    exceedRatioPercent: 34", 400, 200, 5)
+			manifest = fmt.Sprintf(capacityYAML, pg.User, pg.Password, pg.Port, name, 3, "3s", "\n    exceedRatioPercent: 34", 400, 200, 5, "20ms")
 		}
 		if out, err := stack.Kubectl(ctx, strings.NewReader(manifest), "apply", "-n", ns, "-f", "-"); err != nil {
 			t.Fatalf("%v\n%s", err, out)
@@ -143,7 +149,7 @@ func TestCapacitySearchFindsTheKnee(t *testing.T) {
 			t.Fatalf("%s: %+v", name, cs)
 		}
 		for _, l := range cs.Levels {
-			t.Logf("%s: level %d passed=%v throughput %v achieved %v %% over 20 ms %v %% %q", name, l.Value, *l.Passed, deref(l.Throughput), deref(l.AchievedPercent), deref(l.LatencyOverLimitPercent), l.Reasons)
+			t.Logf("%s: level %d passed=%v throughput %v achieved %v %% over the limit %v %% %q", name, l.Value, *l.Passed, deref(l.Throughput), deref(l.AchievedPercent), deref(l.LatencyOverLimitPercent), l.Reasons)
 		}
 		took := "?"
 		if st, end := run.Status.StartTime, run.Status.CompletionTime; st != nil && end != nil {
