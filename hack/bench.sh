@@ -31,6 +31,8 @@ echo "[bench] telemetry: CPU and round trip of one poll of PostgreSQL, MariaDB, 
 FERRETDB="${FERRETDB:-$(bash hack/build-ferretdb.sh | tail -n 1)}" go test ./internal/runner/dbstats/ -run '^$' -bench BenchmarkPoll -benchtime 2000x -count 1
 echo "[bench] statistics: power and false verdicts per CV and repetition count (docs/statistics.md)" >&2
 go test ./internal/stats/ -run '^$' -bench BenchmarkPowerSimulation -benchtime 1x -timeout 10m
+echo "[bench] statistics: independent and paired designs of an interleaved comparison, stationary and drifting 0.5 %/round (power for 3 % at CV 2 %, false verdicts; docs/statistics.md)" >&2
+go test ./internal/stats/ -run '^$' -bench BenchmarkDesignSimulation -benchtime 1x -timeout 20m
 echo "[bench] statistics: the family design of per-operation tables, 20 and 100 operations at 5 vs 5 (power, false verdicts, FDR per design; docs/statistics.md)" >&2
 go test ./internal/stats/ -run '^$' -bench BenchmarkOperationFamilies -benchtime 1x -timeout 10m
 echo "[bench] merging 64 load generators (5 operations, histograms of 50k latencies each)" >&2

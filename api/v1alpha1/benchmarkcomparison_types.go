@@ -10,8 +10,10 @@ import (
 type ComparisonOrder string
 
 const (
-	// OrderInterleaved runs A, B, A, B, …: one run at a time, alternating
-	// variants, so that slow drift of the platform hits every variant alike.
+	// OrderInterleaved runs the variants in rounds, one run at a time, the
+	// order reversed every other round (A B, B A, A B, …: ABBA), so that
+	// slow drift of the platform hits every variant alike, within a round
+	// and over the rounds; a round's runs are compared as a pair.
 	OrderInterleaved ComparisonOrder = "Interleaved"
 	// OrderConcurrent starts one run of every variant at the same time,
 	// repetition after repetition: for variants on their own node pools.

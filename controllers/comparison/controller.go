@@ -58,8 +58,9 @@ type plannedRun struct {
 }
 
 // plan lists the child runs in order: Interleaved and Sequential run one at
-// a time (i-major and variant-major), Concurrent runs all variants of a
-// repetition together.
+// a time (i-major, the variants reversed in every even round: ABBA, so that
+// a linear drift within the rounds favours no variant; and variant-major),
+// Concurrent runs all variants of a repetition together.
 func plan(cmp *benchv1.BenchmarkComparison) []plannedRun {
 	n := cmp.Spec.RunsPerVariant
 	if n < 1 {
@@ -84,7 +85,12 @@ func plan(cmp *benchv1.BenchmarkComparison) []plannedRun {
 		}
 	default: // Interleaved
 		for i := int32(1); i <= n; i++ {
-			for _, v := range cmp.Spec.Variants {
+			vs := cmp.Spec.Variants
+			if i%2 == 0 {
+				vs = slices.Clone(vs)
+				slices.Reverse(vs)
+			}
+			for _, v := range vs {
 				add(v, i, len(out))
 			}
 		}
@@ -369,6 +375,9 @@ func (r *Reconciler) compareAll(ctx context.Context, cmp *benchv1.BenchmarkCompa
 		if run := existing[p.name]; run != nil {
 			full := compare.FromBenchmarkRun(run)
 			full.AddDocument(r.document(ctx, run))
+			if cmp.Spec.Order != benchv1.OrderSequential {
+				full.Round = p.index // a round's runs of every variant ran together
+			}
 			sides[p.variant].Runs = append(sides[p.variant].Runs, full)
 		}
 	}

@@ -19,10 +19,10 @@ func TestComparisonPlanOrder(t *testing.T) {
 		want  []string // variant-index@batch
 	}{
 		"interleaved: one at a time, repetition-major": {
-			order: benchv1.OrderInterleaved, want: []string{"a1@0", "b1@1", "a2@2", "b2@3"},
+			order: benchv1.OrderInterleaved, want: []string{"a1@0", "b1@1", "b2@2", "a2@3"},
 		},
 		"default is interleaved": {
-			order: "", want: []string{"a1@0", "b1@1", "a2@2", "b2@3"},
+			order: "", want: []string{"a1@0", "b1@1", "b2@2", "a2@3"},
 		},
 		"sequential: one at a time, variant-major": {
 			order: benchv1.OrderSequential, want: []string{"a1@0", "a2@1", "b1@2", "b2@3"},

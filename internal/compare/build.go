@@ -29,7 +29,7 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 	rep := &Report{Baseline: baseline.Name, Candidate: candidate.Name, Workload: workloadName(baseline, candidate), Criteria: o.Criteria}
 	primary, primaryOp := primaryMetric(ref)
 	c := collect(rep, baseline, candidate, o, func(name, op string) bool { return name == primary && op == primaryOp })
-	assemble(rep, test(rep, c, o))
+	assemble(rep, test(rep, c, o), o.Criteria.WithDefaults())
 	rep.Primary, rep.PrimaryOperation = primary, primaryOp
 	rep.Timelines = timelines([]Side{baseline, candidate})
 	rep.Hosts = hostViews([]Side{baseline, candidate})
@@ -54,7 +54,10 @@ type sample struct {
 	dir                 benchv1.Direction
 	params              map[string]string
 	base, cand          []float64
-	primary             bool
+	// baseRounds and candRounds are the values by round (Run.Round), for
+	// the paired analysis.
+	baseRounds, candRounds map[int32][]float64
+	primary                bool
 }
 
 // collection is what collect gathered, the samples in the order first
@@ -127,15 +130,22 @@ func (c *collection) measurement(rep *Report, r Run, st benchv1.StepStatus, m be
 		k := sampleKey{step, mv.Name, mv.Operation}
 		s, ok := c.samples[k]
 		if !ok {
-			s = &sample{unit: mv.Unit, src: mv.Source, dir: mv.Direction, params: st.Parameters, primary: primary}
+			s = &sample{unit: mv.Unit, src: mv.Source, dir: mv.Direction, params: st.Parameters, primary: primary,
+				baseRounds: map[int32][]float64{}, candRounds: map[int32][]float64{}}
 			c.samples[k] = s
 			c.order = append(c.order, k)
 		}
 		if isBase {
 			s.base = append(s.base, mv.Value)
+			if r.Round > 0 {
+				s.baseRounds[r.Round] = append(s.baseRounds[r.Round], mv.Value)
+			}
 			continue
 		}
 		s.cand = append(s.cand, mv.Value)
+		if r.Round > 0 {
+			s.candRounds[r.Round] = append(s.candRounds[r.Round], mv.Value)
+		}
 		if st.Name != step {
 			s.candStep = st.Name
 		}
@@ -199,13 +209,20 @@ func (t tested) statsSample() stats.Sample {
 
 // assemble writes a row per tested sample, and counts the verdicts of
 // those judged.
-func assemble(rep *Report, all []tested) {
+func assemble(rep *Report, all []tested, crit stats.Criteria) {
 	for _, t := range all {
 		k, s, c := t.key, t.sample, t.Comparison
-		rep.Rows = append(rep.Rows, Row{Step: k.step, CandidateStep: s.candStep, Metric: k.metric, Operation: k.op, Unit: s.unit, Direction: s.dir, Source: s.src,
+		row := Row{Step: k.step, CandidateStep: s.candStep, Metric: k.metric, Operation: k.op, Unit: s.unit, Direction: s.dir, Source: s.src,
 			Baseline: c.Baseline, Candidate: c.Candidate, BaselineVals: s.base, CandidateVals: s.cand,
 			DeltaPercent: Num(c.DeltaPercent), CILowPercent: Num(c.CILowPercent), CIHighPercent: Num(c.CIHighPercent), CILevel: Num(c.Level),
-			P: Num(c.P), PAdjusted: Num(c.PAdjusted), Unstable: c.Unstable, Verdict: c.Verdict, Reason: c.Reason, Parameters: s.params})
+			P: Num(c.P), PAdjusted: Num(c.PAdjusted), Unstable: c.Unstable, Verdict: c.Verdict, Reason: c.Reason, Parameters: s.params}
+		if t.family == familyHeadline || t.family == familyEfficiency || t.family == familyDisturbance {
+			row.Paired = paired(s, crit)
+		}
+		if t.family == familyHeadline {
+			row.Detectable = detectableRow(stats.DetectableIndependent(s.base, s.cand, crit.Alpha, crit.MinEffectPercent))
+		}
+		rep.Rows = append(rep.Rows, row)
 		if t.family == familyDescribed {
 			continue // described, not judged: not counted
 		}

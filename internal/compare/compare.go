@@ -46,6 +46,11 @@ type Run struct {
 	// Capacity is a capacity run's search (its levels draw the knee
 	// curves); its maximum is compared as the step "capacity".
 	Capacity *benchv1.CapacityStatus `json:"capacity,omitempty"`
+	// Round is the round of an interleaved or concurrent comparison the
+	// run measured (from 1): its runs of one round are paired (PairedRow).
+	// Zero: not measured in rounds (a sequential comparison, runs named
+	// by hand).
+	Round int32 `json:"round,omitempty"`
 }
 
 // Measurement is one repetition's full result.
@@ -165,6 +170,14 @@ type Row struct {
 	// Bimodal describes the sides whose repetitions fall into two
 	// separate groups, with the groups' values.
 	Bimodal string `json:"bimodal,omitempty"`
+	// Paired is the row's paired analysis by round (headline, efficiency
+	// and disturbance rows of a comparison measured in rounds), shown
+	// beside the independent analysis that judges.
+	Paired *PairedRow `json:"paired,omitempty"`
+	// Detectable is the smallest change the row's runs could detect with
+	// the noise they showed (headline rows), and the measurements per
+	// variant the minimum effect needs.
+	Detectable *DetectableRow `json:"detectable,omitempty"`
 	// TargetCPUDeltaPercent, on a row of the primary metric, is the change
 	// of the target's CPU at the same step: throughput and what it cost
 	// side by side.

@@ -278,6 +278,12 @@ func summaryLines(rep *Report, s Summary, alpha float64) []string {
 	}
 	list("Worse", s.Worse)
 	list("Better", s.Better)
+	if l := pairedLine(rep); l != "" {
+		lines = append(lines, l)
+	}
+	if l := detectableLine(rep, rep.Criteria.WithDefaults().MinEffectPercent); l != "" {
+		lines = append(lines, l)
+	}
 	if s.Restating > 0 {
 		verb := "rows restate"
 		if s.Restating == 1 {

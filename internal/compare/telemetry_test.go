@@ -132,10 +132,21 @@ func TestServersSideBesideThroughput(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Candidate-coloured pixels in the left and the right half of the
-	// first charts' band: the throughput chart and the CPU chart beside it.
+	// first charts' band (150 px from the first such pixel: where the
+	// summary above ends depends on its lines): the throughput chart and
+	// the CPU chart beside it.
 	b := img.Bounds()
+	top := b.Max.Y
+	for y := b.Min.Y; y < b.Max.Y && top == b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if near8(img, x, y, [3]uint8{0xe0, 0x7b, 0x39}) {
+				top = y
+				break
+			}
+		}
+	}
 	halves := [2]int{}
-	for y := b.Min.Y; y < b.Min.Y+450; y++ {
+	for y := top; y < min(top+150, b.Max.Y); y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
 			if near8(img, x, y, [3]uint8{0xe0, 0x7b, 0x39}) {
 				halves[int(math.Min(1, float64(2*(x-b.Min.X)/b.Dx())))]++
