@@ -5,12 +5,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/stats"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
 	"github.com/dbperf-io/dbperf-operator/workloads/pgbench"
@@ -251,4 +254,81 @@ func benchSetup(b *testing.B, pg testutil.Postgres, extra ...string) (env []stri
 		b.Fatalf("building the runner: %v\n%s", err, out)
 	}
 	return env, runnerBin
+}
+
+// BenchmarkPairedDesignOnRealRuns measures the designs of issue 31 on real
+// runs: pgbench (select-only, 2 clients, 2 s) against a local PostgreSQL,
+// variant A the simple query protocol and B the prepared one, in rounds of
+// ABBA order, while a noisy neighbour in this process (two spinning
+// threads) takes a share of the CPU that grows by 7 points every round:
+// a slow drift of the machine both variants meet alike within a round. It
+// reports the change of B against A and the width of its 95 % interval
+// by the independent analysis (Welch on logarithms of the runs) and the
+// paired one (paired t on the rounds' log ratios), and their ratio
+// (goal: the paired interval at least 2× narrower). DBPERF_DESIGN_ROUNDS
+// sets the rounds (8).
+func BenchmarkPairedDesignOnRealRuns(b *testing.B) {
+	rounds := envInt("DBPERF_DESIGN_ROUNDS", 8)
+	pg := testutil.StartPostgres(b)
+	env, _ := benchSetup(b, pg)
+	variant := func(mode string) []string {
+		return []string{"--client", "2", "--jobs", "2", "--time", "2", "--select-only", "--no-vacuum", "--protocol", mode}
+	}
+	var base, cand []float64
+	b.ResetTimer()
+	for b.Loop() {
+		base, cand = base[:0], cand[:0]
+		for i := range rounds {
+			stop := neighbour(0.07 * float64(i))
+			a := func() { base = append(base, measure(b, command(env, "pgbench", variant("simple")...)).tps) }
+			p := func() { cand = append(cand, measure(b, command(env, "pgbench", variant("prepared")...)).tps) }
+			if i%2 == 0 {
+				a()
+				p()
+			} else {
+				p()
+				a()
+			}
+			stop()
+			b.Logf("round %d (neighbour %.0f %% of two threads): simple %.0f tps, prepared %.0f tps", i+1, 7*float64(i), base[i], cand[i])
+		}
+	}
+	ind, indP := stats.WelchLogDiff(base, cand, 0.05)
+	pr := stats.PairedLogDiff(base, cand, 0.05)
+	iw, pw := ind.CIHighPercent-ind.CILowPercent, pr.CIHighPercent-pr.CILowPercent
+	b.Logf("independent: Δ %+.2f %% [%+.2f, %+.2f] p %.2g; paired: Δ %+.2f %% [%+.2f, %+.2f] p %.2g; interval %.1f× narrower paired",
+		ind.DeltaPercent, ind.CILowPercent, ind.CIHighPercent, indP, pr.DeltaPercent, pr.CILowPercent, pr.CIHighPercent, pr.P, iw/pw)
+	b.ReportMetric(iw, "indep-ci-width%")
+	b.ReportMetric(pw, "paired-ci-width%")
+	b.ReportMetric(iw/pw, "narrowing")
+}
+
+// neighbour spins two threads of this process for share of every 10 ms
+// until stop is called.
+func neighbour(share float64) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	if share > 0 {
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				const period = 10 * time.Millisecond
+				busy := time.Duration(share * float64(period))
+				for {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					for start := time.Now(); time.Since(start) < busy; {
+					}
+					time.Sleep(period - busy)
+				}
+			}()
+		}
+	}
+	return func() { close(done); wg.Wait() }
 }
