@@ -114,76 +114,79 @@ func geometricMean(v []float64) float64 {
 	return math.Exp(s / float64(len(v)))
 }
 
-// pairedLine is the summary's line of the headline rows' paired analysis,
-// beside their independent one: one entry per step (at most three).
-func pairedLine(rep *Report) string {
+// primaryParts are the summary's entries of the headline rows that have
+// one (part: false for none), at most three by name and how many more: a
+// row's name carries its step when there are several.
+func primaryParts(rep *Report, part func(row Row, name string) (string, bool)) string {
 	var parts []string
-	rounds := 0
 	more := 0
 	for _, row := range rep.Rows {
-		if row.Paired == nil || !rep.IsPrimary(row) {
+		if !rep.IsPrimary(row) {
 			continue
 		}
-		if len(parts) == 3 {
-			more++
-			continue
-		}
-		p := row.Paired
-		rounds = max(rounds, p.Rounds)
 		name := metricName(row)
 		if len(rep.Steps) > 1 {
 			name = row.Step + " " + name
 		}
-		part := fmt.Sprintf("%s %s (CI %s … %s, p %.2g, Wilcoxon p %.2g%s)", shorten(name, 48), pct(p.DeltaPercent), pct(p.CILowPercent), pct(p.CIHighPercent),
-			float64(p.P), float64(p.WilcoxonP), exactness(p.WilcoxonExact))
-		if n := float64(p.Narrowing); !math.IsNaN(n) {
-			part += fmt.Sprintf(", an interval %.1f× narrower than the independent one of the same runs", n)
+		p, ok := part(row, shorten(name, 48))
+		switch {
+		case !ok:
+		case len(parts) == 3:
+			more++
+		default:
+			parts = append(parts, p)
 		}
-		parts = append(parts, part)
-	}
-	if len(parts) == 0 {
-		return ""
 	}
 	if more > 0 {
 		parts = append(parts, fmt.Sprintf("… %d more", more))
 	}
+	return strings.Join(parts, "; ")
+}
+
+// pairedLine is the summary's line of the headline rows' paired analysis,
+// beside their independent one: one entry per step (at most three).
+func pairedLine(rep *Report) string {
+	rounds := 0
+	parts := primaryParts(rep, func(row Row, name string) (string, bool) {
+		p := row.Paired
+		if p == nil {
+			return "", false
+		}
+		rounds = max(rounds, p.Rounds)
+		part := fmt.Sprintf("%s %s (CI %s … %s, p %.2g, Wilcoxon p %.2g%s)", name, pct(p.DeltaPercent), pct(p.CILowPercent), pct(p.CIHighPercent),
+			float64(p.P), float64(p.WilcoxonP), exactness(p.WilcoxonExact))
+		if n := float64(p.Narrowing); !math.IsNaN(n) {
+			part += fmt.Sprintf(", an interval %.1f× narrower than the independent one of the same runs", n)
+		}
+		return part, true
+	})
+	if parts == "" {
+		return ""
+	}
 	return fmt.Sprintf("Paired by round (%d rounds, each round's runs measured together; the run is the unit): %s. The verdict above is the independent analysis'; docs/statistics.md says when pairing is valid",
-		rounds, strings.Join(parts, "; "))
+		rounds, parts)
 }
 
 // detectableLine is the summary's line of what the headline rows could
 // detect with the noise they showed, and the runs the minimum effect
 // would take: independent, and paired by round where there are rounds.
 func detectableLine(rep *Report, minEffect float64) string {
-	var parts []string
-	more := 0
-	for _, row := range rep.Rows {
-		if row.Detectable == nil || !rep.IsPrimary(row) {
-			continue
+	parts := primaryParts(rep, func(row Row, name string) (string, bool) {
+		if row.Detectable == nil {
+			return "", false
 		}
-		if len(parts) == 3 {
-			more++
-			continue
-		}
-		name := metricName(row)
-		if len(rep.Steps) > 1 {
-			name = row.Step + " " + name
-		}
-		part := fmt.Sprintf("%s ±%.1f %% with %d/%d measurements%s", shorten(name, 48), float64(row.Detectable.EffectPercent),
+		part := fmt.Sprintf("%s ±%.1f %% with %d/%d measurements%s", name, float64(row.Detectable.EffectPercent),
 			row.Baseline.N, row.Candidate.N, runsNeeded(row.Detectable.RunsForMinEffect, minEffect, "measurements per variant"))
 		if p := row.Paired; p != nil && p.Detectable != nil {
 			part += fmt.Sprintf("; paired ±%.1f %% with %d rounds%s", float64(p.Detectable.EffectPercent), p.Rounds,
 				runsNeeded(p.Detectable.RunsForMinEffect, minEffect, "rounds"))
 		}
-		parts = append(parts, part)
-	}
-	if len(parts) == 0 {
+		return part, true
+	})
+	if parts == "" {
 		return ""
 	}
-	if more > 0 {
-		parts = append(parts, fmt.Sprintf("… %d more", more))
-	}
-	return fmt.Sprintf("Detectable at %.0f %% power with the noise seen (t approximation on logarithms): %s", 100*stats.DetectablePower, strings.Join(parts, "; "))
+	return fmt.Sprintf("Detectable at %.0f %% power with the noise seen (t approximation on logarithms): %s", 100*stats.DetectablePower, parts)
 }
 
 func runsNeeded(n int, minEffect float64, unit string) string {

@@ -92,14 +92,8 @@ func TestPairedRowsBesideTheIndependentAnalysis(t *testing.T) {
 		t.Errorf("the independent analysis pools every repetition (n %d, want 16) and the drift widens its interval (%.2f points, paired %.2f)",
 			row.Baseline.N, float64(row.CIHighPercent-row.CILowPercent), float64(p.CIHighPercent-p.CILowPercent))
 	}
-	var line string
-	for _, l := range rep.Summary.Lines {
-		if strings.HasPrefix(l, "Paired by round") {
-			line = l
-		}
-	}
-	if !strings.Contains(line, "8 rounds") || !strings.Contains(line, "clients=20 transactionsPerSecond -3.") {
-		t.Errorf("summary line %q", line)
+	if line := summaryLine(rep, "Paired by round"); !strings.Contains(line, "8 rounds") || !strings.Contains(line, "clients=20 transactionsPerSecond -3.") {
+		t.Errorf("summary line %q", summaryLine(rep, "Paired by round"))
 	}
 	// What each design could detect with this noise: the drift makes the
 	// independent design's detectable change several times the paired one's.
@@ -107,14 +101,8 @@ func TestPairedRowsBesideTheIndependentAnalysis(t *testing.T) {
 		p.Detectable.RunsForMinEffect < 2 || row.Detectable.RunsForMinEffect <= p.Detectable.RunsForMinEffect {
 		t.Errorf("detectable: independent %+v, paired %+v", row.Detectable, p.Detectable)
 	}
-	var detectable string
-	for _, l := range rep.Summary.Lines {
-		if strings.HasPrefix(l, "Detectable at 95 % power") {
-			detectable = l
-		}
-	}
-	if !strings.Contains(detectable, "with 16/16 measurements") || !strings.Contains(detectable, "paired ±") {
-		t.Errorf("summary's detectable line %q", detectable)
+	if detectable := summaryLine(rep, "Detectable at 95 % power"); !strings.Contains(detectable, "with 16/16 measurements") || !strings.Contains(detectable, "paired ±") {
+		t.Errorf("summary's detectable line %q", summaryLine(rep, "Detectable at 95 % power"))
 	}
 
 	base, cand = driftingRounds(false)
@@ -127,9 +115,18 @@ func TestPairedRowsBesideTheIndependentAnalysis(t *testing.T) {
 			t.Errorf("%s %s: a paired analysis without rounds", r.Step, r.Metric)
 		}
 	}
+	if l := summaryLine(rep, "Paired"); l != "" {
+		t.Errorf("summary without rounds says %q", l)
+	}
+}
+
+// summaryLine is the report's summary line that begins with prefix ("" for
+// none).
+func summaryLine(rep *Report, prefix string) string {
 	for _, l := range rep.Summary.Lines {
-		if strings.HasPrefix(l, "Paired") {
-			t.Errorf("summary without rounds says %q", l)
+		if strings.HasPrefix(l, prefix) {
+			return l
 		}
 	}
+	return ""
 }
