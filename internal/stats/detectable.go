@@ -70,11 +70,7 @@ func DetectablePaired(baseline, candidate []float64, alpha, minEffectPercent flo
 	if n < 2 || !allPositive(baseline[:n]) || !allPositive(candidate[:n]) {
 		return Detectable{}, false
 	}
-	d := make([]float64, n)
-	for i := range d {
-		d[i] = math.Log(candidate[i] / baseline[i])
-	}
-	sd := Summarize(d).StdDev
+	sd := Summarize(logRatios(baseline[:n], candidate[:n])).StdDev
 	out := Detectable{EffectPercent: 100 * (math.Exp(detectableLog(sd/math.Sqrt(float64(n)), float64(n-1), alpha)) - 1)}
 	if sd > 0 {
 		out.RunsForMinEffect = sizeFor(math.Log1p(minEffectPercent/100),

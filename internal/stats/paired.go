@@ -59,10 +59,7 @@ func PairedLogDiff(baseline, candidate []float64, alpha float64) Paired {
 	if n == 0 || !allPositive(baseline[:n]) || !allPositive(candidate[:n]) {
 		return out
 	}
-	d := make([]float64, n)
-	for i := range d {
-		d[i] = math.Log(candidate[i] / baseline[i])
-	}
+	d := logRatios(baseline[:n], candidate[:n])
 	pct := func(x float64) float64 { return 100 * (math.Exp(x) - 1) }
 	out.Pairs = n
 	s := Summarize(d)
@@ -89,6 +86,15 @@ func PairedLogDiff(baseline, candidate []float64, alpha float64) Paired {
 		out.PermutationP = signFlipP(d)
 	}
 	return out
+}
+
+// logRatios are ln(candidate_i / baseline_i) of positive values.
+func logRatios(baseline, candidate []float64) []float64 {
+	d := make([]float64, len(baseline))
+	for i := range d {
+		d[i] = math.Log(candidate[i] / baseline[i])
+	}
+	return d
 }
 
 // signedRankCounts are the numbers of the 2^n sign assignments of the
@@ -203,14 +209,7 @@ func walshAverages(d []float64) []float64 {
 
 // hodgesLehmannPaired is the one-sample Hodges-Lehmann estimate: the
 // median of the Walsh averages.
-func hodgesLehmannPaired(d []float64) float64 {
-	w := walshAverages(d)
-	n := len(w)
-	if n%2 == 1 {
-		return w[n/2]
-	}
-	return (w[n/2-1] + w[n/2]) / 2
-}
+func hodgesLehmannPaired(d []float64) float64 { return median(walshAverages(d)) }
 
 // walshInterval is the exact interval of the signed-rank test: the k-th
 // smallest and k-th largest Walsh averages, k the largest count with
