@@ -317,15 +317,16 @@ func neighbour(share float64) (stop func()) {
 				defer runtime.UnlockOSThread()
 				const period = 10 * time.Millisecond
 				busy := time.Duration(share * float64(period))
+				tick := time.NewTicker(period)
+				defer tick.Stop()
 				for {
+					for start := time.Now(); time.Since(start) < busy; {
+					}
 					select {
 					case <-done:
 						return
-					default:
+					case <-tick.C: // idle for the rest of the period
 					}
-					for start := time.Now(); time.Since(start) < busy; {
-					}
-					time.Sleep(period - busy)
 				}
 			}()
 		}

@@ -75,7 +75,22 @@ func TestSummaryAgreesWithProc(t *testing.T) {
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(10 * time.Second)
+	// The window ends once the burner has used 4 CPU-seconds since the
+	// sampler started (8 s at its half-core limit, longer on a loaded
+	// machine): enough readings for the comparison. Polled with a deadline.
+	cpu0 := testutil.MustProcessCPUSeconds(t, cmd.Process.Pid)
+	if err := testutil.Poll(ctx, 25*time.Second, 200*time.Millisecond, "the burner's 4 CPU-seconds", func() error {
+		used, err := testutil.ProcessCPUSeconds(cmd.Process.Pid)
+		if err != nil {
+			return err
+		}
+		if used-cpu0 < 4 {
+			return fmt.Errorf("%.2f CPU-seconds", used-cpu0)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	rep := s.Stop(ctx)
 
 	got := map[string]float64{}
@@ -95,7 +110,7 @@ func TestSummaryAgreesWithProc(t *testing.T) {
 		}
 	}
 	if len(series) < 5 {
-		t.Fatalf("%d cpuCores readings of the burner over 10 s of 1-s polls", len(series))
+		t.Fatalf("%d cpuCores readings of the burner over 4 CPU-seconds of 1-s polls", len(series))
 	}
 	from, to := series[0].Time, series[len(series)-1].Time
 	var used float64
