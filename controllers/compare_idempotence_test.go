@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/controllers/comparison"
+	"github.com/dbperf-io/dbperf-operator/internal/compare"
 	"github.com/dbperf-io/dbperf-operator/test/kit"
 )
 
@@ -99,6 +101,25 @@ func TestComparePhaseIsIdempotent(t *testing.T) {
 		}
 		return cm
 	}
+	// The report pairs the runs by round (Interleaved: ABBA rounds): the
+	// rejected baseline run's round pairs nothing, the two others do.
+	paired := func(cm *corev1.ConfigMap) string {
+		t.Helper()
+		reps, err := compare.ReadReports(cm.Data, cm.BinaryData)
+		if err != nil || len(reps) != 1 {
+			t.Fatalf("report: %v (%d)", err, len(reps))
+		}
+		for _, row := range reps[0].Rows {
+			if reps[0].IsPrimary(row) && row.Paired != nil {
+				return fmt.Sprintf("%d rounds %.6f", row.Paired.Rounds, float64(row.Paired.DeltaPercent))
+			}
+		}
+		return ""
+	}
+	pairedBefore := paired(report())
+	if !strings.HasPrefix(pairedBefore, "2 rounds ") {
+		t.Errorf("the report's paired analysis after the rejection: %q, want 2 rounds", pairedBefore)
+	}
 	rv, reportRV := after.ResourceVersion, report().ResourceVersion
 	for i := range 2 {
 		if _, err := r.Reconcile(ctx, req); err != nil {
@@ -116,6 +137,9 @@ func TestComparePhaseIsIdempotent(t *testing.T) {
 	kit.WaitReconciled(t, "benchmarkcomparison", since) // the new manager's first look at it
 	if c := get(); c.ResourceVersion != rv || report().ResourceVersion != reportRV {
 		t.Errorf("the restarted manager wrote again: comparison %s→%s, report %s→%s", rv, c.ResourceVersion, reportRV, report().ResourceVersion)
+	}
+	if got := paired(report()); got != pairedBefore {
+		t.Errorf("the paired analysis changed through reconciles and a restart: %q → %q", pairedBefore, got)
 	}
 	for _, cr := range after.Status.Runs {
 		run := h.Run(cr.Name)
@@ -197,4 +221,45 @@ func firstComparisonPatchConflicts(refused *atomic.Bool) client.Client {
 			return c.SubResource(sub).Patch(ctx, obj, p, o...)
 		},
 	})
+}
+
+// The run-creation phase in ABBA rounds, the way it breaks: the manager is
+// killed and restarted between the first round and the second (where the
+// order turns), and again in the middle of the second round; every run is
+// created once, in the order A B, B A, and the comparison pairs both rounds.
+func TestInterleavedRoundsCreatedOnceThroughRestarts(t *testing.T) {
+	h := newHarness(t)
+	h.Create(kit.Comparison("abba", benchv1.OrderInterleaved, 2))
+	answered := 0
+	order := h.PlayRuns("abba", 4, 1, func(v string, i int) string {
+		answered++
+		if answered == 2 || answered == 3 {
+			h.RestartManager(cfg)
+		}
+		return kit.Measured(v, i)
+	})
+	if got := strings.Join(order, " "); got != "v3 v4a v4a v3" {
+		t.Errorf("runs measured in the order %s, want v3 v4a v4a v3", got)
+	}
+	cmp := h.WaitComparison("abba", benchv1.ComparisonSucceeded)
+	var runs benchv1.BenchmarkRunList
+	if err := k8s.List(context.Background(), &runs, client.InNamespace(h.NS), client.MatchingLabels{benchv1.LabelComparison: string(cmp.UID)}); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs.Items) != 4 || len(cmp.Status.Runs) != 4 {
+		t.Errorf("%d runs exist, status lists %d: want 4, each created once", len(runs.Items), len(cmp.Status.Runs))
+	}
+	cm := &corev1.ConfigMap{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.NS, Name: cmp.Status.ReportConfigMap}, cm); err != nil {
+		t.Fatal(err)
+	}
+	reps, err := compare.ReadReports(cm.Data, cm.BinaryData)
+	if err != nil || len(reps) != 1 {
+		t.Fatalf("report: %v", err)
+	}
+	for _, row := range reps[0].Rows {
+		if reps[0].IsPrimary(row) && (row.Paired == nil || row.Paired.Rounds != 2) {
+			t.Errorf("%s %s: paired %+v, want 2 rounds", row.Step, row.Metric, row.Paired)
+		}
+	}
 }

@@ -19,9 +19,9 @@ import (
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 )
 
-// Two variants, 5 runs each, interleaved: the runs alternate A B A B, one at
-// a time; the comparison finds v4a about +117 % better in throughput and p99
-// unchanged, and writes status and the report (JSON, Markdown, HTML).
+// Two variants, 5 runs each, interleaved: the runs go one at a time in ABBA
+// rounds (A B, B A, …); the comparison finds v4a about +117 % better in
+// throughput and p99 unchanged, and writes status and the report (JSON, Markdown, HTML).
 func TestComparisonInterleavedEndToEnd(t *testing.T) {
 	h := newHarness(t)
 	h.Create(kit.Comparison("gen", benchv1.OrderInterleaved, 5))
