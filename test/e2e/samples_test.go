@@ -559,8 +559,8 @@ spec:
 // checkDocsCIScript runs the CI job of docs/comparisons.md ("Gating a
 // pipeline on a comparison") as it stands, with kubectl and the plugin on
 // PATH and the cluster's kubeconfig, against a regression, no change and
-// an invalid comparison at once: each prints its line, exits as the
-// script says, and leaves a JUnit file that parses.
+// an invalid comparison: each prints its line, exits as the script says,
+// and leaves a JUnit file that parses.
 func checkDocsCIScript(ctx context.Context, t *testing.T, stack *sim.Stack, plugin, work string) {
 	t.Helper()
 	doc := readRepo("docs/comparisons.md")
@@ -569,9 +569,26 @@ func checkDocsCIScript(ctx context.Context, t *testing.T, stack *sim.Stack, plug
 	if !ok || !ok2 || !strings.Contains(script, "name=my-comparison") {
 		t.Fatalf("no CI job in docs/comparisons.md")
 	}
+	// The comparisons that expect a difference run at once; the one that
+	// claims no change runs after them, alone: an equivalence verdict at
+	// 4 runs a side rests on every run, and a run that shares these 2
+	// cores with another comparison's pgbench (a CI run saw one at 6,381
+	// tx/s beside 10,200-11,900) widens the exact interval past the
+	// minimum effect.
+	for _, noChange := range []bool{false, true} {
+		runCIJobs(ctx, t, stack, plugin, work, script, noChange)
+	}
+}
+
+// runCIJobs runs the script on the comparisons that claim no change, or
+// on the others, at once.
+func runCIJobs(ctx context.Context, t *testing.T, stack *sim.Stack, plugin, work, script string, noChange bool) {
 	path := filepath.Dir(plugin) + string(os.PathListSeparator) + stack.BinDir + string(os.PathListSeparator) + os.Getenv("PATH")
 	var wg sync.WaitGroup
 	for _, c := range ciComparisons {
+		if (c.exit == 0) != noChange {
+			continue
+		}
 		wg.Go(func() {
 			dir := filepath.Join(work, c.name)
 			if err := os.MkdirAll(dir, 0o755); err != nil {
