@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -105,6 +106,24 @@ func TestComparisonAndScheduleAdmission(t *testing.T) {
 		"51 runs per variant": {
 			comparisonManifest(t, ns, "c", map[string]any{"runsPerVariant": 51}),
 			[]string{"spec.runsPerVariant"}},
+		"sequential stopping without rounds": {
+			comparisonManifest(t, ns, "c", map[string]any{"order": "Sequential", "sequential": map[string]any{"targetEffectPercent": 3}}),
+			[]string{"order must be Interleaved or Concurrent"}},
+		"a first look after the most rounds": {
+			comparisonManifest(t, ns, "c", map[string]any{"runsPerVariant": 4, "sequential": map[string]any{"minRounds": 5}}),
+			[]string{"sequential.minRounds must be at most runsPerVariant"}},
+		"a first look after one round": {
+			comparisonManifest(t, ns, "c", map[string]any{"sequential": map[string]any{"minRounds": 1}}),
+			[]string{"spec.sequential.minRounds"}},
+		"sequential stopping with nothing to tell": {
+			comparisonManifest(t, ns, "c", map[string]any{"criteria": map[string]any{"minEffectPercent": 0}, "sequential": map[string]any{}}),
+			[]string{"sequential.targetEffectPercent is needed"}},
+		"a target effect of 0": {
+			comparisonManifest(t, ns, "c", map[string]any{"sequential": map[string]any{"targetEffectPercent": 0}}),
+			[]string{"targetEffectPercent must be above 0"}},
+		"an unknown spending rule": {
+			comparisonManifest(t, ns, "c", map[string]any{"sequential": map[string]any{"spending": "Haybittle"}}),
+			[]string{"spec.sequential.spending", "OBrienFleming"}},
 		"threshold above 100 %": {
 			scheduleManifest(t, ns, "s", map[string]any{"thresholdPercent": 150}),
 			[]string{"spec.regression.thresholdPercent"}},
@@ -154,6 +173,13 @@ func TestComparisonAndScheduleAdmission(t *testing.T) {
 		obj := comparisonManifest(t, ns, "c", nil)
 		if err := k8s.Create(ctx, obj, client.DryRunAll); err != nil {
 			t.Fatal(err)
+		}
+		seq := comparisonManifest(t, ns, "c", map[string]any{"sequential": map[string]any{}})
+		if err := k8s.Create(ctx, seq, client.DryRunAll); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := unstructured.NestedFieldNoCopy(seq.Object, "spec", "sequential"); !reflect.DeepEqual(got, map[string]any{"minRounds": int64(3), "spending": "OBrienFleming"}) {
+			t.Errorf("spec.sequential defaults to %v", got)
 		}
 		for path, want := range map[string]any{"runsPerVariant": int64(5), "criteria.alpha": 0.05, "criteria.correction": "Holm"} {
 			got, _, _ := unstructured.NestedFieldNoCopy(obj.Object, append([]string{"spec"}, strings.Split(path, ".")...)...)

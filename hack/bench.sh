@@ -11,7 +11,8 @@
 #    the throughput cost of an on-CPU profile of the server (perf, 99 Hz),
 #  - merging 64 load generators' results with histograms (time and size),
 #  - the comparison statistics: power to detect 3 % and 5 % drops and the
-#    false-verdict rate, per CV and repetition count, by simulation; and the
+#    false-verdict rate, per CV and repetition count, by simulation; the
+#    paired and sequential designs (power, false verdicts, rounds run); and the
 #    family design of per-operation tables (20 and 100 operations, 5 vs 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +34,8 @@ echo "[bench] statistics: power and false verdicts per CV and repetition count (
 go test ./internal/stats/ -run '^$' -bench BenchmarkPowerSimulation -benchtime 1x -timeout 10m
 echo "[bench] statistics: independent and paired designs of an interleaved comparison, stationary and drifting 0.5 %/round (power for 3 % at CV 2 %, false verdicts; docs/statistics.md)" >&2
 go test ./internal/stats/ -run '^$' -bench BenchmarkDesignSimulation -benchtime 1x -timeout 20m
+echo "[bench] statistics: the paired design stopping early (O'Brien-Fleming and Pocock spending; power for 3 % at CV 2 %, false verdicts and the mean rounds run; docs/statistics.md)" >&2
+go test ./internal/stats/ -run '^$' -bench BenchmarkSequentialDesign -benchtime 1x -timeout 10m
 echo "[bench] statistics: the independent and the paired analysis on real pgbench runs (simple against prepared protocol, ABBA rounds) under a drift injected by a growing noisy neighbour: the width of each interval (docs/statistics.md)" >&2
 go test ./cmd/runner/ -run '^$' -bench BenchmarkPairedDesignOnRealRuns -benchtime 1x -timeout 30m -v
 echo "[bench] statistics: the family design of per-operation tables, 20 and 100 operations at 5 vs 5 (power, false verdicts, FDR per design; docs/statistics.md)" >&2

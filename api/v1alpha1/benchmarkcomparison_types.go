@@ -101,6 +101,65 @@ const (
 	StepPairingByPosition StepPairing = "ByPosition"
 )
 
+// AlphaSpending is how a sequential comparison spends its false-verdict
+// rate over its looks (stats.Spending).
+// +kubebuilder:validation:Enum=OBrienFleming;Pocock
+type AlphaSpending string
+
+const (
+	// SpendingOBrienFleming spends almost nothing at the first looks: an
+	// early stop needs an overwhelming change, and running to the last
+	// round costs almost nothing against a fixed design.
+	SpendingOBrienFleming AlphaSpending = "OBrienFleming"
+	// SpendingPocock spends evenly: earlier stops on moderate changes, a
+	// stricter last look.
+	SpendingPocock AlphaSpending = "Pocock"
+)
+
+// SequentialDecision is what a sequential comparison's last look decided.
+// +kubebuilder:validation:Enum=Continue;Changed;Equivalent;MaxRounds
+type SequentialDecision string
+
+const (
+	// SequentialContinue: another round is needed.
+	SequentialContinue SequentialDecision = "Continue"
+	// SequentialChanged: every headline is decided and one changed by at
+	// least the minimum effect.
+	SequentialChanged SequentialDecision = "Changed"
+	// SequentialEquivalent: every headline's interval rules out a change
+	// of the target effect.
+	SequentialEquivalent SequentialDecision = "Equivalent"
+	// SequentialMaxRounds: runsPerVariant rounds ran and a headline is
+	// still undecided.
+	SequentialMaxRounds SequentialDecision = "MaxRounds"
+)
+
+// SequentialStopping makes a comparison look at its headlines after every
+// round and stop as soon as they are decided (docs/statistics.md,
+// "Stopping early"): runsPerVariant becomes the most rounds it runs. Each
+// look is a paired analysis of the rounds' log ratios at the level the
+// alpha-spending rule allows it, so that looking after every round keeps
+// the chance of a false Better or Worse at criteria.alpha.
+// +kubebuilder:validation:XValidation:rule="!has(self.targetEffectPercent) || self.targetEffectPercent > 0",message="targetEffectPercent must be above 0"
+type SequentialStopping struct {
+	// TargetEffectPercent is the change the comparison must be able to
+	// tell: once every headline's interval rules out a change this large
+	// either way, it stops. Unset, criteria.minEffectPercent.
+	// +optional
+	TargetEffectPercent *Percent `json:"targetEffectPercent,omitempty"`
+	// MinRounds is the first look: no decision on fewer rounds.
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=50
+	// +kubebuilder:default=3
+	// +optional
+	MinRounds int32 `json:"minRounds,omitempty"`
+	// Spending of alpha over the looks: OBrienFleming (the default) or
+	// Pocock.
+	// +kubebuilder:default=OBrienFleming
+	// +optional
+	Spending AlphaSpending `json:"spending,omitempty"`
+}
+
 // Variant is one side of a comparison: the template with a patch applied.
 type Variant struct {
 	// Name of the variant, such as standard-v3 or pg17.
@@ -174,6 +233,9 @@ type ComparisonCriteria struct {
 }
 
 // BenchmarkComparisonSpec is a run template, its variants, and how to run them.
+// +kubebuilder:validation:XValidation:rule="!has(self.sequential) || self.order != 'Sequential'",message="sequential: stopping early looks after every round; order must be Interleaved or Concurrent"
+// +kubebuilder:validation:XValidation:rule="!has(self.sequential) || !has(self.sequential.minRounds) || self.sequential.minRounds <= self.runsPerVariant",message="sequential.minRounds must be at most runsPerVariant, the most rounds"
+// +kubebuilder:validation:XValidation:rule="!has(self.sequential) || has(self.sequential.targetEffectPercent) || (has(self.criteria.minEffectPercent) && self.criteria.minEffectPercent > 0)",message="sequential.targetEffectPercent is needed when criteria.minEffectPercent is 0"
 // +kubebuilder:validation:XValidation:rule="self.variants.exists(v, v.name == self.baseline)",message="baseline must name one of the variants"
 // +kubebuilder:validation:XValidation:rule="self.variants.all(v, self.variants.exists_one(w, w.name == v.name))",message="variant names must be unique"
 type BenchmarkComparisonSpec struct {
@@ -208,6 +270,11 @@ type BenchmarkComparisonSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Criteria ComparisonCriteria `json:"criteria,omitempty"`
+	// Sequential, when set, stops the comparison once its rounds have
+	// decided every headline, runsPerVariant rounds at most; it needs
+	// rounds (order Interleaved or Concurrent).
+	// +optional
+	Sequential *SequentialStopping `json:"sequential,omitempty"`
 	// DeletionPolicy says what becomes of the comparison's runs and report
 	// ConfigMap when it is deleted: Retain (the default) releases them, so
 	// that they stay (runs in progress run to completion), marked with the
@@ -326,6 +393,10 @@ type BenchmarkComparisonStatus struct {
 	// ExcludedMeasurements counts failed and invalid measurements left out.
 	// +optional
 	ExcludedMeasurements int32 `json:"excludedMeasurements,omitempty"`
+	// Sequential is where a sequential comparison's looks stand (absent
+	// without spec.sequential, and before its first look).
+	// +optional
+	Sequential *SequentialStatus `json:"sequential,omitempty"`
 	// ReportConfigMap holds report.json, report.md and report.html.
 	// +optional
 	ReportConfigMap string `json:"reportConfigMap,omitempty"`
@@ -354,6 +425,32 @@ type BenchmarkComparisonStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
+// SequentialStatus is a sequential comparison's last look.
+type SequentialStatus struct {
+	// Rounds is the number of rounds the last look saw: where the
+	// comparison stopped, once it has.
+	Rounds int32 `json:"rounds"`
+	// MaxRounds is spec.runsPerVariant.
+	MaxRounds int32 `json:"maxRounds"`
+	// Decision of the last look.
+	Decision SequentialDecision `json:"decision"`
+	// Reason says why, headline by headline.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// FixedDesignRounds is the rounds a fixed paired design would have
+	// needed to tell the target effect at 95 % power with the noise the
+	// rounds showed (the largest over the headlines; -1 beyond a
+	// thousand); absent when unknown.
+	// +optional
+	FixedDesignRounds *int32 `json:"fixedDesignRounds,omitempty"`
+	// FixedDesignMeasurementsPerVariant is the same for the independent
+	// design, in measurements per variant (runs, when each run measures a
+	// step once).
+	// +optional
+	FixedDesignMeasurementsPerVariant *int32 `json:"fixedDesignMeasurementsPerVariant,omitempty"`
+}
+
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=benchcmp;benchcmps,categories=dbperf
@@ -374,7 +471,7 @@ type BenchmarkComparison struct {
 	// Spec cannot change once created (the runs already made belong to
 	// it), but for deletionPolicy, which says what becomes of them.
 	// Every other field is required or defaulted, so always there.
-	// +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template && self.variants == oldSelf.variants && self.baseline == oldSelf.baseline && self.order == oldSelf.order && self.runsPerVariant == oldSelf.runsPerVariant && self.stepPairing == oldSelf.stepPairing && self.criteria == oldSelf.criteria",message="spec is immutable but for deletionPolicy: create a new BenchmarkComparison instead"
+	// +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template && self.variants == oldSelf.variants && self.baseline == oldSelf.baseline && self.order == oldSelf.order && self.runsPerVariant == oldSelf.runsPerVariant && self.stepPairing == oldSelf.stepPairing && self.criteria == oldSelf.criteria && has(self.sequential) == has(oldSelf.sequential) && (!has(self.sequential) || self.sequential == oldSelf.sequential)",message="spec is immutable but for deletionPolicy: create a new BenchmarkComparison instead"
 	Spec   BenchmarkComparisonSpec   `json:"spec"`
 	Status BenchmarkComparisonStatus `json:"status,omitempty"`
 }

@@ -196,6 +196,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 	}
 	planned := plan(cmp)
+	if cmp.Spec.Sequential != nil {
+		if planned = r.sequentialLook(ctx, cmp, existing, planned, pairs); cmp.Status.Phase == benchv1.ComparisonFailed {
+			return ctrl.Result{}, nil
+		}
+	}
 	cmp.Status.Runs = nil
 	done := 0
 	for _, p := range planned {
@@ -358,43 +363,9 @@ func (r *Reconciler) createRun(ctx context.Context, cmp *benchv1.BenchmarkCompar
 // compareAll compares every variant with the baseline and writes the report.
 func (r *Reconciler) compareAll(ctx context.Context, cmp *benchv1.BenchmarkComparison, existing map[string]*benchv1.BenchmarkRun,
 	planned []plannedRun, pairs map[string]map[string]string) error {
-	sides := map[string]*compare.Side{}
-	paths := map[string][]string{}
-	for _, v := range cmp.Spec.Variants {
-		sides[v.Name] = &compare.Side{Name: v.Name}
-		if v.Patch != nil {
-			p, err := compare.PatchPaths(v.Patch.Raw)
-			if err != nil {
-				r.fail(cmp, benchv1.ReasonInvalidPatch, fmt.Sprintf("variant %s: %v", v.Name, err))
-				return nil
-			}
-			paths[v.Name] = p
-		}
-	}
-	for _, p := range planned {
-		if run := existing[p.name]; run != nil {
-			full := compare.FromBenchmarkRun(run)
-			full.AddDocument(r.document(ctx, run))
-			if cmp.Spec.Order != benchv1.OrderSequential {
-				full.Round = p.index // a round's runs of every variant ran together
-			}
-			sides[p.variant].Runs = append(sides[p.variant].Runs, full)
-		}
-	}
-	var reports []*compare.Report
-	for _, v := range cmp.Spec.Variants {
-		if v.Name == cmp.Spec.Baseline {
-			continue
-		}
-		opts := compare.OptionsFor(cmp.Spec.Criteria)
-		opts.StepPairs = pairs[v.Name]
-		opts.IgnorePaths = append(append([]string{}, paths[cmp.Spec.Baseline]...), paths[v.Name]...)
-		rep, err := compare.Build(*sides[cmp.Spec.Baseline], *sides[v.Name], opts)
-		if err != nil {
-			r.fail(cmp, benchv1.ReasonNotComparable, err.Error())
-			return nil
-		}
-		reports = append(reports, rep)
+	reports := r.buildReports(ctx, cmp, existing, planned, pairs)
+	if reports == nil {
+		return nil // failed, and said why
 	}
 	excluded := countExcluded(reports) // the baseline's exclusions repeat in every report
 	if err := r.writeReport(ctx, cmp, reports); err != nil {
@@ -441,6 +412,53 @@ func (r *Reconciler) compareAll(ctx context.Context, cmp *benchv1.BenchmarkCompa
 	setCompared(cmp, metav1.ConditionTrue, benchv1.ReasonCompared,
 		fmt.Sprintf("every run finished; %s; %d measurements excluded; report in ConfigMap %s", cmp.Status.Summary, excluded, cmp.Status.ReportConfigMap))
 	return nil
+}
+
+// buildReports compares every candidate with the baseline on the planned
+// runs; nil when they cannot be compared (the comparison has failed and
+// says why).
+func (r *Reconciler) buildReports(ctx context.Context, cmp *benchv1.BenchmarkComparison, existing map[string]*benchv1.BenchmarkRun,
+	planned []plannedRun, pairs map[string]map[string]string) []*compare.Report {
+	sides := map[string]*compare.Side{}
+	paths := map[string][]string{}
+	for _, v := range cmp.Spec.Variants {
+		sides[v.Name] = &compare.Side{Name: v.Name}
+		if v.Patch != nil {
+			p, err := compare.PatchPaths(v.Patch.Raw)
+			if err != nil {
+				r.fail(cmp, benchv1.ReasonInvalidPatch, fmt.Sprintf("variant %s: %v", v.Name, err))
+				return nil
+			}
+			paths[v.Name] = p
+		}
+	}
+	for _, p := range planned {
+		if run := existing[p.name]; run != nil {
+			full := compare.FromBenchmarkRun(run)
+			full.AddDocument(r.document(ctx, run))
+			if cmp.Spec.Order != benchv1.OrderSequential {
+				full.Round = p.index // a round's runs of every variant ran together
+			}
+			sides[p.variant].Runs = append(sides[p.variant].Runs, full)
+		}
+	}
+	var reports []*compare.Report
+	for _, v := range cmp.Spec.Variants {
+		if v.Name == cmp.Spec.Baseline {
+			continue
+		}
+		opts := compare.OptionsFor(cmp.Spec.Criteria)
+		opts.StepPairs = pairs[v.Name]
+		opts.IgnorePaths = append(append([]string{}, paths[cmp.Spec.Baseline]...), paths[v.Name]...)
+		opts.Sequential = sequentialDesign(cmp, planned)
+		rep, err := compare.Build(*sides[cmp.Spec.Baseline], *sides[v.Name], opts)
+		if err != nil {
+			r.fail(cmp, benchv1.ReasonNotComparable, err.Error())
+			return nil
+		}
+		reports = append(reports, rep)
+	}
+	return reports
 }
 
 func countExcluded(reports []*compare.Report) int {

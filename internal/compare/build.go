@@ -29,7 +29,7 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 	rep := &Report{Baseline: baseline.Name, Candidate: candidate.Name, Workload: workloadName(baseline, candidate), Criteria: o.Criteria}
 	primary, primaryOp := primaryMetric(ref)
 	c := collect(rep, baseline, candidate, o, func(name, op string) bool { return name == primary && op == primaryOp })
-	assemble(rep, test(rep, c, o), o.Criteria.WithDefaults())
+	assemble(rep, test(rep, c, o), o)
 	rep.Primary, rep.PrimaryOperation = primary, primaryOp
 	rep.Timelines = timelines([]Side{baseline, candidate})
 	rep.Hosts = hostViews([]Side{baseline, candidate})
@@ -208,8 +208,20 @@ func (t tested) statsSample() stats.Sample {
 }
 
 // assemble writes a row per tested sample, and counts the verdicts of
-// those judged.
-func assemble(rep *Report, all []tested, crit stats.Criteria) {
+// those judged. A sequential comparison's headline rows are judged by
+// their look (sequentialRow).
+func assemble(rep *Report, all []tested, o Options) {
+	crit := o.Criteria.WithDefaults()
+	headlines := 0
+	for _, t := range all {
+		if t.family == familyHeadline {
+			headlines++
+		}
+	}
+	var look *sequentialLooker
+	if o.Sequential != nil && headlines > 0 {
+		look = newSequentialLooker(*o.Sequential, headlines)
+	}
 	for _, t := range all {
 		k, s, c := t.key, t.sample, t.Comparison
 		row := Row{Step: k.step, CandidateStep: s.candStep, Metric: k.metric, Operation: k.op, Unit: s.unit, Direction: s.dir, Source: s.src,
@@ -221,6 +233,9 @@ func assemble(rep *Report, all []tested, crit stats.Criteria) {
 		}
 		if t.family == familyHeadline {
 			row.Detectable = detectableRow(stats.DetectableIndependent(s.base, s.cand, crit.Alpha, crit.MinEffectPercent))
+			if look != nil {
+				look.judge(&row, s)
+			}
 		}
 		rep.Rows = append(rep.Rows, row)
 		if t.family == familyDescribed {

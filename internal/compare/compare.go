@@ -174,6 +174,10 @@ type Row struct {
 	// and disturbance rows of a comparison measured in rounds), shown
 	// beside the independent analysis that judges.
 	Paired *PairedRow `json:"paired,omitempty"`
+	// Sequential is the look of a sequential comparison at the row's
+	// rounds (headline rows): it judges the row, and its change and
+	// interval are the row's.
+	Sequential *SequentialRow `json:"sequential,omitempty"`
 	// Detectable is the smallest change the row's runs could detect with
 	// the noise they showed (headline rows), and the measurements per
 	// variant the minimum effect needs.
@@ -306,6 +310,10 @@ type Options struct {
 	// StepPairs maps a candidate's step to the baseline's step it is
 	// compared with (PairSteps); nil compares steps of the same name.
 	StepPairs map[string]string
+	// Sequential, for a comparison that stops early, judges the headline
+	// rows by a look of this design at their rounds (its Alpha is the
+	// candidate's share; each headline row gets an equal part of it).
+	Sequential *stats.SequentialDesign
 }
 
 // linkTargetCPU puts, on every row of the primary metric, the change of

@@ -72,19 +72,9 @@ func detectableRow(d stats.Detectable, ok bool) *DetectableRow {
 // round, or runs compared from outside a comparison).
 func paired(s *sample, crit stats.Criteria) *PairedRow {
 	alpha := crit.Alpha
-	var rounds []int32
-	for r := range s.baseRounds {
-		if len(s.candRounds[r]) > 0 {
-			rounds = append(rounds, r)
-		}
-	}
-	if len(rounds) < 2 {
+	base, cand := s.roundMeans()
+	if len(base) < 2 {
 		return nil
-	}
-	slices.Sort(rounds)
-	base, cand := make([]float64, len(rounds)), make([]float64, len(rounds))
-	for i, r := range rounds {
-		base[i], cand[i] = geometricMean(s.baseRounds[r]), geometricMean(s.candRounds[r])
 	}
 	p := stats.PairedLogDiff(base, cand, alpha)
 	if p.Pairs == 0 {
@@ -100,6 +90,22 @@ func paired(s *sample, crit stats.Criteria) *PairedRow {
 		HodgesLehmannPercent: Num(p.WilcoxonDeltaPercent), WilcoxonLowPercent: Num(p.WilcoxonLowPercent), WilcoxonHighPercent: Num(p.WilcoxonHighPercent),
 		WilcoxonLevel: Num(p.WilcoxonLevel), PermutationP: Num(p.PermutationP), Narrowing: Num(narrowing),
 		Detectable: detectableRow(stats.DetectablePaired(base, cand, alpha, crit.MinEffectPercent))}
+}
+
+// roundMeans are the sample's rounds measured on both sides, in order:
+// each side's geometric mean of the round's values.
+func (s *sample) roundMeans() (base, cand []float64) {
+	var rounds []int32
+	for r := range s.baseRounds {
+		if len(s.candRounds[r]) > 0 {
+			rounds = append(rounds, r)
+		}
+	}
+	slices.Sort(rounds)
+	for _, r := range rounds {
+		base, cand = append(base, geometricMean(s.baseRounds[r])), append(cand, geometricMean(s.candRounds[r]))
+	}
+	return base, cand
 }
 
 // geometricMean of positive values (NaN when one is not: no log ratio).
@@ -163,8 +169,12 @@ func pairedLine(rep *Report) string {
 	if parts == "" {
 		return ""
 	}
-	return fmt.Sprintf("Paired by round (%d rounds, each round's runs measured together; the run is the unit): %s. The verdict above is the independent analysis'; docs/statistics.md says when pairing is valid",
-		rounds, parts)
+	judge := "the independent analysis'"
+	if rep.SequentialDecision() != "" {
+		judge = "the sequential look's"
+	}
+	return fmt.Sprintf("Paired by round (%d rounds, each round's runs measured together; the run is the unit): %s. The verdict above is %s; docs/statistics.md says when pairing is valid",
+		rounds, parts, judge)
 }
 
 // detectableLine is the summary's line of what the headline rows could

@@ -278,6 +278,9 @@ func summaryLines(rep *Report, s Summary, alpha float64) []string {
 	}
 	list("Worse", s.Worse)
 	list("Better", s.Better)
+	if l := rep.SequentialLine(); l != "" {
+		lines = append(lines, l)
+	}
 	if l := pairedLine(rep); l != "" {
 		lines = append(lines, l)
 	}
@@ -569,7 +572,7 @@ func deltaNote(rep *Report, row Row) string {
 	if math.Signbit(medians) == math.Signbit(d) || math.Abs(medians) < 0.05 || math.Abs(d) < 0.05 {
 		return ""
 	}
-	short := map[string]string{"Hodges-Lehmann shift": "HL shift", "ratio of geometric means": "geo. means"}[rep.estimate(row)]
+	short := map[string]string{"Hodges-Lehmann shift": "HL shift", "ratio of geometric means": "geo. means", "mean ratio of the rounds": "rounds"}[rep.estimate(row)]
 	return fmt.Sprintf("Δ: %s; medians %s", short, pct(Num(medians)))
 }
 
@@ -585,6 +588,9 @@ func deltaTextLong(rep *Report, row Row) string {
 
 // estimate names what a row's Δ estimates.
 func (rep *Report) estimate(row Row) string {
+	if row.Sequential != nil {
+		return "mean ratio of the rounds"
+	}
 	crit := Options{Criteria: rep.Criteria}.familyCriteria(rep.rowFamily(row))
 	if crit.Test == stats.WelchLogTest {
 		return "ratio of geometric means"

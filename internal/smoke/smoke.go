@@ -318,14 +318,24 @@ func ComparisonSpec(s *benchv1.BenchmarkComparisonSpec) ([]string, error) {
 		}
 		out = append(out, changed...)
 	}
-	switch s.RunsPerVariant {
-	case 1:
-	case 0:
-		out = append(out, "runsPerVariant (the default, 5) → 1")
-	default:
-		out = append(out, fmt.Sprintf("runsPerVariant %d → 1", s.RunsPerVariant))
+	// A comparison that stops early keeps two rounds and looks after the
+	// second (the fewest a look takes); any other runs one.
+	runs := int32(1)
+	if s.Sequential != nil {
+		runs = 2
+		if s.Sequential.MinRounds != 2 {
+			out = append(out, fmt.Sprintf("sequential.minRounds %d → 2", max(s.Sequential.MinRounds, 3)))
+			s.Sequential.MinRounds = 2
+		}
 	}
-	s.RunsPerVariant = 1
+	switch s.RunsPerVariant {
+	case runs:
+	case 0:
+		out = append(out, fmt.Sprintf("runsPerVariant (the default, 5) → %d", runs))
+	default:
+		out = append(out, fmt.Sprintf("runsPerVariant %d → %d", s.RunsPerVariant, runs))
+	}
+	s.RunsPerVariant = runs
 	return out, nil
 }
 

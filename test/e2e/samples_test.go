@@ -32,6 +32,7 @@ import (
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/compare"
 	"github.com/dbperf-io/dbperf-operator/internal/smoke"
+	"github.com/dbperf-io/dbperf-operator/internal/stats"
 	"github.com/dbperf-io/dbperf-operator/test/executor"
 	"github.com/dbperf-io/dbperf-operator/test/localdb"
 	"github.com/dbperf-io/dbperf-operator/test/sim"
@@ -290,8 +291,22 @@ func TestEverySampleRunsInItsSmokeForm(t *testing.T) {
 
 // sampleExplains check what a sample's comparison explains (kubectl
 // dbperf explain): the index-scans sample names the setting and puts the
-// statement first with its plan change.
+// statement first with its plan change; the sequential one judges its
+// headline by a look after its two rounds and says so first.
 var sampleExplains = map[string]func(*compare.Report) error{
+	"comparison-sequential-pools.yaml/pgbench-sequential-v3-vs-v4a": func(r *compare.Report) error {
+		for _, row := range r.Rows {
+			if r.IsPrimary(row) {
+				if sq := row.Sequential; sq == nil || sq.Rounds != 2 || sq.Decision == stats.SequentialContinue || !strings.HasPrefix(row.Reason, "sequential look: ") {
+					return fmt.Errorf("the headline's look: %+v (%s)", sq, row.Reason)
+				}
+			}
+		}
+		if !strings.Contains(strings.Join(r.Summary.Lines, "\n"), "Sequential (OBrienFleming spending") {
+			return fmt.Errorf("the summary does not say where it stopped: %q", r.Summary.Lines)
+		}
+		return nil
+	},
 	"explain-pgbench-index-scans-cnpg.yaml/pgbench-index-scans": func(r *compare.Report) error {
 		var env []string
 		for _, d := range r.Environment {
