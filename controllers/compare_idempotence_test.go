@@ -66,14 +66,7 @@ func TestComparePhaseIsIdempotent(t *testing.T) {
 	if n := len(rec.Events); n != 0 {
 		t.Errorf("a refused write said %d events: %s", n, <-rec.Events)
 	}
-	get := func() *benchv1.BenchmarkComparison {
-		t.Helper()
-		c := &benchv1.BenchmarkComparison{}
-		if err := k8s.Get(ctx, req.NamespacedName, c); err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	get := func() *benchv1.BenchmarkComparison { return storedComparison(t, req.NamespacedName) }
 	if c := get(); len(c.Status.Rejections) != 0 || c.Status.Results[0].BaselineN != 3 || c.Status.Verdict != cmp.Status.Verdict || c.Status.Headline != cmp.Status.Headline {
 		t.Fatalf("a refused write changed the status: %v %+v, verdict %q %q", c.Status.Rejections, c.Status.Results, c.Status.Verdict, c.Status.Headline)
 	}
@@ -175,14 +168,7 @@ func TestRefusedVariantIsIdempotent(t *testing.T) {
 	var refused atomic.Bool
 	conflicted := firstComparisonPatchConflicts(&refused)
 	rec := record.NewFakeRecorder(100)
-	get := func() *benchv1.BenchmarkComparison {
-		t.Helper()
-		cur := &benchv1.BenchmarkComparison{}
-		if err := k8s.Get(ctx, req.NamespacedName, cur); err != nil {
-			t.Fatal(err)
-		}
-		return cur
-	}
+	get := func() *benchv1.BenchmarkComparison { return storedComparison(t, req.NamespacedName) }
 	for pass, r := range []*comparison.Reconciler{{Client: conflicted, Recorder: rec}, {Client: k8s, Recorder: rec}, {Client: k8s, Recorder: rec}} {
 		if _, err := r.Reconcile(ctx, req); err != nil {
 			t.Fatalf("pass %d: %v", pass+1, err)
@@ -262,4 +248,14 @@ func TestInterleavedRoundsCreatedOnceThroughRestarts(t *testing.T) {
 			t.Errorf("%s %s: paired %+v, want 2 rounds", row.Step, row.Metric, row.Paired)
 		}
 	}
+}
+
+// storedComparison is the comparison as the API server has it.
+func storedComparison(t *testing.T, key client.ObjectKey) *benchv1.BenchmarkComparison {
+	t.Helper()
+	c := &benchv1.BenchmarkComparison{}
+	if err := k8s.Get(context.Background(), key, c); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -143,14 +143,7 @@ func TestSequentialLookIsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(stopped)}
-	get := func() *benchv1.BenchmarkComparison {
-		t.Helper()
-		c := &benchv1.BenchmarkComparison{}
-		if err := k8s.Get(ctx, req.NamespacedName, c); err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	get := func() *benchv1.BenchmarkComparison { return storedComparison(t, req.NamespacedName) }
 	var refused atomic.Bool
 	rec := record.NewFakeRecorder(100)
 	if _, err := (&comparison.Reconciler{Client: firstComparisonPatchConflicts(&refused), Recorder: rec}).Reconcile(ctx, req); err != nil || !refused.Load() {
