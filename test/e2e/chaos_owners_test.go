@@ -13,8 +13,9 @@ import (
 )
 
 // checkComparisons: each comparison lists each variant's runs, which
-// exist, are its own, and ended; its report was written once all had
-// ended.
+// exist, are its own, and ended — every round's, or those of the rounds a
+// sequential one stopped after, and no run of a later round exists; its
+// report was written once all had ended.
 func checkComparisons(ctx context.Context, t *testing.T, r *chaosRig, runs []benchv1.BenchmarkRun) {
 	t.Helper()
 	cmps, err := listComparisons(ctx, r.dyn)
@@ -30,7 +31,16 @@ func checkComparisons(ctx context.Context, t *testing.T, r *chaosRig, runs []ben
 			t.Errorf("comparison %s is %s: %s", cmp.Name, cmp.Status.Phase, mustJSON(cmp.Status.Conditions))
 			continue
 		}
-		want := len(cmp.Spec.Variants) * int(cmp.Spec.RunsPerVariant)
+		rounds := cmp.Spec.RunsPerVariant
+		if sq := cmp.Status.Sequential; cmp.Spec.Sequential != nil {
+			if sq == nil || sq.Decision == benchv1.SequentialContinue {
+				t.Errorf("comparison %s stops early but its status has no decision: %+v", cmp.Name, sq)
+				continue
+			}
+			rounds = sq.Rounds
+			t.Logf("comparison %s: %s after %d of %d rounds", cmp.Name, sq.Decision, sq.Rounds, sq.MaxRounds)
+		}
+		want := len(cmp.Spec.Variants) * int(rounds)
 		listed := map[string]bool{}
 		var last metav1.Time
 		for _, cr := range cmp.Status.Runs {

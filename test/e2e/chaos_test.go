@@ -73,10 +73,11 @@ spec:
   validity: {maxLoadGeneratorCPUPercent: 100}
 `
 
-// chaosComparisonYAML: name, the external server's port. Interleaved, so
-// its four runs follow one another through the kills. The variants patch
-// the swept pipeline: their steps are paired by position (clients=2,
-// pipeline=1 with clients=2,pipeline=2), or they would meet at no step.
+// chaosComparisonYAML: name, the rounds, a sequential stopping rule (or
+// none) and the external server's port. Interleaved, so its runs follow
+// one another through the kills. The variants patch the swept pipeline:
+// their steps are paired by position (clients=2, pipeline=1 with
+// clients=2,pipeline=2), or they would meet at no step.
 const chaosComparisonYAML = `
 apiVersion: bench.dbperf.io/v1alpha1
 kind: BenchmarkComparison
@@ -85,8 +86,8 @@ metadata:
 spec:
   baseline: pipeline1
   stepPairing: ByPosition
-  runsPerVariant: 2
-  template:
+  runsPerVariant: %d
+%s  template:
     repetitions: 2
     allowSharedNodes: true
     target:
@@ -221,7 +222,14 @@ func (r *chaosRig) newComparison(ctx context.Context) error {
 	r.cmps++
 	name := fmt.Sprintf("%s%d", chaosCmpPrefix, r.cmps)
 	r.mu.Unlock()
-	_, err := r.create(ctx, cmpGVR, fmt.Sprintf(chaosComparisonYAML, name, r.e.port))
+	// Every other comparison, the first among them, stops early: it
+	// looks after its second round of three, through the kills, and
+	// stops there or runs on.
+	rounds, sequential := 2, ""
+	if r.cmps%2 == 1 {
+		rounds, sequential = 3, "  sequential: {minRounds: 2, targetEffectPercent: 5}\n"
+	}
+	_, err := r.create(ctx, cmpGVR, fmt.Sprintf(chaosComparisonYAML, name, rounds, sequential, r.e.port))
 	return err
 }
 
