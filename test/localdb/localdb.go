@@ -64,40 +64,94 @@ type Redis struct {
 	Port int
 	cmd  *exec.Cmd
 	dir  string
+	// done is closed once the server's process has exited (and been
+	// reaped).
+	done chan struct{}
 }
 
 // StartRedis starts redis-server without persistence, with extra arguments.
 func StartRedis(args ...string) (*Redis, error) {
+	return startRedis(false, func(port int, dir string) []string {
+		return append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, args...)
+	})
+}
+
+// redisStarts bounds the ports tried for one server.
+const redisStarts = 5
+
+// startRedis starts redis-server with the arguments build gives for a free
+// port and a fresh directory, on another port when it exits before it
+// listens: between FreePort and the server's bind another process may
+// take the port (or, for a cluster member, bus, its bus port+10000),
+// which on a busy machine running tests side by side happens.
+func startRedis(bus bool, build func(port int, dir string) []string) (*Redis, error) {
 	bin, err := Tool("redis-server")
 	if err != nil {
 		return nil, err
 	}
-	port, err := FreePort()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "dbperf-redis-")
-	if err != nil {
-		return nil, err
-	}
-	all := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, args...)
-	cmd := exec.Command(bin, all...)
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	r := &Redis{Port: port, cmd: cmd, dir: dir}
-	if err := WaitForPort(port, 10*time.Second); err != nil {
+	var last error
+	for range redisStarts {
+		port, err := FreePort()
+		if err != nil {
+			return nil, err
+		}
+		if bus && port+10000 > 65535 {
+			continue
+		}
+		dir, err := os.MkdirTemp("", "dbperf-redis-")
+		if err != nil {
+			return nil, err
+		}
+		r := &Redis{Port: port, dir: dir}
+		if err := r.start(exec.Command(bin, build(port, dir)...)); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		if last = r.waitListening(); last == nil {
+			return r, nil
+		}
 		r.Stop()
-		return nil, err
 	}
-	return r, nil
+	return nil, last
+}
+
+// start starts cmd as the server's process, reaped when it exits.
+func (r *Redis) start(cmd *exec.Cmd) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	r.cmd, r.done = cmd, make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(r.done)
+	}()
+	return nil
+}
+
+// waitListening waits until the server accepts connections, or says it
+// exited first.
+func (r *Redis) waitListening() error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", r.Addr(), time.Second)
+		if err == nil {
+			return c.Close()
+		}
+		select {
+		case <-r.done:
+			return fmt.Errorf("redis-server on 127.0.0.1:%d exited before it listened (%s)", r.Port, r.cmd.ProcessState)
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nothing listens on 127.0.0.1:%d after 10s: %w", r.Port, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // Stop kills the server and removes its directory.
 func (r *Redis) Stop() {
-	_ = r.cmd.Process.Kill()
-	_ = r.cmd.Wait()
+	r.Kill()
 	_ = os.RemoveAll(r.dir)
 }
 
