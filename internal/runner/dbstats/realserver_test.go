@@ -120,8 +120,20 @@ func TestPostgresCommitsMatchPgbench(t *testing.T) {
 	if got := mustFigure(t, rep, "databaseSizeBytesMax"); !within(got, size, 0.01) {
 		t.Errorf("databaseSizeBytesMax %.0f, pg_database_size() %.0f after the window", got, size)
 	}
-	if mustFigure(t, rep, "serverRestarts") != 0 || len(rep.Warnings) != 0 {
-		t.Errorf("a quiet window has no restarts or warnings: %q", rep.Warnings)
+	// A poll gets its interval (50 ms here) to answer: on a machine
+	// loaded by other packages' tests one can miss it, which the report
+	// says and which is not the server's doing; any other warning is.
+	var other []string
+	missed := 0
+	for _, w := range rep.Warnings {
+		if strings.Contains(w, "context deadline exceeded") {
+			missed++
+			continue
+		}
+		other = append(other, w)
+	}
+	if mustFigure(t, rep, "serverRestarts") != 0 || len(other) != 0 || missed > 3 {
+		t.Errorf("a quiet window has no restarts or warnings (a poll or three may miss its 50 ms on a loaded machine): %q", rep.Warnings)
 	}
 }
 
