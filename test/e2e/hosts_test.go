@@ -19,7 +19,7 @@ import (
 // credentials in a Secret). Every measurement has the host's figures and
 // series from the load generator's scrapes; over the measurements'
 // windows the host's CPU and the bytes written to its disks agree with
-// /proc/stat and /proc/diskstats within 10 %; the host's CPU is the
+// /proc/stat within 10 % and /proc/diskstats within 20 %; the host's CPU is the
 // target's, so the status has cpuCores[target], cpuLimitPercent[target]
 // and efficiencyPerTargetCore from it; the exporter's password is in no
 // status, results or log.
@@ -86,7 +86,13 @@ func checkDatabaseHost(ctx context.Context, t *testing.T, c *sim.Cluster, run *b
 	if d := (hostCores - procCores) / procCores; d > 0.1 || d < -0.1 {
 		t.Errorf("the host's CPU %.3f cores is %+.1f %% off /proc/stat's %.3f", hostCores, 100*d, procCores)
 	}
-	if d := (hostWrite - procWrite) / procWrite; procWrite <= 0 || d > 0.1 || d < -0.1 {
+	// Writes reach the disks in bursts (the kernel's writeback every 5 s,
+	// the WAL's flushes), and the exporter's rate spans its scrapes (to
+	// the second) while /proc is read over the window's instants: a burst
+	// at an edge of a 12 s span moves one figure and not the other (a CI
+	// run: +12.9 %). 20 % still tells a wrong sector size (512 bytes
+	// against 4096) or a device counted twice.
+	if d := (hostWrite - procWrite) / procWrite; procWrite <= 0 || d > 0.2 || d < -0.2 {
 		t.Errorf("the host's disk writes %.0f B/s are %+.1f %% off /proc/diskstats' %.0f B/s", hostWrite, 100*d, procWrite)
 	}
 
