@@ -31,6 +31,7 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 	c := collect(rep, baseline, candidate, o, func(name, op string) bool { return name == primary && op == primaryOp })
 	assemble(rep, test(rep, c, o), o)
 	rep.Primary, rep.PrimaryOperation = primary, primaryOp
+	orderTrends(rep, o.Criteria.WithDefaults().Alpha)
 	rep.Timelines = timelines([]Side{baseline, candidate})
 	rep.Hosts = hostViews([]Side{baseline, candidate})
 	rep.HostTable = hostTable(baseline, candidate)

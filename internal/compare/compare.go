@@ -174,6 +174,9 @@ type Row struct {
 	// and disturbance rows of a comparison measured in rounds), shown
 	// beside the independent analysis that judges.
 	Paired *PairedRow `json:"paired,omitempty"`
+	// Order is the headline row's test for a trend across each side's
+	// measurements in the order they ran: an order effect.
+	Order *OrderRow `json:"order,omitempty"`
 	// Sequential is the look of a sequential comparison at the row's
 	// rounds (headline rows): it judges the row, and its change and
 	// interval are the row's.

@@ -122,7 +122,7 @@ func summaryText(r *Report) []string {
 }
 
 // rowNote is what the table says of a row besides its verdict: the row it
-// restates, its bimodal sides.
+// restates, its bimodal sides, an order effect.
 func rowNote(row Row) string {
 	var notes []string
 	if row.Restates != "" {
@@ -130,6 +130,9 @@ func rowNote(row Row) string {
 	}
 	if row.Bimodal != "" {
 		notes = append(notes, "bimodal")
+	}
+	if row.Order != nil && row.Order.Flag != "" {
+		notes = append(notes, "order effect")
 	}
 	return strings.Join(notes, "; ")
 }

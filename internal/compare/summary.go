@@ -305,6 +305,9 @@ func summaryLines(rep *Report, s Summary, alpha float64) []string {
 		}
 		lines = append(lines, fmt.Sprintf("Bimodal (%d): %s%s — repetitions in separate groups are a finding: a noisy neighbour, a cold cache, two placements", len(s.Bimodal), strings.Join(b, "; "), more))
 	}
+	if l := orderLine(rep); l != "" {
+		lines = append(lines, l)
+	}
 	if l := envLine(rep.Environment); l != "" {
 		lines = append(lines, l)
 	}
