@@ -157,22 +157,33 @@ func checkStuck(ctx context.Context, t *testing.T, c *sim.Cluster, dyn dynamic.I
 		if took := run.Status.CompletionTime.Sub(run.CreationTimestamp.Time); took > 90*time.Second {
 			t.Errorf("%s failed %s after its creation: podStart is 40s", tc.name, took)
 		}
-		evs, err := c.Clientset.CoreV1().Events(tc.namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + tc.name + ",reason=" + benchv1.ReasonPodNotStarted})
-		if err != nil {
-			t.Fatal(err)
-		}
+		// The manager's events reach the API server from its broadcaster's
+		// queue, after the status that a loaded machine may store first (a
+		// CI run listed none right after the run ended): read until one
+		// is there, for 30 s.
+		var evs *corev1.EventList
 		named := false
-		for _, e := range evs.Items {
-			first := e.FirstTimestamp.Time
-			if first.IsZero() {
-				first = e.EventTime.Time
+		_ = testutil.Poll(ctx, 30*time.Second, 500*time.Millisecond, "the PodNotStarted event", func() error {
+			var err error
+			if evs, err = c.Clientset.CoreV1().Events(tc.namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + tc.name + ",reason=" + benchv1.ReasonPodNotStarted}); err != nil {
+				return err
 			}
-			if e.Type == corev1.EventTypeWarning && first.Sub(run.CreationTimestamp.Time) < time.Minute && strings.Contains(e.Message, tc.want[0]) {
-				named = true
+			for _, e := range evs.Items {
+				first := e.FirstTimestamp.Time
+				if first.IsZero() {
+					first = e.EventTime.Time
+				}
+				if e.Type == corev1.EventTypeWarning && first.Sub(run.CreationTimestamp.Time) < time.Minute && strings.Contains(e.Message, tc.want[0]) {
+					named = true
+				}
 			}
-		}
+			if !named {
+				return fmt.Errorf("none yet")
+			}
+			return nil
+		})
 		if !named {
-			t.Errorf("%s: no Warning event %s within a minute of its creation: %+v", tc.name, benchv1.ReasonPodNotStarted, evs.Items)
+			t.Errorf("%s: no Warning event %s within a minute of its creation: %+v", tc.name, benchv1.ReasonPodNotStarted, evs)
 		}
 		t.Logf("%s: %s (named, then failed %s after its creation)", tc.name, run.Status.Message, run.Status.CompletionTime.Sub(run.CreationTimestamp.Time).Round(time.Second))
 	}
