@@ -443,6 +443,7 @@ func (r *Reconciler) buildReports(ctx context.Context, cmp *benchv1.BenchmarkCom
 		}
 	}
 	var reports []*compare.Report
+	design := sequentialDesign(cmp, planned)
 	for _, v := range cmp.Spec.Variants {
 		if v.Name == cmp.Spec.Baseline {
 			continue
@@ -450,7 +451,7 @@ func (r *Reconciler) buildReports(ctx context.Context, cmp *benchv1.BenchmarkCom
 		opts := compare.OptionsFor(cmp.Spec.Criteria)
 		opts.StepPairs = pairs[v.Name]
 		opts.IgnorePaths = append(append([]string{}, paths[cmp.Spec.Baseline]...), paths[v.Name]...)
-		opts.Sequential = sequentialDesign(cmp, planned)
+		opts.Sequential = design
 		rep, err := compare.Build(*sides[cmp.Spec.Baseline], *sides[v.Name], opts)
 		if err != nil {
 			r.fail(cmp, benchv1.ReasonNotComparable, err.Error())

@@ -58,11 +58,7 @@ func (r *Reconciler) sequentialLook(ctx context.Context, cmp *benchv1.BenchmarkC
 		return roundsUpTo(planned, st.Rounds)
 	}
 	ended := endedRounds(planned, existing)
-	first := int32(defaultMinRounds)
-	if m := cmp.Spec.Sequential.MinRounds; m > 0 {
-		first = m
-	}
-	if ended < min(first, cmp.Spec.RunsPerVariant) || roundStarted(planned, existing, ended+1) {
+	if first := int32(sequentialDesign(cmp, nil).MinRounds); ended < min(first, cmp.Spec.RunsPerVariant) || roundStarted(planned, existing, ended+1) {
 		return planned
 	}
 	looked := roundsUpTo(planned, ended)

@@ -304,8 +304,9 @@ func (p SequentialPlan) Look(ratios []float64) SequentialLook {
 	first := max(d.MinRounds, 1)
 	look := SequentialLook{Rounds: n, DeltaPercent: math.NaN(), LowPercent: math.Inf(-1), HighPercent: math.Inf(1), Decision: SequentialContinue}
 	pct := func(x float64) float64 { return 100 * math.Expm1(x) }
+	s := Summarize(ratios)
 	if n > 0 {
-		look.DeltaPercent = pct(Summarize(ratios).Mean)
+		look.DeltaPercent = pct(s.Mean)
 	}
 	if n < first || n < 2 || n-first >= len(p.Critical) {
 		look.Reason = fmt.Sprintf("%d rounds: the first look is after %d", n, max(first, 2))
@@ -315,7 +316,6 @@ func (p SequentialPlan) Look(ratios []float64) SequentialLook {
 		return look
 	}
 	look.NominalAlpha, look.Critical = p.Nominal[n-first], p.Critical[n-first]
-	s := Summarize(ratios)
 	se := s.StdDev / math.Sqrt(float64(n))
 	half := look.Critical * se
 	if se == 0 {
