@@ -1,9 +1,11 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"strings"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
@@ -27,8 +29,9 @@ type Distribution struct {
 	// SeriesName is the operation's latency series over time that both
 	// sides recorded (latencyP99Millis, else p95, else p50), and
 	// BaselineSeries and CandidateSeries its points, in seconds from the
-	// start and milliseconds, in each side's first compared measurement of
-	// the step; empty when a side has none.
+	// start and milliseconds, in each side's typical compared measurement
+	// of the step (the one whose median point is the side's median: not a
+	// cold first run, not one that stalled); empty when a side has none.
 	SeriesName      string  `json:"seriesName,omitempty"`
 	BaselineSeries  []Point `json:"baselineSeries,omitempty"`
 	CandidateSeries []Point `json:"candidateSeries,omitempty"`
@@ -72,7 +75,7 @@ func distributions(rep *Report, baseline, candidate Side) []Distribution {
 		}
 		for _, name := range latencySeries {
 			key := results.Key{Name: name, Operation: f.Operation}.String()
-			bs, cs := firstSeries(baseline, step, key, nil), firstSeries(candidate, step, key, rep.stepPairs())
+			bs, cs := typicalSeries(baseline, step, key, nil), typicalSeries(candidate, step, key, rep.stepPairs())
 			if len(bs) >= 2 && len(cs) >= 2 {
 				d.SeriesName, d.BaselineSeries, d.CandidateSeries = name, bs, cs
 				break
@@ -83,21 +86,40 @@ func distributions(rep *Report, baseline, candidate Side) []Distribution {
 	return out
 }
 
-// firstSeries is a series of a side's first compared measurement of a
-// step (a candidate's step through pairs) that has it, downsampled.
-func firstSeries(side Side, step, key string, pairs map[string]string) []Point {
+// typicalSeries is a series of a side's typical compared measurement of a
+// step (a candidate's step through pairs), downsampled: of the measurements
+// that have it, the one whose median point is the median of theirs (the
+// lower of the two middle ones at an even count, the earlier at a tie), so
+// that a chart of one measurement shows neither the cold first one nor one
+// that stalled.
+func typicalSeries(side Side, step, key string, pairs map[string]string) []Point {
+	type candidate struct {
+		pts    [][2]float64
+		median float64
+	}
+	var found []candidate
 	for _, m := range comparedAt(side, step, pairs) {
 		var pts [][2]float64
+		var vs []float64
 		for _, p := range m.Result.TimeSeries {
 			if v, ok := p.Values[key]; ok {
 				pts = append(pts, [2]float64{p.ElapsedSeconds, v})
+				vs = append(vs, v)
 			}
 		}
 		if len(pts) >= 2 {
-			return downsample(pts)
+			found = append(found, candidate{pts, medianOf(vs)})
 		}
 	}
-	return nil
+	if len(found) == 0 {
+		return nil
+	}
+	order := make([]int, len(found))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(found[a].median, found[b].median) })
+	return downsample(found[order[(len(order)-1)/2]].pts)
 }
 
 // comparedAt are a side's measurements of a step (a candidate's step

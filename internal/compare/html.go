@@ -356,7 +356,7 @@ document.addEventListener('DOMContentLoaded', function () {
 {{range headline .}}<tr class="{{if .Described}}described{{else}}{{lower (printf "%s" .Verdict)}}{{end}}" title="{{.Reason}}"><td>{{.StepLabel}}</td><td>{{metric .}}</td><td>{{.Unit}}</td><td>{{fnum .Baseline.Median}} (n={{.Baseline.N}})</td><td>{{fnum .Candidate.Median}} (n={{.Candidate.N}})</td><td>{{delta $r .}}</td>{{if $r.HasCPU}}<td>{{cpu .}}</td>{{end}}<td>{{ci .}}</td><td>{{p .PAdjusted}}</td><td>{{.Verdict}}</td><td class="small">{{note .}}</td></tr>
 {{end}}</tbody></table>
 {{with .Distributions}}<h3>Latency distributions of what changed</h3>
-<p class="small">Each side's latency histograms merged over its compared measurements (true percentiles of every request), to p99.9, for the operations the summary found changed, worst first; beside each, the operation's latency over time in one measurement of each side (the first compared), which shows whether the change is there throughout or in a stretch of it.</p>
+<p class="small">Each side's latency histograms merged over its compared measurements (true percentiles of every request), to p99.9, for the operations the summary found changed, worst first; beside each, the operation's latency over time in one measurement of each side (its typical one: the measurement whose median point is the side's median, not a cold first run or one that stalled), which shows whether the change is there throughout or in a stretch of it.</p>
 {{range .}}{{dist $r .}}{{opseries $r .}}{{end}}{{end}}
 {{with .Environment}}<h3>What differed between the variants</h3>
 <table class="env"><thead><tr><th>Fact</th><th>{{$r.Baseline}}</th><th>{{$r.Candidate}}</th></tr></thead><tbody>

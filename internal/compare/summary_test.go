@@ -342,3 +342,33 @@ func TestEnvironmentDiff(t *testing.T) {
 		t.Errorf("markdown:\n%s", md.String())
 	}
 }
+
+// The chart of an operation over time shows each side's typical
+// measurement: of three, not the first that stalled (a 3-s point) nor the
+// fastest, but the one whose median point is in the middle.
+func TestTypicalSeriesIsTheMiddleMeasurement(t *testing.T) {
+	key := results.Key{Name: "latencyP99Millis", Operation: "op03"}.String()
+	run := func(name string, points ...float64) Run {
+		r := &results.Result{}
+		for i, v := range points {
+			r.TimeSeries = append(r.TimeSeries, results.Point{ElapsedSeconds: float64(i + 1), Values: map[string]float64{key: v}})
+		}
+		return Run{Name: name,
+			Steps:        []benchv1.StepStatus{{Name: "run", Repetitions: []benchv1.RepetitionStatus{{Index: 1, Verdict: benchv1.VerdictSucceeded}}}},
+			Measurements: []Measurement{{Step: "run", Repetition: 1, Result: r}}}
+	}
+	side := Side{Name: "v3", Runs: []Run{
+		run("cold", 3000, 3100, 48, 47, 49), // median 49: stalled twice, yet its median is not the middle one
+		run("fast", 40, 41, 42, 40, 41),
+		run("typical", 46, 47, 46, 45, 47),
+	}}
+	got := typicalSeries(side, "run", key, nil)
+	if len(got) != 5 || got[0][1] != 46 {
+		t.Errorf("typical series %v, want the run 'typical' (46, 47, 46, 45, 47)", got)
+	}
+	// A measurement that was not compared (rejected, failed) is never drawn.
+	side.Runs[2].Steps[0].Repetitions[0].Verdict = benchv1.VerdictFailed
+	if got := typicalSeries(side, "run", key, nil); len(got) != 5 || got[0][1] != 40 {
+		t.Errorf("of cold and fast, the lower middle: %v, want fast", got)
+	}
+}
