@@ -47,6 +47,17 @@ func comparisonManifest(t *testing.T, ns, name string, spec map[string]any) *uns
 	return u
 }
 
+// withCanary is comparisonManifest's template with a canary of duration d.
+func withCanary(t *testing.T, d string) map[string]any {
+	t.Helper()
+	tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&kit.MeasureOnly("x", 4, 1).Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl["canary"] = map[string]any{"duration": d}
+	return tmpl
+}
+
 // scheduleManifest is a valid BenchmarkSchedule of runs with the given
 // regression policy.
 func scheduleManifest(t *testing.T, ns, name string, regression map[string]any) *unstructured.Unstructured {
@@ -124,6 +135,15 @@ func TestComparisonAndScheduleAdmission(t *testing.T) {
 		"an unknown spending rule": {
 			comparisonManifest(t, ns, "c", map[string]any{"sequential": map[string]any{"spending": "Haybittle"}}),
 			[]string{"spec.sequential.spending", "OBrienFleming"}},
+		"a covariate without rounds": {
+			comparisonManifest(t, ns, "c", map[string]any{"order": "Sequential", "covariate": map[string]any{"canary": "CPU"}}),
+			[]string{"covariate: the canary adjusts the change within each round; order must be Interleaved or Concurrent"}},
+		"an unknown canary figure": {
+			comparisonManifest(t, ns, "c", map[string]any{"covariate": map[string]any{"canary": "Memory"}}),
+			[]string{"spec.covariate.canary", "DiskSync"}},
+		"a canary of 100 ms": {
+			comparisonManifest(t, ns, "c", map[string]any{"template": withCanary(t, "100ms")}),
+			[]string{"spec.template.canary.duration", "must be between 400ms and 30s"}},
 		"threshold above 100 %": {
 			scheduleManifest(t, ns, "s", map[string]any{"thresholdPercent": 150}),
 			[]string{"spec.regression.thresholdPercent"}},
@@ -180,6 +200,13 @@ func TestComparisonAndScheduleAdmission(t *testing.T) {
 		}
 		if got, _, _ := unstructured.NestedFieldNoCopy(seq.Object, "spec", "sequential"); !reflect.DeepEqual(got, map[string]any{"minRounds": int64(3), "spending": "OBrienFleming"}) {
 			t.Errorf("spec.sequential defaults to %v", got)
+		}
+		cov := comparisonManifest(t, ns, "c", map[string]any{"covariate": map[string]any{"canary": "DiskSync"}, "template": withCanary(t, "1s")})
+		if err := k8s.Create(ctx, cov, client.DryRunAll); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := unstructured.NestedFieldNoCopy(cov.Object, "spec", "template", "canary"); !reflect.DeepEqual(got, map[string]any{"duration": "1s"}) {
+			t.Errorf("spec.template.canary is %v", got)
 		}
 		for path, want := range map[string]any{"runsPerVariant": int64(5), "criteria.alpha": 0.05, "criteria.correction": "Holm"} {
 			got, _, _ := unstructured.NestedFieldNoCopy(obj.Object, append([]string{"spec"}, strings.Split(path, ".")...)...)

@@ -36,8 +36,12 @@ echo "[bench] statistics: independent and paired designs of an interleaved compa
 go test ./internal/stats/ -run '^$' -bench BenchmarkDesignSimulation -benchtime 1x -timeout 20m
 echo "[bench] statistics: the paired design stopping early (O'Brien-Fleming and Pocock spending; power for 3 % at CV 2 %, false verdicts and the mean rounds run; docs/statistics.md)" >&2
 go test ./internal/stats/ -run '^$' -bench BenchmarkSequentialDesign -benchtime 1x -timeout 10m
+echo "[bench] statistics: the paired design adjusted by a canary covariate, by the share of the run-to-run variance the nodes make (power for 3 % at CV 2 %, false verdicts; docs/statistics.md)" >&2
+go test ./internal/stats/ -run '^$' -bench BenchmarkCovariateDesign -benchtime 1x -timeout 10m
 echo "[bench] statistics: the independent and the paired analysis on real pgbench runs (simple against prepared protocol, ABBA rounds) under a drift injected by a growing noisy neighbour: the width of each interval (docs/statistics.md)" >&2
 go test ./cmd/runner/ -run '^$' -bench BenchmarkPairedDesignOnRealRuns -benchtime 1x -timeout 30m -v
+echo "[bench] statistics: the canary as a covariate on real pgbench runs, each run on a 'node' of its own quality (a noisy neighbour drawn per run): the paired and the adjusted interval (docs/statistics.md)" >&2
+go test ./cmd/runner/ -run '^$' -bench BenchmarkCovariateOnRealRuns -benchtime 1x -timeout 30m -v
 echo "[bench] statistics: the family design of per-operation tables, 20 and 100 operations at 5 vs 5 (power, false verdicts, FDR per design; docs/statistics.md)" >&2
 go test ./internal/stats/ -run '^$' -bench BenchmarkOperationFamilies -benchtime 1x -timeout 10m
 echo "[bench] merging 64 load generators (5 operations, histograms of 50k latencies each)" >&2

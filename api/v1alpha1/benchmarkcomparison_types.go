@@ -160,6 +160,29 @@ type SequentialStopping struct {
 	Spending AlphaSpending `json:"spending,omitempty"`
 }
 
+// CanaryFigure names a figure of the load generators' canary.
+// +kubebuilder:validation:Enum=CPU;DiskWrite;DiskSync
+type CanaryFigure string
+
+const (
+	// CanaryCPU is canaryCPUMegabytesPerSecond: one thread's hashing.
+	CanaryCPU CanaryFigure = "CPU"
+	// CanaryDiskWrite is canaryDiskWriteMegabytesPerSecond: writes
+	// flushed to the scratch volume.
+	CanaryDiskWrite CanaryFigure = "DiskWrite"
+	// CanaryDiskSync is canaryDiskSyncMillis: a 4 KiB write and its
+	// fsync.
+	CanaryDiskSync CanaryFigure = "DiskSync"
+)
+
+// CovariateSpec is the covariate a comparison adjusts its headline by.
+type CovariateSpec struct {
+	// Canary is the canary figure: CPU, DiskWrite or DiskSync — the one
+	// closest to what limits the workload (CPU for an in-memory store's
+	// client-bound load, DiskSync for a commit-bound one).
+	Canary CanaryFigure `json:"canary"`
+}
+
 // Variant is one side of a comparison: the template with a patch applied.
 type Variant struct {
 	// Name of the variant, such as standard-v3 or pg17.
@@ -233,6 +256,7 @@ type ComparisonCriteria struct {
 }
 
 // BenchmarkComparisonSpec is a run template, its variants, and how to run them.
+// +kubebuilder:validation:XValidation:rule="!has(self.covariate) || self.order != 'Sequential'",message="covariate: the canary adjusts the change within each round; order must be Interleaved or Concurrent"
 // +kubebuilder:validation:XValidation:rule="!has(self.sequential) || self.order != 'Sequential'",message="sequential: stopping early looks after every round; order must be Interleaved or Concurrent"
 // +kubebuilder:validation:XValidation:rule="!has(self.sequential) || !has(self.sequential.minRounds) || self.sequential.minRounds <= self.runsPerVariant",message="sequential.minRounds must be at most runsPerVariant, the most rounds"
 // +kubebuilder:validation:XValidation:rule="!has(self.sequential) || has(self.sequential.targetEffectPercent) || (has(self.criteria.minEffectPercent) && self.criteria.minEffectPercent > 0)",message="sequential.targetEffectPercent is needed when criteria.minEffectPercent is 0"
@@ -275,6 +299,17 @@ type BenchmarkComparisonSpec struct {
 	// rounds (order Interleaved or Concurrent).
 	// +optional
 	Sequential *SequentialStopping `json:"sequential,omitempty"`
+	// Covariate, when set, runs every run with a canary (template.canary,
+	// made so when absent) and adjusts each headline's paired change by
+	// the canary figure named (CUPED on the rounds' log ratios: the part of
+	// a round's ratio its runs' nodes explain is taken out), reporting the
+	// adjusted change beside the independent and paired ones with the
+	// variance the canary removed. It needs rounds (order Interleaved or
+	// Concurrent), and is valid when the canary measures what both
+	// variants share; a canary that moved with the variant is reported,
+	// not used (docs/statistics.md).
+	// +optional
+	Covariate *CovariateSpec `json:"covariate,omitempty"`
 	// DeletionPolicy says what becomes of the comparison's runs and report
 	// ConfigMap when it is deleted: Retain (the default) releases them, so
 	// that they stay (runs in progress run to completion), marked with the

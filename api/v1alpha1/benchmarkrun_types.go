@@ -68,6 +68,16 @@ type BenchmarkRunSpec struct {
 	// +optional
 	Disturbances *DisturbancesSpec `json:"disturbances,omitempty"`
 
+	// Canary, when set, has the first load generator measure its node
+	// before each measurement: fixed CPU and disk work whose figures
+	// (metrics of the source "canary": canaryCPUMegabytesPerSecond,
+	// canaryDiskWriteMegabytesPerSecond, canaryDiskSyncMillis) say how fast
+	// the node was at that moment, apart from the workload. A comparison
+	// may adjust its headline by one of them (BenchmarkComparison
+	// spec.covariate). Absent: none.
+	// +optional
+	Canary *CanarySpec `json:"canary,omitempty"`
+
 	// Timeout bounds the whole run, from its start (status.startTime: when it
 	// is admitted to its nodes; time spent Queued does not count) to the
 	// last result. A run past it fails with reason Timeout and keeps what it
@@ -438,4 +448,16 @@ type BenchmarkRunList struct {
 
 func init() {
 	SchemeBuilder.Register(&BenchmarkRun{}, &BenchmarkRunList{})
+}
+
+// CanarySpec is the load generator's canary (BenchmarkRunSpec.Canary).
+type CanarySpec struct {
+	// Duration of the canary, before each measurement: half of it one
+	// thread's SHA-256 over a fixed buffer, a quarter 1 MiB writes to the
+	// pod's scratch volume flushed at the end, a quarter 4 KiB writes each
+	// followed by an fsync (their median time).
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('400ms') && duration(self) <= duration('30s')",message="must be between 400ms and 30s"
+	// +kubebuilder:default="2s"
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dbperf-io/dbperf-operator/internal/results"
+	"github.com/dbperf-io/dbperf-operator/internal/runner"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
 	"github.com/dbperf-io/dbperf-operator/test/testutil"
 	"github.com/dbperf-io/dbperf-operator/workloads"
@@ -301,6 +304,63 @@ func BenchmarkPairedDesignOnRealRuns(b *testing.B) {
 	b.ReportMetric(iw, "indep-ci-width%")
 	b.ReportMetric(pw, "paired-ci-width%")
 	b.ReportMetric(iw/pw, "narrowing")
+}
+
+// BenchmarkCovariateOnRealRuns measures the canary as a covariate on real
+// runs: pgbench as in BenchmarkPairedDesignOnRealRuns (simple against
+// prepared protocol, ABBA rounds), but each run gets a node of its own
+// quality — a noisy neighbour taking a share of the CPU drawn afresh for
+// every run (0-80 % of two threads, seeded) — and the runner's canary
+// (runner.Canary, 1 s) measures it just before the run, as it does in a
+// pod. It reports the paired interval's width, the canary-adjusted one's
+// (its CPU figure), their ratio, the variance the canary removed and
+// Pearson's r. DBPERF_DESIGN_ROUNDS sets the rounds (8).
+func BenchmarkCovariateOnRealRuns(b *testing.B) {
+	rounds := envInt("DBPERF_DESIGN_ROUNDS", 8)
+	pg := testutil.StartPostgres(b)
+	env, _ := benchSetup(b, pg)
+	dir := b.TempDir()
+	variant := func(mode string) []string {
+		return []string{"--client", "2", "--jobs", "2", "--time", "2", "--select-only", "--no-vacuum", "--protocol", mode}
+	}
+	var base, cand, baseCov, candCov []float64
+	b.ResetTimer()
+	for b.Loop() {
+		r := rand.New(rand.NewPCG(31, 4))
+		base, cand, baseCov, candCov = base[:0], cand[:0], baseCov[:0], candCov[:0]
+		one := func(mode string, tps, cov *[]float64) float64 {
+			share := 0.8 * r.Float64()
+			stop := neighbour(share)
+			defer stop()
+			ms, err := runner.Canary(context.Background(), dir, time.Second)
+			if err != nil {
+				b.Fatal(err)
+			}
+			*cov = append(*cov, ms[0].Value) // the CPU figure comes first
+			*tps = append(*tps, measure(b, command(env, "pgbench", variant(mode)...)).tps)
+			return share
+		}
+		for i := range rounds {
+			var sa, sp float64
+			if i%2 == 0 {
+				sa, sp = one("simple", &base, &baseCov), one("prepared", &cand, &candCov)
+			} else {
+				sp, sa = one("prepared", &cand, &candCov), one("simple", &base, &baseCov)
+			}
+			b.Logf("round %d: simple %.0f tps (neighbour %.0f %%, canary %.0f MB/s), prepared %.0f tps (neighbour %.0f %%, canary %.0f MB/s)",
+				i+1, base[i], 100*sa, baseCov[i], cand[i], 100*sp, candCov[i])
+		}
+	}
+	pr := stats.PairedLogDiff(base, cand, 0.05)
+	adj := stats.CovariatePairedLogDiff(base, cand, baseCov, candCov, 0.05)
+	pw, aw := pr.CIHighPercent-pr.CILowPercent, adj.CIHighPercent-adj.CILowPercent
+	b.Logf("paired: Δ %+.2f %% [%+.2f, %+.2f]; adjusted by the canary: Δ %+.2f %% [%+.2f, %+.2f], θ %.2f, r %.2f, variance removed %.0f %%; interval %.1f× narrower adjusted",
+		pr.DeltaPercent, pr.CILowPercent, pr.CIHighPercent, adj.DeltaPercent, adj.CILowPercent, adj.CIHighPercent, adj.Theta, adj.Correlation, adj.VarianceRemovedPercent, pw/aw)
+	b.ReportMetric(pw, "paired-ci-width%")
+	b.ReportMetric(aw, "adjusted-ci-width%")
+	b.ReportMetric(pw/aw, "narrowing")
+	b.ReportMetric(adj.VarianceRemovedPercent, "variance-removed%")
+	b.ReportMetric(adj.Correlation, "r")
 }
 
 // neighbour spins two threads of this process for share of every 10 ms

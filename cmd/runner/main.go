@@ -127,6 +127,19 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failed(err)
 	}
+	// The canary before the barrier: the instant the generators start at
+	// is set seconds ahead, and a canary that made one start late would
+	// be said so (Options.Origin).
+	var canary []results.Metric
+	var canaryErr error
+	if c.Canary > 0 && !c.Prepare {
+		dir := c.CanaryDir
+		if dir == "" {
+			dir = pod.TmpDir
+		}
+		canary, canaryErr = runner.Canary(context.Background(), dir, c.Canary)
+		fmt.Fprintf(stdout, "[dbperf-runner] canary of this node: %s\n", runner.CanaryText(canary, canaryErr))
+	}
 	var origin time.Time
 	if c.StartBarrier != "" {
 		at, err := runner.WaitForStart(context.Background(), c.StartBarrier, c.Runner.BarrierTimeout, stdout, nil)
@@ -138,6 +151,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	opts := execOptions(c, w, command, secrets, config, stats, check, stdout)
 	opts.Origin = origin
 	opts.Hosts = hostStats
+	opts.Canary, opts.CanaryError = canary, canaryErr
 	r := runner.Exec(context.Background(), opts)
 	if err := runner.Finish(r, c.Runner.SummaryFile, stdout); err != nil {
 		fmt.Fprintf(stderr, "dbperf-runner: %v\n", err)

@@ -123,6 +123,26 @@ func TestExecRedisBenchmarkAgainstRealRedis(t *testing.T) {
 	}
 }
 
+// exec --canary measures the node before the tool starts: its figures are
+// in the result, described (source canary), and in the log.
+func TestExecCanaryBeforeTheTool(t *testing.T) {
+	rd := testutil.StartRedis(t)
+	code, out, r := execRunner(t, "--workload", "redis-benchmark", "--max-cpu-percent", "0", "--canary", "400ms", "--canary-dir", t.TempDir(), "--",
+		"redis-benchmark", "-h", "127.0.0.1", "-p", strconv.Itoa(rd.Port), "-c", "4", "-n", "5000", "-t", "get", "--csv")
+	if code != runner.ExitValid {
+		t.Fatalf("exit %d, %v\n%s", code, r.Reasons, out)
+	}
+	for _, name := range []string{results.CanaryCPUMegabytesPerSecond, results.CanaryDiskWriteMegabytesPerSecond, results.CanaryDiskSyncMillis} {
+		if m, ok := r.Get(results.Key{Name: name}); !ok || m.Value <= 0 || m.Source != results.SourceCanary {
+			t.Errorf("%s: %+v %v", name, m, ok)
+		}
+	}
+	canary, tool := strings.Index(out, "[dbperf-runner] canary of this node: "+results.CanaryCPUMegabytesPerSecond), strings.Index(out, "[dbperf-runner] running:")
+	if canary < 0 || canary > tool {
+		t.Errorf("the canary's line (at %d) is not before the tool's start (at %d):\n%s", canary, tool, out)
+	}
+}
+
 func TestExecRedisBenchmarkAuthErrorIsFailed(t *testing.T) {
 	rd := testutil.StartRedis(t, "--requirepass", "hunter2-secret")
 	code, _, r := execRunner(t, "--workload", "redis-benchmark", "--",

@@ -106,8 +106,13 @@ func RunName(cmp *benchv1.BenchmarkComparison, variant string, i int32) string {
 
 // VariantSpec applies a variant's merge patch to the template, refusing
 // fields the BenchmarkRun spec does not have.
+// A comparison with a covariate gives every run a canary (the template's,
+// else the default one).
 func VariantSpec(cmp *benchv1.BenchmarkComparison, v benchv1.Variant) (benchv1.BenchmarkRunSpec, error) {
-	spec := cmp.Spec.Template
+	spec := *cmp.Spec.Template.DeepCopy()
+	if cmp.Spec.Covariate != nil && spec.Canary == nil {
+		spec.Canary = &benchv1.CanarySpec{}
+	}
 	if v.Patch == nil || len(v.Patch.Raw) == 0 {
 		return spec, nil
 	}
@@ -452,6 +457,9 @@ func (r *Reconciler) buildReports(ctx context.Context, cmp *benchv1.BenchmarkCom
 		opts.StepPairs = pairs[v.Name]
 		opts.IgnorePaths = append(append([]string{}, paths[cmp.Spec.Baseline]...), paths[v.Name]...)
 		opts.Sequential = design
+		if c := cmp.Spec.Covariate; c != nil {
+			opts.Covariate = compare.CanaryMetric(c.Canary)
+		}
 		rep, err := compare.Build(*sides[cmp.Spec.Baseline], *sides[v.Name], opts)
 		if err != nil {
 			r.fail(cmp, benchv1.ReasonNotComparable, err.Error())

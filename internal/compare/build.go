@@ -5,6 +5,7 @@ import (
 	"path"
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
 	"github.com/dbperf-io/dbperf-operator/internal/telemetry"
 )
@@ -32,6 +33,7 @@ func Build(baseline, candidate Side, o Options) (*Report, error) {
 	assemble(rep, test(rep, c, o), o)
 	rep.Primary, rep.PrimaryOperation = primary, primaryOp
 	orderTrends(rep, o.Criteria.WithDefaults().Alpha)
+	covariatePools(rep, baseline, candidate)
 	rep.Timelines = timelines([]Side{baseline, candidate})
 	rep.Hosts = hostViews([]Side{baseline, candidate})
 	rep.HostTable = hostTable(baseline, candidate)
@@ -125,7 +127,7 @@ func (c *collection) measurement(rep *Report, r Run, st benchv1.StepStatus, m be
 	}
 	for _, mv := range metrics {
 		primary := c.isPrimary(mv.Name, mv.Operation)
-		if !primary && !c.o.keeps(mv.Name, mv.Operation) {
+		if !primary && !c.o.keeps(mv.Name, mv.Operation) && (mv.Name != c.o.Covariate || mv.Source != results.SourceCanary) {
 			continue
 		}
 		k := sampleKey{step, mv.Name, mv.Operation}
@@ -223,6 +225,7 @@ func assemble(rep *Report, all []tested, o Options) {
 	if o.Sequential != nil && headlines > 0 {
 		look = newSequentialLooker(*o.Sequential, headlines)
 	}
+	canaries := canarySamples(all, o.Covariate)
 	for _, t := range all {
 		k, s, c := t.key, t.sample, t.Comparison
 		row := Row{Step: k.step, CandidateStep: s.candStep, Metric: k.metric, Operation: k.op, Unit: s.unit, Direction: s.dir, Source: s.src,
@@ -234,6 +237,7 @@ func assemble(rep *Report, all []tested, o Options) {
 		}
 		if t.family == familyHeadline {
 			row.Detectable = detectableRow(stats.DetectableIndependent(s.base, s.cand, crit.Alpha, crit.MinEffectPercent))
+			row.Covariate = covariateRow(s, canaries[k.step], o.Covariate, crit.Alpha)
 			if look != nil {
 				look.judge(&row, s)
 			}

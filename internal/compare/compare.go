@@ -174,6 +174,9 @@ type Row struct {
 	// and disturbance rows of a comparison measured in rounds), shown
 	// beside the independent analysis that judges.
 	Paired *PairedRow `json:"paired,omitempty"`
+	// Covariate is the headline row's paired change adjusted by the
+	// canary figure Options.Covariate names.
+	Covariate *CovariateRow `json:"covariate,omitempty"`
 	// Order is the headline row's test for a trend across each side's
 	// measurements in the order they ran: an order effect.
 	Order *OrderRow `json:"order,omitempty"`
@@ -317,6 +320,9 @@ type Options struct {
 	// rows by a look of this design at their rounds (its Alpha is the
 	// candidate's share; each headline row gets an equal part of it).
 	Sequential *stats.SequentialDesign
+	// Covariate is the canary figure (results.SourceCanary) the headline
+	// rows' paired change is adjusted by (CovariateRow); "" for none.
+	Covariate string
 }
 
 // linkTargetCPU puts, on every row of the primary metric, the change of

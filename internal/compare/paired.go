@@ -95,13 +95,29 @@ func paired(s *sample, crit stats.Criteria) *PairedRow {
 // roundMeans are the sample's rounds measured on both sides, in order:
 // each side's geometric mean of the round's values.
 func (s *sample) roundMeans() (base, cand []float64) {
+	return s.meansAt(commonRounds(s))
+}
+
+// commonRounds are the rounds every sample given measured on both sides,
+// in order.
+func commonRounds(samples ...*sample) []int32 {
 	var rounds []int32
-	for r := range s.baseRounds {
-		if len(s.candRounds[r]) > 0 {
+	for r := range samples[0].baseRounds {
+		both := true
+		for _, s := range samples {
+			both = both && len(s.baseRounds[r]) > 0 && len(s.candRounds[r]) > 0
+		}
+		if both {
 			rounds = append(rounds, r)
 		}
 	}
 	slices.Sort(rounds)
+	return rounds
+}
+
+// meansAt are each side's geometric means of the sample's values at the
+// rounds given.
+func (s *sample) meansAt(rounds []int32) (base, cand []float64) {
 	for _, r := range rounds {
 		base, cand = append(base, geometricMean(s.baseRounds[r])), append(cand, geometricMean(s.candRounds[r]))
 	}

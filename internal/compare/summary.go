@@ -284,6 +284,9 @@ func summaryLines(rep *Report, s Summary, alpha float64) []string {
 	if l := pairedLine(rep); l != "" {
 		lines = append(lines, l)
 	}
+	if l := covariateLine(rep); l != "" {
+		lines = append(lines, l)
+	}
 	if l := detectableLine(rep, rep.Criteria.WithDefaults().MinEffectPercent); l != "" {
 		lines = append(lines, l)
 	}

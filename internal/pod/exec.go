@@ -52,6 +52,11 @@ type ExecCommand struct {
 	SteadyUntil  time.Duration
 	RestartAfter time.Duration
 	Session      SessionCheck
+	// Canary, when set, measures the node for about this long before the
+	// tool starts (runner.Canary), in CanaryDir (the pod's scratch
+	// directory when empty).
+	Canary    time.Duration
+	CanaryDir string
 	// Timeout stops the tool (0: no limit).
 	Timeout time.Duration
 	Runner  RunnerSettings
@@ -119,6 +124,8 @@ func (c *ExecCommand) bind(t *flagTable) {
 	t.duration(&c.SteadyUntil, flagSteadyUntil, 0, "the end of the steady window, from the tool's start: the stability checks and the error limit judge the measurement before it (0: all of it)")
 	t.duration(&c.RestartAfter, flagRestartAfter, 0, "a tool that ends early after this offset from its start (a member of the target lost) is started again for the rest of its time, when it can be (0: never)")
 	c.Session.bind(t)
+	t.duration(&c.Canary, flagCanary, 0, "before the tool starts, measure this node's CPU and disk for about this long with fixed work (its figures are metrics of the source \""+results.SourceCanary+"\"; 0: none)")
+	t.str(&c.CanaryDir, flagCanaryDir, "", "where the canary writes its file (empty: "+TmpDir+")")
 	t.duration(&c.Timeout, flagTimeout, 0, "stop the tool after this long (0: no limit)")
 	c.Runner.bind(t)
 }

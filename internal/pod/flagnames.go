@@ -58,6 +58,8 @@ const (
 	flagDuration     = "duration"
 	flagSteadyUntil  = "steady-until"
 	flagRestartAfter = "restart-after"
+	flagCanary       = "canary"
+	flagCanaryDir    = "canary-dir"
 
 	// exec: the session check.
 	flagSessionCheck      = "session-check"

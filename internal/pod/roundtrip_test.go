@@ -42,7 +42,7 @@ func TestEveryCommandRoundTrips(t *testing.T) {
 			Statements: []string{"SELECT 1, 'a b'", "SELECT pg_sleep(1);"}, Once: true, Administrator: true, Ledger: true,
 			Protocol: ProtocolPostgres, Address: Address{Host: "fd00::1", Port: 5432}, Database: "app", TLS: tls("/disturb")}},
 		SteadyUntil:  90 * time.Second,
-		RestartAfter: 90 * time.Second,
+		RestartAfter: 90 * time.Second, Canary: 1500 * time.Millisecond, CanaryDir: "/scratch",
 		Session: SessionCheck{Address: Address{Host: "db.perf.svc", Port: 3306}, Protocol: ProtocolMySQL, TLS: tls("/session"),
 			TLSVersion: "TLSv1.3", TLSCipher: "TLS_AES_128_GCM_SHA256", Variables: map[string]string{"autocommit": "ON", "sql_mode": "A=B"}},
 		Timeout: 3585 * time.Second,

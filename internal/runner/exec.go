@@ -91,6 +91,10 @@ type Options struct {
 	// RestartAfter is the first member loss's offset (pod.ExecConfig):
 	// see keepRunning.
 	RestartAfter time.Duration
+	// Canary are the figures of the node's canary (runner.Canary), made
+	// before the tool started, and CanaryError what it could not measure.
+	Canary      []results.Metric
+	CanaryError error
 	// Origin is the start barrier's instant (zero without one): the clock
 	// the operator's disturbances act on. A generator that read the barrier
 	// late started its tool after it.
@@ -192,6 +196,12 @@ func Exec(ctx context.Context, o Options) *results.Result {
 	}
 	o.Hosts.finish(hosts, r, hostTimeout, red)
 	disturbing.finish(r)
+	for _, m := range o.Canary {
+		r.Add(m)
+	}
+	if o.CanaryError != nil {
+		r.Warnings = append(r.Warnings, "the canary: "+o.CanaryError.Error())
+	}
 	switch {
 	case stopped != "":
 		r.Fail("the tool was stopped by dbperf-runner: %s", stopped)

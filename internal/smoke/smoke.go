@@ -319,10 +319,14 @@ func ComparisonSpec(s *benchv1.BenchmarkComparisonSpec) ([]string, error) {
 		out = append(out, changed...)
 	}
 	// A comparison that stops early keeps two rounds and looks after the
-	// second (the fewest a look takes); any other runs one.
+	// second (the fewest a look takes); one with a covariate three (the
+	// fewest an adjusted interval takes); any other runs one.
 	runs := int32(1)
+	if s.Covariate != nil {
+		runs = 3
+	}
 	if s.Sequential != nil {
-		runs = 2
+		runs = max(runs, 2)
 		if s.Sequential.MinRounds != 2 {
 			out = append(out, fmt.Sprintf("sequential.minRounds %d → 2", max(s.Sequential.MinRounds, 3)))
 			s.Sequential.MinRounds = 2

@@ -283,6 +283,10 @@ func MaxLoadGeneratorCPUPercent(run *benchv1.BenchmarkRun) float64 {
 	return pod.DefaultMaxLoadGeneratorCPUPercent
 }
 
+// DefaultCanary is a canary's duration when spec.canary gives none (the
+// schema's default, for a spec that skipped admission).
+const DefaultCanary = 2 * time.Second
+
 // execCommand is the runner's command line: the tool's invocation, the
 // thresholds it judges, and the runner's own connections to the target.
 func execCommand(p JobParams) pod.ExecCommand {
@@ -310,6 +314,12 @@ func execCommand(p JobParams) pod.ExecCommand {
 		}
 	}
 	if p.Role == benchv1.RoleLoadgen {
+		if cn := p.Run.Spec.Canary; cn != nil {
+			c.Canary = DefaultCanary
+			if cn.Duration != nil {
+				c.Canary = cn.Duration.Duration
+			}
+		}
 		c.ParserConfig = inv.ParserConfig
 		if inv.SampleStream != "" {
 			c.SampleStream, c.DeclaredMetrics, c.Stages = inv.SampleStream, inv.Metrics, inv.Stages

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +32,7 @@ import (
 
 	benchv1 "github.com/dbperf-io/dbperf-operator/api/v1alpha1"
 	"github.com/dbperf-io/dbperf-operator/internal/compare"
+	"github.com/dbperf-io/dbperf-operator/internal/results"
 	"github.com/dbperf-io/dbperf-operator/internal/smoke"
 	"github.com/dbperf-io/dbperf-operator/internal/stats"
 	"github.com/dbperf-io/dbperf-operator/test/executor"
@@ -304,6 +306,29 @@ var sampleExplains = map[string]func(*compare.Report) error{
 		}
 		if !strings.Contains(strings.Join(r.Summary.Lines, "\n"), "Sequential (OBrienFleming spending") {
 			return fmt.Errorf("the summary does not say where it stopped: %q", r.Summary.Lines)
+		}
+		return nil
+	},
+	"comparison-covariate-commit-cnpg.yaml/pgbench-commit-covariate": func(r *compare.Report) error {
+		canary := false
+		for _, row := range r.Rows {
+			if row.Metric == results.CanaryDiskSyncMillis && row.Source == results.SourceCanary && row.Baseline.N == 3 && row.Candidate.N == 3 {
+				canary = true
+			}
+			if !r.IsPrimary(row) {
+				continue
+			}
+			c := row.Covariate
+			if c == nil || c.Rounds != 3 || c.Metric != results.CanaryDiskSyncMillis || (c.Valid && math.IsNaN(float64(c.VarianceRemovedPercent))) ||
+				(!c.Valid && !strings.Contains(c.Reason, "moved with the variant")) {
+				return fmt.Errorf("the headline's covariate: %+v", c)
+			}
+		}
+		if !canary {
+			return fmt.Errorf("no described row of the runs' canary %s, 3 a side", results.CanaryDiskSyncMillis)
+		}
+		if !strings.Contains(strings.Join(r.Summary.Lines, "\n"), "Adjusted by the load generators' canary (canaryDiskSyncMillis") {
+			return fmt.Errorf("the summary does not give the adjusted change: %q", r.Summary.Lines)
 		}
 		return nil
 	},

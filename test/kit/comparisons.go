@@ -42,10 +42,25 @@ func Measured(variant string, i int) string {
 // once than the order allows.
 func (h *H) PlayRuns(cmpName string, total, maxActive int, answer func(variant string, i int) string) []string {
 	h.T.Helper()
-	ctx := context.Background()
-	node := map[string]string{"v3": "v3-node", "v4a": "v4a-node"}
 	h.Node("v3-node", map[string]string{"pool": "standard-v3"})
 	h.Node("v4a-node", map[string]string{"pool": "standard-v4a"})
+	return h.playRuns(cmpName, total, maxActive, map[string]string{"v3": "standard-v3", "v4a": "standard-v4a"},
+		map[string]string{"v3": "v3-node", "v4a": "v4a-node"}, answer)
+}
+
+// PlayRunsInOnePool is PlayRuns for a comparison whose variants' load
+// generators share the pool loadgen (its node loadgen-1).
+func (h *H) PlayRunsInOnePool(cmpName string, total, maxActive int, answer func(variant string, i int) string) []string {
+	h.T.Helper()
+	n := h.LoadgenNode()
+	return h.playRuns(cmpName, total, maxActive, map[string]string{"v3": "loadgen", "v4a": "loadgen"}, map[string]string{"v3": n, "v4a": n}, answer)
+}
+
+// playRuns answers the measurements of each variant's runs on its node,
+// checking that their Jobs ask for its pool.
+func (h *H) playRuns(cmpName string, total, maxActive int, pool, node map[string]string, answer func(variant string, i int) string) []string {
+	h.T.Helper()
+	ctx := context.Background()
 	answered := map[string]bool{}
 	var order []string
 	count := map[string]int{}
@@ -78,7 +93,7 @@ func (h *H) PlayRuns(cmpName string, total, maxActive int, answer func(variant s
 				return err
 			}
 			v := run.Labels[benchv1.LabelVariant]
-			if got := j.Spec.Template.Spec.NodeSelector["pool"]; got != map[string]string{"v3": "standard-v3", "v4a": "standard-v4a"}[v] {
+			if got := j.Spec.Template.Spec.NodeSelector["pool"]; got != pool[v] {
 				h.T.Errorf("run %s of variant %s asks for pool %q: the patch was not applied", runName, v, got)
 			}
 			answered[j.Name] = true
