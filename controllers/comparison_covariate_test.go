@@ -35,7 +35,8 @@ func canaryResult(tps, canary float64) string {
 // which each run's node is up to 2 % faster or slower, which its canary
 // sees, and the candidate 3 % slower; the report's headline row carries
 // the adjusted change, the canary removed most of the rounds' variance,
-// and the interval is narrower than the paired one.
+// and the interval is narrower than the paired one. The manager is
+// restarted twice while the rounds run: every run is created once.
 func TestComparisonWithACovariate(t *testing.T) {
 	h := newHarness(t)
 	cmp := kit.Comparison("cov", benchv1.OrderInterleaved, 6)
@@ -50,6 +51,9 @@ func TestComparisonWithACovariate(t *testing.T) {
 	h.PlayRunsInOnePool("cov", 12, 1, func(v string, _ int) string {
 		q := node[answered%len(node)]
 		answered++
+		if answered == 3 || answered == 8 {
+			h.RestartManager(cfg) // between rounds and within one
+		}
 		tps := 25000 * (1 + q + roundNoise[answered%len(roundNoise)]/10)
 		if v == "v4a" {
 			tps *= 0.97
@@ -57,6 +61,9 @@ func TestComparisonWithACovariate(t *testing.T) {
 		return canaryResult(tps, 500*(1+q))
 	})
 	got := h.WaitComparison("cov", benchv1.ComparisonSucceeded)
+	if n := len(runsOfComparison(t, h, got)); n != 12 || len(got.Status.Runs) != 12 {
+		t.Errorf("%d runs exist, status lists %d: want 12, each created once across two manager restarts", n, len(got.Status.Runs))
+	}
 	for _, r := range runsOfComparison(t, h, got) {
 		if c := r.Spec.Canary; c == nil || c.Duration == nil || c.Duration.Duration.String() != "2s" {
 			t.Errorf("run %s: canary %+v, want the default 2s", r.Name, c)
