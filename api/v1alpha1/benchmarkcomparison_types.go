@@ -506,7 +506,7 @@ type BenchmarkComparison struct {
 	// Spec cannot change once created (the runs already made belong to
 	// it), but for deletionPolicy, which says what becomes of them.
 	// Every other field is required or defaulted, so always there.
-	// +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template && self.variants == oldSelf.variants && self.baseline == oldSelf.baseline && self.order == oldSelf.order && self.runsPerVariant == oldSelf.runsPerVariant && self.stepPairing == oldSelf.stepPairing && self.criteria == oldSelf.criteria && has(self.sequential) == has(oldSelf.sequential) && (!has(self.sequential) || self.sequential == oldSelf.sequential)",message="spec is immutable but for deletionPolicy: create a new BenchmarkComparison instead"
+	// +kubebuilder:validation:XValidation:rule="self.template == oldSelf.template && self.variants == oldSelf.variants && self.baseline == oldSelf.baseline && self.order == oldSelf.order && self.runsPerVariant == oldSelf.runsPerVariant && self.stepPairing == oldSelf.stepPairing && self.criteria == oldSelf.criteria && has(self.sequential) == has(oldSelf.sequential) && (!has(self.sequential) || self.sequential == oldSelf.sequential) && has(self.covariate) == has(oldSelf.covariate) && (!has(self.covariate) || self.covariate == oldSelf.covariate)",message="spec is immutable but for deletionPolicy: create a new BenchmarkComparison instead"
 	Spec   BenchmarkComparisonSpec   `json:"spec"`
 	Status BenchmarkComparisonStatus `json:"status,omitempty"`
 }
