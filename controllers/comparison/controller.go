@@ -105,9 +105,8 @@ func RunName(cmp *benchv1.BenchmarkComparison, variant string, i int32) string {
 }
 
 // VariantSpec applies a variant's merge patch to the template, refusing
-// fields the BenchmarkRun spec does not have.
-// A comparison with a covariate gives every run a canary (the template's,
-// else the default one).
+// fields the BenchmarkRun spec does not have; with a covariate, every run
+// gets a canary (the template's, else the default one).
 func VariantSpec(cmp *benchv1.BenchmarkComparison, v benchv1.Variant) (benchv1.BenchmarkRunSpec, error) {
 	spec := *cmp.Spec.Template.DeepCopy()
 	if cmp.Spec.Covariate != nil && spec.Canary == nil {

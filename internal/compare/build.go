@@ -237,7 +237,7 @@ func assemble(rep *Report, all []tested, o Options) {
 		}
 		if t.family == familyHeadline {
 			row.Detectable = detectableRow(stats.DetectableIndependent(s.base, s.cand, crit.Alpha, crit.MinEffectPercent))
-			row.Covariate = covariateRow(s, canaries[k.step], o.Covariate, crit.Alpha)
+			row.Covariate = covariateRow(s, canaries[k.step], row.Paired, o.Covariate, crit.Alpha)
 			if look != nil {
 				look.judge(&row, s)
 			}

@@ -64,14 +64,15 @@ type CovariateRow struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// covariateRow adjusts a headline sample's paired change by the canary's
-// sample of its step; nil without rounds on both sides of both.
-func covariateRow(s, canary *sample, metric string, alpha float64) *CovariateRow {
+// covariateRow adjusts a headline sample's paired change (p, its paired
+// analysis) by the canary's sample of its step; nil without rounds on both
+// sides of both.
+func covariateRow(s, canary *sample, p *PairedRow, metric string, alpha float64) *CovariateRow {
 	if canary == nil {
 		return nil
 	}
 	rounds := commonRounds(s, canary)
-	if len(rounds) == 0 {
+	if len(rounds) == 0 || p == nil {
 		return nil
 	}
 	base, cand := s.meansAt(rounds)
@@ -84,9 +85,15 @@ func covariateRow(s, canary *sample, metric string, alpha float64) *CovariateRow
 		CIHighPercent: Num(a.CIHighPercent), CILevel: Num(a.Level), P: Num(a.P), Theta: Num(a.Theta), Correlation: Num(a.Correlation),
 		VarianceRemovedPercent: Num(a.VarianceRemovedPercent), Narrowing: Num(math.NaN()),
 		CanaryShiftPercent: Num(a.CovariateShiftPercent), CanaryShiftP: Num(a.CovariateShiftP), Valid: true}
-	p := stats.PairedLogDiff(base, cand, alpha)
 	if w := a.CIHighPercent - a.CILowPercent; w > 0 && !math.IsInf(w, 0) {
-		out.Narrowing = Num((p.CIHighPercent - p.CILowPercent) / w)
+		// Against the paired interval of the same rounds: the row's own
+		// when every round has a canary, else worked out for these.
+		pw := float64(p.CIHighPercent - p.CILowPercent)
+		if p.Rounds != a.Pairs {
+			q := stats.PairedLogDiff(base, cand, alpha)
+			pw = q.CIHighPercent - q.CILowPercent
+		}
+		out.Narrowing = Num(pw / w)
 	}
 	switch {
 	case a.Pairs < 3:

@@ -200,7 +200,7 @@ func Exec(ctx context.Context, o Options) *results.Result {
 		r.Add(m)
 	}
 	if o.CanaryError != nil {
-		r.Warnings = append(r.Warnings, "the canary: "+o.CanaryError.Error())
+		r.Warnings = append(r.Warnings, o.CanaryError.Error()) // it names the canary's part
 	}
 	switch {
 	case stopped != "":
