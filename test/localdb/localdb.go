@@ -412,8 +412,14 @@ func StartMariaDB(dir string, args ...string) (*MariaDB, error) {
 	go func() { exited <- m.cmd.Wait() }()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
+		// Ready when both its port and its socket are there: the socket
+		// (which the tests' administrator connects through) can come a
+		// moment after the port (a CI run's client found none).
 		if err := WaitForPort(port, 200*time.Millisecond); err == nil {
-			return m, nil
+			if _, err := os.Stat(m.Socket); err == nil {
+				return m, nil
+			}
+			time.Sleep(20 * time.Millisecond) // the port answers at once: poll the socket at a pace
 		}
 		select {
 		case err := <-exited:
@@ -424,7 +430,7 @@ func StartMariaDB(dir string, args ...string) (*MariaDB, error) {
 		if time.Now().After(deadline) {
 			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
 			m.Stop()
-			return nil, fmt.Errorf("nothing listens on 127.0.0.1:%d after 60s\n%s", port, tailOf(log, 10))
+			return nil, fmt.Errorf("nothing listens on 127.0.0.1:%d and %s after 60s\n%s", port, m.Socket, tailOf(log, 10))
 		}
 	}
 }
